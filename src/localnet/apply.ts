@@ -1,0 +1,154 @@
+/**
+ * Applying a ledger's transaction set as stellar-core does: first every fee is charged (at the
+ * lane's market rate, capped at the fee source's balance), then each transaction is re-validated
+ * and its operations applied atomically; Soroban refunds go back to the fee source.
+ */
+import { X, Tx, SOROBAN_OPS, muxedToAddress, toB64, type OperationResultW, type TransactionResultW, type ContractEventW, type DiagnosticEventW, type ScValW, type TxCode } from "./xdr.ts";
+import { Overlay, type StateReader, type Account, type ContractData } from "./state.ts";
+import { checkValid, type ValidationContext } from "./validate.ts";
+import { applyClassicOp } from "./ops.ts";
+import { plainResult, feeBumpResult, outerError, opSucceeded, type TxOutcome } from "./results.ts";
+import { applySorobanOp, maxRefundable } from "./soroban/apply.ts";
+import type { Frame } from "./frame.ts";
+
+/** The ledger's state as apply writes it. */
+export interface LedgerStore extends StateReader {
+  putAccount(a: Account): void;
+  deleteAccount(id: string): void;
+  putContractData(d: ContractData): void;
+}
+
+export interface ApplyContext {
+  store: LedgerStore;
+  ledgerSeq: number;
+  closeTime: bigint;
+  baseFee: number;
+  baseReserve: number;
+  networkId: Uint8Array;
+  passphrase: string;
+}
+
+export interface Applied {
+  frame: Frame;
+  result: TransactionResultW;
+  resultXdr: Uint8Array;
+  metaXdr: Uint8Array;
+  feeCharged: bigint;
+  successful: boolean;
+  diagnosticEvents: DiagnosticEventW[];
+  contractEvents: ContractEventW[][];
+  /** Inclusion fee per operation that was charged (the fee statistics' sample). */
+  inclusionPerOp: bigint;
+}
+
+/** Errors after the sequence check still consume the sequence number at apply. */
+const CONSUMES_SEQ: ReadonlySet<TxCode> = new Set([Tx.badAuth, Tx.badAuthExtra, Tx.failed, Tx.insufficientBalance]);
+
+function bumpSeq(store: LedgerStore, f: Frame, ctx: ApplyContext): void {
+  const acc = store.account(f.inner.source);
+  if (!acc) return;
+  const a = { ...acc, seqNum: f.inner.seqNum, seqLedger: ctx.ledgerSeq, seqTime: ctx.closeTime, lastModified: ctx.ledgerSeq };
+  store.putAccount(a);
+}
+
+function wrap(f: Frame, fee: bigint, o: TxOutcome): TransactionResultW {
+  return f.isFeeBump ? feeBumpResult(fee, f.inner.hash, o) : plainResult(fee, o);
+}
+
+function meta(opResultsEvents: ContractEventW[][], returnValue: ScValW | null, isSoroban: boolean, diagnostic: DiagnosticEventW[]): Uint8Array {
+  return X.meta.encode({
+    v: 4,
+    v4: {
+      ext: { v: 0 }, txChangesBefore: [], txChangesAfter: [],
+      operations: opResultsEvents.map((events) => ({ ext: { v: 0 }, changes: [], events })),
+      sorobanMeta: isSoroban ? { ext: { v: 0 }, returnValue } : null,
+      events: [], diagnosticEvents: diagnostic,
+    },
+  } as never);
+}
+
+/** Applies `frames` in order; `laneBaseFee` gives the per-operation market rate of each lane. */
+export function applyTransactions(ctx: ApplyContext, frames: Frame[], laneBaseFee: { classic: bigint; soroban: bigint }): Applied[] {
+  const { store } = ctx;
+  // 1. charge every fee
+  const charged = frames.map((f) => {
+    const rate = f.inner.isSoroban ? laneBaseFee.soroban : laneBaseFee.classic;
+    const bid = f.inclusionFee;
+    const market = rate * BigInt(f.feeOps);
+    let fee = f.inner.resourceFee + (bid < market ? bid : market);
+    const payer = store.account(f.feeSource);
+    if (!payer) return 0n;
+    if (fee > payer.balance) fee = payer.balance;
+    store.putAccount({ ...payer, balance: payer.balance - fee });
+    return fee;
+  });
+
+  // 2. apply each transaction
+  const vctx: ValidationContext = { state: store, ledgerSeq: ctx.ledgerSeq, closeTime: ctx.closeTime, baseFee: ctx.baseFee, baseReserve: ctx.baseReserve, applying: true };
+  return frames.map((f, i) => {
+    let fee = charged[i];
+    const inclusion = fee - f.inner.resourceFee;
+    const refundable = f.inner.isSoroban && f.inner.soroban ? maxRefundable(f.inner) : 0n;
+    let consumed = 0n;
+    let outcome: TxOutcome;
+    let outer: TxCode | null = null;
+    const events: ContractEventW[][] = [];
+    const diagnostic: DiagnosticEventW[] = [];
+    let returnValue: ScValW | null = null;
+    const v = checkValid(f, vctx);
+    if (!v.ok) {
+      if (v.outer !== undefined) outer = v.outer;
+      outcome = v.inner ?? { code: Tx.failed };
+      if (v.inner && CONSUMES_SEQ.has(v.inner.code)) bumpSeq(store, f, ctx);
+    } else {
+      bumpSeq(store, f, ctx);
+      const overlay = new Overlay(store);
+      let failed = false;
+      const opResults: OperationResultW[] = f.inner.ops.map((op, opIndex) => {
+        const source = op.sourceAccount ? muxedToAddress(op.sourceAccount) : f.inner.source;
+        if (SOROBAN_OPS.has(op.body.type)) {
+          const r = applySorobanOp(overlay, f.inner, op, source, { ledgerSeq: ctx.ledgerSeq, closeTime: ctx.closeTime, networkId: ctx.networkId, baseReserve: ctx.baseReserve, passphrase: ctx.passphrase });
+          if (!r.success) failed = true;
+          consumed += r.consumedRefundable;
+          events.push(r.events);
+          diagnostic.push(...r.diagnostic);
+          returnValue = r.returnValue;
+          return r.result;
+        }
+        const opId = new Uint8Array([...f.inner.hash, opIndex]);
+        const r = applyClassicOp(overlay, source, op, { ledgerSeq: ctx.ledgerSeq, closeTime: ctx.closeTime, baseReserve: ctx.baseReserve, startingSeq: BigInt(ctx.ledgerSeq) << 32n, opId });
+        events.push([]);
+        if (!opSucceeded(r)) failed = true;
+        return r;
+      });
+      if (failed) {
+        outcome = { code: Tx.failed, opResults };
+        consumed = 0n;
+        events.length = 0;
+        returnValue = null;
+      } else {
+        overlay.commitTo(store, ctx.ledgerSeq);
+        outcome = { code: Tx.success, opResults };
+      }
+    }
+    // Soroban: refund the unused refundable fee (all of it on failure) to the fee source
+    if (refundable > 0n) {
+      const refund = outcome.code === Tx.success ? refundable - consumed : refundable;
+      const payer = store.account(f.feeSource);
+      if (payer && refund > 0n) {
+        store.putAccount({ ...payer, balance: payer.balance + refund });
+        fee -= refund;
+      }
+    }
+    const result = outer !== null ? outerError(fee, outer) : wrap(f, fee, outcome);
+    const successful = outer === null && outcome.code === Tx.success;
+    return {
+      frame: f, result, resultXdr: X.result.encode(result),
+      metaXdr: meta(f.inner.ops.map((_, k) => events[k] ?? []), returnValue, f.inner.isSoroban, diagnostic),
+      feeCharged: fee, successful, diagnosticEvents: diagnostic, contractEvents: f.inner.ops.map((_, k) => events[k] ?? []),
+      inclusionPerOp: (inclusion > 0n ? inclusion : 0n) / BigInt(f.inner.isSoroban ? 1 : f.feeOps),
+    };
+  });
+}
+
+export const eventsToB64 = (evs: ContractEventW[]): string[] => evs.map((e) => toB64(X.contractEvent.encode(e)));

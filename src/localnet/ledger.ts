@@ -1,0 +1,320 @@
+/**
+ * Localnet: an in-process Stellar network. It keeps the ledger state, takes transactions into the
+ * queue with stellar-core's admission rules, closes ledgers on a timer (or on demand) and records
+ * what it applied for the RPC and Horizon interfaces.
+ */
+import { Keypair } from "@stellar/stellar-sdk";
+import { X, Tx, networkId as netId, toHex, toB64, sha256, type TransactionResultW } from "./xdr.ts";
+import { newAccount, availableBalance, type Account, type ContractData, type LedgerHeaderState } from "./state.ts";
+import { toFrame, decodeEnvelope, type Frame } from "./frame.ts";
+import { checkValid, minFeeFor, type ValidationContext } from "./validate.ts";
+import { plainResult, outerError, feeBumpResult } from "./results.ts";
+import { TxQueue, rateLess, laneSize, BAN_LEDGERS, REPLACE_BY_FEE_MULTIPLIER } from "./queue.ts";
+import { applyTransactions, eventsToB64, type Applied, type LedgerStore } from "./apply.ts";
+import { FeeWindow, type LedgerRecord, type TxRecord } from "./history.ts";
+import { headerWire, headerHash, ledgerCloseMeta } from "./entries.ts";
+import { installBuiltins } from "./soroban/contracts.ts";
+import { loadSnapshot, saveSnapshot } from "./persist.ts";
+
+export const PROTOCOL_VERSION = 27;
+export const BASE_FEE = 100;
+export const BASE_RESERVE = 5_000_000;
+export const TOTAL_COINS = 1_000_000_000_000_000_000n; // 100 billion XLM in stroops
+export const VERSION = "localnet 0.1.0";
+
+export interface LocalnetOptions {
+  passphrase: string;
+  /** Ledger close period; 0 closes ledgers only on demand (closeLedger()). */
+  ledgerCloseMs?: number;
+  /** Classic lane capacity in operations per ledger (ledger header maxTxSetSize). */
+  maxTxSetSize?: number;
+  /** Soroban lane capacity in transactions per ledger. */
+  sorobanTxsPerLedger?: number;
+  /** Directory whose snapshot survives restarts; none: fresh state each start. */
+  dataDir?: string;
+  /** Clock in milliseconds (tests may inject one). */
+  now?: () => number;
+}
+
+export type SubmitStatus = "PENDING" | "DUPLICATE" | "TRY_AGAIN_LATER" | "ERROR";
+export interface SubmitResult {
+  status: SubmitStatus;
+  hash: string;
+  errorResult?: TransactionResultW;
+  errorResultXdr?: string;
+  diagnosticEventsXdr?: string[];
+}
+
+export class Localnet implements LedgerStore {
+  readonly passphrase: string;
+  readonly networkId: Uint8Array;
+  readonly root: Keypair;
+  readonly ledgerCloseMs: number;
+  readonly accounts = new Map<string, Account>();
+  readonly data = new Map<string, ContractData>();
+  header: LedgerHeaderState;
+  readonly queue: TxQueue;
+  readonly records = new Map<string, TxRecord>(); // by outer and inner hash
+  readonly ledgers: LedgerRecord[] = [];
+  readonly classicFees = new FeeWindow(10);
+  readonly sorobanFees = new FeeWindow(50);
+  readonly startedAt: number;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private readonly listeners = new Set<(l: LedgerRecord) => void>();
+  private readonly sorobanCapacity: number;
+  private readonly dataDir?: string;
+  private readonly now: () => number;
+
+  constructor(opts: LocalnetOptions) {
+    this.passphrase = opts.passphrase;
+    this.networkId = netId(opts.passphrase);
+    this.root = Keypair.master(opts.passphrase);
+    this.ledgerCloseMs = opts.ledgerCloseMs ?? 5000;
+    this.now = opts.now ?? Date.now;
+    this.dataDir = opts.dataDir;
+    this.sorobanCapacity = opts.sorobanTxsPerLedger ?? 2000;
+    const maxTxSetSize = opts.maxTxSetSize ?? 1000;
+    this.queue = new TxQueue({ classic: maxTxSetSize, soroban: this.sorobanCapacity });
+    this.startedAt = this.now();
+    const snapshot = this.dataDir ? loadSnapshot(this.dataDir, this.passphrase) : null;
+    if (snapshot) {
+      this.header = { ...snapshot.header, maxTxSetSize };
+      for (const a of snapshot.accounts) this.accounts.set(a.id, a);
+      for (const d of snapshot.data) this.data.set(d.key, d);
+      for (const l of snapshot.ledgers) this.ledgers.push(l);
+      for (const r of snapshot.records) this.indexRecord(r);
+    } else {
+      const closeTime = BigInt(Math.floor(this.now() / 1000));
+      this.header = {
+        sequence: 1, closeTime, closeTimeMs: this.now(), hash: new Uint8Array(32), previousHash: new Uint8Array(32),
+        baseFee: BASE_FEE, baseReserve: BASE_RESERVE, protocolVersion: PROTOCOL_VERSION, maxTxSetSize,
+        totalCoins: TOTAL_COINS, feePool: 0n,
+      };
+      // genesis: the root account holds every lumen
+      this.accounts.set(this.root.publicKey(), newAccount(this.root.publicKey(), TOTAL_COINS, 0n, 1, closeTime));
+      installBuiltins(this);
+      this.recordLedger([], new Uint8Array(32));
+    }
+  }
+
+  // ---- state access (LedgerStore) ----
+  account(id: string): Account | undefined { return this.accounts.get(id); }
+  contractData(key: string): ContractData | undefined { return this.data.get(key); }
+  putAccount(a: Account): void { this.accounts.set(a.id, a); }
+  deleteAccount(id: string): void { this.accounts.delete(id); }
+  putContractData(d: ContractData): void { this.data.set(d.key, d); }
+
+  get latestLedger(): LedgerRecord { return this.ledgers[this.ledgers.length - 1]; }
+  get oldestLedger(): LedgerRecord { return this.ledgers[0]; }
+
+  start(): void {
+    if (this.timer || this.ledgerCloseMs <= 0) return;
+    this.timer = setInterval(() => this.closeLedger(), this.ledgerCloseMs);
+  }
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Calls `fn` after every ledger close; returns the unsubscribe function. */
+  onLedgerClosed(fn: (l: LedgerRecord) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** Resolves when a ledger with a sequence of at least `seq` has closed. */
+  waitForLedger(seq: number): Promise<LedgerRecord> {
+    if (this.latestLedger.sequence >= seq) return Promise.resolve(this.latestLedger);
+    return new Promise((resolve) => {
+      const off = this.onLedgerClosed((l) => { if (l.sequence >= seq) { off(); resolve(l); } });
+    });
+  }
+
+  private validationContext(): ValidationContext {
+    return {
+      state: this, ledgerSeq: this.header.sequence + 1, closeTime: this.header.closeTime,
+      baseFee: this.header.baseFee, baseReserve: this.header.baseReserve, applying: false,
+    };
+  }
+
+  /** Slack on maxTime while queued: two expected ledger closes plus the time since the last one. */
+  private upperCloseTimeOffset(): bigint {
+    const expected = BigInt(Math.ceil(Math.max(this.ledgerCloseMs, 1000) / 1000));
+    const since = BigInt(Math.max(0, Math.floor((this.now() - this.header.closeTimeMs) / 1000)));
+    return 2n * expected + since;
+  }
+
+  /** Decodes and submits an envelope (sendTransaction). Throws on undecodable XDR. */
+  submitXdr(envelope: Uint8Array): SubmitResult {
+    return this.submit(toFrame(this.networkId, decodeEnvelope(envelope)));
+  }
+
+  /** stellar-core's TransactionQueue::canAdd followed by tryAdd. */
+  submit(f: Frame): SubmitResult {
+    const hash = f.hashHex;
+    const error = (r: TransactionResultW): SubmitResult => ({ status: "ERROR", hash, errorResult: r, errorResultXdr: toB64(X.result.encode(r)) });
+    if (this.queue.isBanned(hash)) return { status: "TRY_AGAIN_LATER", hash };
+    if (f.fullFee < 0n || f.inclusionFee < 0n && !f.inner.isSoroban) return error(plainResult(0n, { code: Tx.malformed }));
+    const ctx = this.validationContext();
+    const queued = this.queue.bySource.get(f.inner.source);
+    let replaced: Frame | null = null;
+    if (queued) {
+      const q = queued.frame;
+      if (q.hashHex === hash || (q.isFeeBump && q.inner.hashHex === hash)) return { status: "DUPLICATE", hash };
+      if (f.inner.seqNum < q.inner.seqNum) return error(this.wrapError(f, Tx.badSeq, minFeeFor(f, ctx.baseFee)));
+      if (!f.isFeeBump || f.inner.seqNum !== q.inner.seqNum) return { status: "TRY_AGAIN_LATER", hash };
+      // replace-by-fee: the new rate must be at least 10x the old one
+      if (f.inclusionFee * BigInt(q.feeOps) < REPLACE_BY_FEE_MULTIPLIER * q.inclusionFee * BigInt(f.feeOps)) {
+        const need = (REPLACE_BY_FEE_MULTIPLIER * q.inclusionFee * BigInt(f.feeOps) + BigInt(q.feeOps) - 1n) / BigInt(q.feeOps) + f.inner.resourceFee;
+        return error(outerError(need, Tx.insufficientFee));
+      }
+      replaced = q;
+    }
+    let evict: Frame[] = [];
+    if (!replaced) {
+      const room = this.queue.makeRoom(f);
+      if ("needFee" in room) {
+        this.queue.ban(hash, ctx.ledgerSeq + BAN_LEDGERS);
+        return room.needFee === null ? { status: "TRY_AGAIN_LATER", hash } : error(outerError(room.needFee, Tx.insufficientFee));
+      }
+      evict = room.evict;
+    }
+    // validity against the next ledger; while queued, maxTime gets the queue's slack
+    const v = checkValid(f, ctx, this.upperCloseTimeOffset());
+    if (!v.ok) {
+      const r = v.outer !== undefined ? outerError(v.feeCharged, v.outer) : this.wrapOutcome(f, v.feeCharged, v.inner!);
+      return error(r);
+    }
+    // the fee source must afford this fee on top of everything it already has queued
+    const payer = this.accounts.get(f.feeSource)!;
+    const alreadyQueued = this.queue.queuedFees(f.feeSource) - (replaced && replaced.feeSource === f.feeSource ? replaced.fullFee : 0n);
+    if (availableBalance(payer, this.header.baseReserve) - f.fullFee < alreadyQueued) {
+      return error(f.isFeeBump ? outerError(minFeeFor(f, ctx.baseFee), Tx.insufficientBalance) : plainResult(minFeeFor(f, ctx.baseFee), { code: Tx.insufficientBalance }));
+    }
+    if (replaced) { this.queue.remove(replaced); this.queue.ban(replaced.hashHex, ctx.ledgerSeq + BAN_LEDGERS); }
+    for (const e of evict) { this.queue.remove(e); this.queue.ban(e.hashHex, ctx.ledgerSeq + BAN_LEDGERS); }
+    this.queue.add(f);
+    return { status: "PENDING", hash };
+  }
+
+  private wrapOutcome(f: Frame, fee: bigint, o: { code: number; opResults?: unknown[] }): TransactionResultW {
+    return f.isFeeBump ? feeBumpResult(fee, f.inner.hash, o as never) : plainResult(fee, o as never);
+  }
+  private wrapError(f: Frame, code: number, fee: bigint): TransactionResultW {
+    return this.wrapOutcome(f, fee, { code });
+  }
+
+  /** Picks a lane's transactions by fee rate; returns them and the lane's base fee per operation. */
+  private selectLane(frames: Frame[], capacity: number): { take: Frame[]; baseFee: bigint } {
+    const sorted = frames.sort((a, b) => (rateLess(b, a) ? -1 : rateLess(a, b) ? 1 : a.hashHex < b.hashHex ? -1 : 1));
+    const take: Frame[] = [];
+    let used = 0;
+    let overflow = false;
+    for (const f of sorted) {
+      if (used + laneSize(f) > capacity) { overflow = true; continue; }
+      take.push(f);
+      used += laneSize(f);
+    }
+    let baseFee = BigInt(this.header.baseFee);
+    if (overflow && take.length) {
+      const lowest = take.reduce((m, f) => (rateLess(f, m) ? f : m));
+      const rate = lowest.inclusionFee / BigInt(lowest.feeOps);
+      if (rate > baseFee) baseFee = rate;
+    }
+    return { take, baseFee };
+  }
+
+  /** Closes the next ledger: selects, applies and records transactions. */
+  closeLedger(): LedgerRecord {
+    const seq = this.header.sequence + 1;
+    const nowMs = this.now();
+    const closeTime = BigInt(Math.floor(nowMs / 1000));
+    const frames = this.queue.frames();
+    const classic = this.selectLane(frames.filter((f) => !f.inner.isSoroban), this.header.maxTxSetSize);
+    const soroban = this.selectLane(frames.filter((f) => f.inner.isSoroban), this.sorobanCapacity);
+    // apply order: by hash, as stellar-core shuffles a set deterministically
+    const chosen = [...classic.take, ...soroban.take].sort((a, b) => (a.hashHex < b.hashHex ? -1 : 1));
+    for (const f of chosen) this.queue.remove(f);
+    const applied = applyTransactions(
+      { store: this, ledgerSeq: seq, closeTime: closeTime > this.header.closeTime ? closeTime : this.header.closeTime, baseFee: this.header.baseFee, baseReserve: this.header.baseReserve, networkId: this.networkId, passphrase: this.passphrase },
+      chosen, { classic: classic.baseFee, soroban: soroban.baseFee },
+    );
+    this.header = {
+      ...this.header, sequence: seq, previousHash: this.header.hash,
+      closeTime: closeTime > this.header.closeTime ? closeTime : this.header.closeTime, closeTimeMs: nowMs,
+      feePool: this.header.feePool + applied.reduce((s, a) => s + a.feeCharged, 0n),
+    };
+    const txSetHash = sha256(...applied.map((a) => a.frame.hash));
+    this.classicFees.push(applied.filter((a) => !a.frame.inner.isSoroban).map((a) => a.inclusionPerOp));
+    this.sorobanFees.push(applied.filter((a) => a.frame.inner.isSoroban).map((a) => a.inclusionPerOp));
+    const ledger = this.recordLedger(applied, txSetHash);
+    this.trimQueue(seq);
+    if (this.dataDir) saveSnapshot(this.dataDir, this);
+    for (const fn of this.listeners) fn(ledger);
+    return ledger;
+  }
+
+  /** After a close: age the queue, drop what became invalid or too old (banned), lift old bans. */
+  private trimQueue(seq: number): void {
+    this.queue.unban(seq);
+    const ctx = this.validationContext();
+    for (const f of this.queue.age()) { this.queue.remove(f); this.queue.ban(f.hashHex, seq + BAN_LEDGERS); }
+    for (const f of this.queue.frames()) {
+      if (!checkValid(f, ctx, this.upperCloseTimeOffset()).ok) { this.queue.remove(f); this.queue.ban(f.hashHex, seq + BAN_LEDGERS); }
+    }
+  }
+
+  private recordLedger(applied: Applied[], txSetHash: Uint8Array): LedgerRecord {
+    const h = this.header;
+    const wire = headerWire(h, txSetHash);
+    const hash = headerHash(wire);
+    this.header = { ...h, hash };
+    const ledger: LedgerRecord = {
+      sequence: h.sequence, hash: toHex(hash), previousHash: toHex(h.previousHash), closeTime: h.closeTime,
+      headerXdr: toB64(X.ledgerHeader.encode(wire)),
+      headerHistoryXdr: toB64(new Uint8Array([...hash, ...X.ledgerHeader.encode(wire), 0, 0, 0, 0])),
+      metadataXdr: toB64(ledgerCloseMeta(wire, hash)),
+      txHashes: applied.map((a) => a.frame.hashHex), protocolVersion: h.protocolVersion, baseFee: h.baseFee,
+      baseReserve: h.baseReserve, maxTxSetSize: h.maxTxSetSize,
+      successfulTxs: applied.filter((a) => a.successful).length, failedTxs: applied.filter((a) => !a.successful).length,
+      operationCount: applied.reduce((s, a) => s + a.frame.inner.ops.length, 0),
+    };
+    this.ledgers.push(ledger);
+    applied.forEach((a, i) => this.indexRecord(this.toRecord(a, ledger, i + 1)));
+    return ledger;
+  }
+
+  private toRecord(a: Applied, ledger: LedgerRecord, order: number): TxRecord {
+    const f = a.frame;
+    const sigs = (s: { signature: Uint8Array }[]) => s.map((x) => toB64(x.signature));
+    return {
+      hash: f.hashHex, innerHash: f.isFeeBump ? f.inner.hashHex : null, ledger: ledger.sequence, applicationOrder: order,
+      feeBump: f.isFeeBump, successful: a.successful, createdAt: ledger.closeTime, envelopeXdr: toB64(f.envelopeXdr),
+      resultXdr: toB64(a.resultXdr), resultMetaXdr: toB64(a.metaXdr),
+      diagnosticEventsXdr: a.diagnosticEvents.map((d) => toB64(X.diagnosticEvent.encode(d))),
+      contractEventsXdr: a.contractEvents.map(eventsToB64), result: a.result, feeCharged: a.feeCharged,
+      sourceAccount: f.inner.source, feeAccount: f.feeSource, seqNum: f.inner.seqNum, maxFee: f.fullFee,
+      innerMaxFee: f.inner.fee, operationCount: f.inner.ops.length, memoType: ["none", "text", "id", "hash", "return"][f.inner.tx.memo.type],
+      signatures: sigs(f.signatures), innerSignatures: sigs(f.inner.signatures),
+    };
+  }
+
+  private indexRecord(r: TxRecord): void {
+    this.records.set(r.hash, r);
+    if (r.innerHash) this.records.set(r.innerHash, r);
+  }
+
+  /** Applied transactions in ledger order, starting at a ledger (getTransactions). */
+  transactionsFrom(startLedger: number, skip: number, limit: number): TxRecord[] {
+    const out: TxRecord[] = [];
+    for (const l of this.ledgers) {
+      if (l.sequence < startLedger) continue;
+      for (const h of l.txHashes) {
+        if (skip > 0) { skip--; continue; }
+        out.push(this.records.get(h)!);
+        if (out.length >= limit) return out;
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * Ledger state of localnet: accounts, contract data and the last closed ledger header, plus a
+ * copy-on-write overlay used to apply one transaction atomically.
+ */
+
+/** A classic account, as far as localnet models it. */
+export interface Account {
+  id: string; // G-address
+  balance: bigint;
+  seqNum: bigint;
+  numSubEntries: number;
+  /** [master weight, low, medium, high]. */
+  thresholds: [number, number, number, number];
+  signers: { key: string; weight: number }[]; // ed25519 signers, sorted by key
+  data: Map<string, Uint8Array>;
+  homeDomain: string;
+  flags: number;
+  /** Ledger and close time of the last sequence number change (AccountEntryExtensionV3). */
+  seqLedger: number;
+  seqTime: bigint;
+  lastModified: number;
+}
+
+/** A contract data entry, keyed by the base64 XDR of its LedgerKey. */
+export interface ContractData {
+  key: string; // base64 LedgerKey
+  entry: Uint8Array; // LedgerEntryData XDR (contractData arm)
+  liveUntil: number;
+  lastModified: number;
+}
+
+export interface LedgerHeaderState {
+  sequence: number;
+  closeTime: bigint; // unix seconds
+  closeTimeMs: number;
+  hash: Uint8Array;
+  previousHash: Uint8Array;
+  baseFee: number;
+  baseReserve: number;
+  protocolVersion: number;
+  maxTxSetSize: number;
+  totalCoins: bigint;
+  feePool: bigint;
+}
+
+export function cloneAccount(a: Account): Account {
+  return { ...a, thresholds: [...a.thresholds] as Account["thresholds"], signers: a.signers.map((s) => ({ ...s })), data: new Map(a.data) };
+}
+
+export function newAccount(id: string, balance: bigint, seqNum: bigint, ledger: number, closeTime: bigint): Account {
+  return {
+    id, balance, seqNum, numSubEntries: 0, thresholds: [1, 0, 0, 0], signers: [], data: new Map(),
+    homeDomain: "", flags: 0, seqLedger: ledger, seqTime: closeTime, lastModified: ledger,
+  };
+}
+
+/** Read access shared by the ledger and its overlays. */
+export interface StateReader {
+  account(id: string): Account | undefined;
+  contractData(key: string): ContractData | undefined;
+}
+
+/**
+ * Changes on top of a reader. `account()` returns a private clone on first access through
+ * `loadAccount`, so a failed transaction is rolled back by dropping the overlay.
+ */
+export class Overlay implements StateReader {
+  readonly accounts = new Map<string, Account | null>();
+  readonly data = new Map<string, ContractData | null>();
+  constructor(readonly parent: StateReader) {}
+
+  account(id: string): Account | undefined {
+    const own = this.accounts.get(id);
+    if (own !== undefined) return own ?? undefined;
+    return this.parent.account(id);
+  }
+  /** The account for writing (cloned into this overlay). */
+  loadAccount(id: string): Account | undefined {
+    const own = this.accounts.get(id);
+    if (own !== undefined) return own ?? undefined;
+    const base = this.parent.account(id);
+    if (!base) return undefined;
+    const copy = cloneAccount(base);
+    this.accounts.set(id, copy);
+    return copy;
+  }
+  putAccount(a: Account): void { this.accounts.set(a.id, a); }
+  deleteAccount(id: string): void { this.accounts.set(id, null); }
+
+  contractData(key: string): ContractData | undefined {
+    const own = this.data.get(key);
+    if (own !== undefined) return own ?? undefined;
+    return this.parent.contractData(key);
+  }
+  putContractData(d: ContractData): void { this.data.set(d.key, d); }
+
+  /** Moves the changes into `target` (the ledger or an outer overlay). */
+  commitTo(target: { putAccount(a: Account): void; deleteAccount(id: string): void; putContractData(d: ContractData): void }, ledgerSeq: number): void {
+    for (const [id, a] of this.accounts) {
+      if (a) { a.lastModified = ledgerSeq; target.putAccount(a); } else target.deleteAccount(id);
+    }
+    for (const d of this.data.values()) if (d) { d.lastModified = ledgerSeq; target.putContractData(d); }
+  }
+}
+
+/** Minimum balance: (2 + subentries) base reserves. */
+export const minBalance = (a: Account, baseReserve: number): bigint => BigInt(2 + a.numSubEntries) * BigInt(baseReserve);
+/** Balance above the reserve. */
+export const availableBalance = (a: Account, baseReserve: number): bigint => a.balance - minBalance(a, baseReserve);
