@@ -1,0 +1,24 @@
+/**
+ * `bun run localnet`: one standalone network, like a quickstart container.
+ * LOCALNET_PORT (8000), LOCALNET_PASSPHRASE (the standalone network's), LEDGER_CLOSE_MS (5000),
+ * LOCALNET_DATA_DIR (none: fresh state), LOCALNET_MAX_TX_SET_SIZE (1000 operations per ledger).
+ */
+import { Elysia } from "elysia";
+import { Networks } from "@stellar/stellar-sdk";
+import { Localnet } from "./ledger.ts";
+import { localnetHttp } from "./server.ts";
+
+const env = process.env;
+const port = Number(env.LOCALNET_PORT ?? 8000);
+const net = new Localnet({
+  passphrase: env.LOCALNET_PASSPHRASE ?? Networks.STANDALONE,
+  ledgerCloseMs: Number(env.LEDGER_CLOSE_MS ?? 5000),
+  maxTxSetSize: Number(env.LOCALNET_MAX_TX_SET_SIZE ?? 1000),
+  dataDir: env.LOCALNET_DATA_DIR || undefined,
+});
+const app = new Elysia().use(localnetHttp(net, { base: "", horizonPath: "", friendbotUrl: `http://localhost:${port}/friendbot` })).listen(port);
+net.start();
+console.log(JSON.stringify({ msg: "localnet listening", port: app.server?.port, passphrase: net.passphrase, rpc: `http://localhost:${port}/rpc`, horizon: `http://localhost:${port}/`, friendbot: `http://localhost:${port}/friendbot`, ledgerCloseMs: net.ledgerCloseMs }));
+const shutdown = () => { net.stop(); app.stop(); process.exit(0); };
+process.on("SIGTERM", shutdown);
+process.on("SIGINT", shutdown);

@@ -1,0 +1,61 @@
+/**
+ * Test harness: a localnet on a random port, driven through the official SDK clients.
+ * `ledgerCloseMs: 0` gives a network whose ledgers close only when the test calls `close()`.
+ */
+import { Elysia } from "elysia";
+import { Horizon, Keypair, Networks, rpc, TransactionBuilder, type Transaction, type FeeBumpTransaction } from "@stellar/stellar-sdk";
+import { Localnet, type LocalnetOptions } from "../../src/localnet/ledger.ts";
+import { localnetHttp } from "../../src/localnet/server.ts";
+
+export interface TestNet {
+  net: Localnet;
+  url: string;
+  rpc: rpc.Server;
+  horizon: Horizon.Server;
+  passphrase: string;
+  /** Closes a ledger now. */
+  close(): number;
+  /** A new account funded by friendbot (10,000 XLM). */
+  funded(): Promise<Keypair>;
+  /** Sends through RPC and waits (closing ledgers when manual) for the final status. */
+  submit(tx: Transaction | FeeBumpTransaction): Promise<rpc.Api.GetTransactionResponse & { send: rpc.Api.SendTransactionResponse }>;
+  stop(): Promise<void>;
+}
+
+export async function startLocalnet(opts: Partial<LocalnetOptions> = {}): Promise<TestNet> {
+  const net = new Localnet({ passphrase: Networks.STANDALONE, ledgerCloseMs: 100, ...opts });
+  const app = new Elysia().use(localnetHttp(net, { base: "", horizonPath: "", submissionTimeoutMs: 5000 })).listen(0);
+  const url = `http://127.0.0.1:${app.server!.port}`;
+  net.start();
+  const manual = net.ledgerCloseMs <= 0;
+  const server = new rpc.Server(`${url}/rpc`, { allowHttp: true });
+  const fast = { attempts: 100, sleepStrategy: () => 20 };
+  const t: TestNet = {
+    net, url, passphrase: net.passphrase, rpc: server,
+    horizon: new Horizon.Server(url, { allowHttp: true }),
+    close: () => net.closeLedger().sequence,
+    async funded() {
+      const kp = Keypair.random();
+      const res = fetch(`${url}/friendbot?addr=${kp.publicKey()}`);
+      if (manual) { await Bun.sleep(5); net.closeLedger(); }
+      const r = await res;
+      if (r.status !== 200) throw new Error(`friendbot: ${r.status} ${await r.text()}`);
+      return kp;
+    },
+    async submit(tx) {
+      const send = await server.sendTransaction(tx);
+      if (send.status !== "PENDING" && send.status !== "DUPLICATE") return { send } as never;
+      if (manual) net.closeLedger();
+      const got = await server.pollTransaction(send.hash, fast);
+      return Object.assign(got, { send });
+    },
+    async stop() { net.stop(); await app.stop(); },
+  };
+  return t;
+}
+
+/** A transaction builder for `source` at its current sequence on the test network. */
+export async function builder(t: TestNet, source: Keypair, fee = "100"): Promise<TransactionBuilder> {
+  const account = await t.rpc.getAccount(source.publicKey());
+  return new TransactionBuilder(account, { fee, networkPassphrase: t.passphrase }).setTimeout(60);
+}
