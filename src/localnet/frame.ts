@@ -53,16 +53,15 @@ function int32be(n: number): Uint8Array {
   return b;
 }
 
-/** Hash of a V1 transaction (also the hash of the V0 transaction it may come from). */
-export function txHash(networkId: Uint8Array, tx: TxW): Uint8Array {
-  return sha256(networkId, int32be(ENVELOPE_TYPE_TX), X.tx.encode(tx));
-}
-export function feeBumpHash(networkId: Uint8Array, fb: FeeBumpTxW): Uint8Array {
+function feeBumpHash(networkId: Uint8Array, fb: FeeBumpTxW): Uint8Array {
   return sha256(networkId, int32be(ENVELOPE_TYPE_TX_FEE_BUMP), X.feeBumpTx.encode(fb));
 }
 
-function innerOf(networkId: Uint8Array, tx: TxW, signatures: DecoratedSignatureW[]): InnerTx {
-  const body = X.tx.encode(tx);
+/** XDR size of a DecoratedSignature array: count, then hint (4) and var-opaque signature each. */
+const signaturesSize = (sigs: DecoratedSignatureW[]): number => sigs.reduce((n, s) => n + 8 + ((s.signature.length + 3) & ~3), 4);
+const MUXED_SIZE = { 0: 36, 256: 44 } as const;
+
+function innerOf(networkId: Uint8Array, tx: TxW, signatures: DecoratedSignatureW[], body: Uint8Array = X.tx.encode(tx)): InnerTx {
   const hash = sha256(networkId, int32be(ENVELOPE_TYPE_TX), body);
   const soroban = tx.ext.v === 1 ? tx.ext.sorobanData : null;
   return {
@@ -73,8 +72,12 @@ function innerOf(networkId: Uint8Array, tx: TxW, signatures: DecoratedSignatureW
   };
 }
 
-/** Converts a decoded envelope to a frame; V0 becomes V1 (same hash, same signatures). */
-export function toFrame(networkId: Uint8Array, env: EnvelopeW): Frame {
+/**
+ * Converts a decoded envelope to a frame; V0 becomes V1 (same hash, same signatures). With the
+ * envelope's own bytes (`raw`), the transaction bodies to hash are sliced out of them instead of
+ * being encoded again: an envelope is its union tag, the transaction body, then the signatures.
+ */
+export function toFrame(networkId: Uint8Array, env: EnvelopeW, raw?: Uint8Array): Frame {
   if (env.type === 0) {
     const v0 = env.v0;
     const tx: TxW = {
@@ -86,21 +89,26 @@ export function toFrame(networkId: Uint8Array, env: EnvelopeW): Frame {
     return toFrame(networkId, { type: 2, v1: { tx, signatures: v0.signatures } });
   }
   if (env.type === 2) {
-    const inner = innerOf(networkId, env.v1.tx, env.v1.signatures);
+    const body = raw?.subarray(4, raw.length - signaturesSize(env.v1.signatures));
+    const inner = innerOf(networkId, env.v1.tx, env.v1.signatures, body);
     const feeOps = Math.max(1, inner.ops.length);
     return {
       isFeeBump: false, hash: inner.hash, hashHex: inner.hashHex, inner, feeBump: null, feeSource: inner.source,
       signatures: inner.signatures, fullFee: inner.fee, feeOps, inclusionFee: inner.fee - inner.resourceFee,
-      envelope: env, envelopeXdr: X.envelope.encode(env),
+      envelope: env, envelopeXdr: raw ?? X.envelope.encode(env),
     };
   }
   const fb = env.feeBump.tx;
-  const inner = innerOf(networkId, fb.innerTx.v1.tx, fb.innerTx.v1.signatures);
-  const hash = feeBumpHash(networkId, fb);
+  // fee-bump body: feeSource, int64 fee, inner tag (4), inner V1 envelope, ext (4)
+  const outerEnd = raw ? raw.length - signaturesSize(env.feeBump.signatures) : 0;
+  const innerStart = 4 + MUXED_SIZE[fb.feeSource.type] + 8 + 4;
+  const innerBody = raw?.subarray(innerStart, outerEnd - 4 - signaturesSize(fb.innerTx.v1.signatures));
+  const inner = innerOf(networkId, fb.innerTx.v1.tx, fb.innerTx.v1.signatures, innerBody);
+  const hash = raw ? sha256(networkId, int32be(ENVELOPE_TYPE_TX_FEE_BUMP), raw.subarray(4, outerEnd)) : feeBumpHash(networkId, fb);
   return {
     isFeeBump: true, hash, hashHex: toHex(hash), inner, feeBump: fb, feeSource: muxedToAddress(fb.feeSource),
     signatures: env.feeBump.signatures, fullFee: fb.fee, feeOps: inner.ops.length + 1,
-    inclusionFee: fb.fee - inner.resourceFee, envelope: env, envelopeXdr: X.envelope.encode(env),
+    inclusionFee: fb.fee - inner.resourceFee, envelope: env, envelopeXdr: raw ?? X.envelope.encode(env),
   };
 }
 

@@ -146,7 +146,7 @@ export class Localnet implements LedgerStore {
 
   /** Decodes and submits an envelope (sendTransaction). Throws on undecodable XDR. */
   submitXdr(envelope: Uint8Array): SubmitResult {
-    return this.submit(toFrame(this.networkId, decodeEnvelope(envelope)));
+    return this.submit(toFrame(this.networkId, decodeEnvelope(envelope), envelope));
   }
 
   /** stellar-core's TransactionQueue::canAdd followed by tryAdd. */

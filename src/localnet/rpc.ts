@@ -23,7 +23,8 @@ type Params = Record<string, unknown>;
 function decodeTx(net: Localnet, p: Params) {
   if (typeof p.transaction !== "string") throw invalidParams("invalid_xdr: transaction is required");
   try {
-    return toFrame(net.networkId, decodeEnvelope(fromB64(p.transaction)));
+    const raw = fromB64(p.transaction);
+    return toFrame(net.networkId, decodeEnvelope(raw), raw);
   } catch {
     throw invalidParams("invalid_xdr");
   }

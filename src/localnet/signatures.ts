@@ -9,6 +9,10 @@ import { addressToRaw } from "./xdr.ts";
 import type { Account } from "./state.ts";
 import type { DecoratedSignatureW } from "./xdr.ts";
 
+/** Signatures already verified (stellar-core keeps a verification cache too): apply re-checks them. */
+const verifiedCache = new Set<string>();
+const VERIFIED_CACHE_MAX = 500_000;
+
 const SPKI_ED25519_PREFIX = Buffer.from("302a300506032b6570032100", "hex");
 const keyCache = new Map<string, KeyObject>();
 
@@ -36,7 +40,10 @@ export class SignatureChecker {
   private readonly used: boolean[];
   private readonly verified = new Map<string, boolean>();
 
+  private readonly payloadId: string;
+
   constructor(private readonly payload: Uint8Array, private readonly signatures: DecoratedSignatureW[]) {
+    this.payloadId = Buffer.from(payload).toString("base64");
     this.used = signatures.map(() => false);
   }
 
@@ -47,7 +54,12 @@ export class SignatureChecker {
     const cacheKey = `${i}:${key}`;
     let ok = this.verified.get(cacheKey);
     if (ok === undefined) {
-      ok = verifyEd25519(key, this.payload, s.signature);
+      const global = `${this.payloadId}:${key}:${Buffer.from(s.signature).toString("base64")}`;
+      ok = verifiedCache.has(global) || verifyEd25519(key, this.payload, s.signature);
+      if (ok) {
+        if (verifiedCache.size >= VERIFIED_CACHE_MAX) verifiedCache.clear();
+        verifiedCache.add(global);
+      }
       this.verified.set(cacheKey, ok);
     }
     return ok;

@@ -22,9 +22,16 @@ export interface TestNet {
   stop(): Promise<void>;
 }
 
-export async function startLocalnet(opts: Partial<LocalnetOptions> = {}): Promise<TestNet> {
-  const net = new Localnet({ passphrase: Networks.STANDALONE, ledgerCloseMs: 100, ...opts });
-  const app = new Elysia().use(localnetHttp(net, { base: "", horizonPath: "", submissionTimeoutMs: 5000 })).listen(0);
+/** Options of the HTTP side of the test network (not of the Localnet itself). */
+export interface TestNetHttpOptions {
+  /** How long Horizon's synchronous POST /transactions waits for a ledger before its 504 (default 5000). */
+  submissionTimeoutMs?: number;
+}
+
+export async function startLocalnet(opts: Partial<LocalnetOptions> & TestNetHttpOptions = {}): Promise<TestNet> {
+  const { submissionTimeoutMs = 5000, ...netOpts } = opts;
+  const net = new Localnet({ passphrase: Networks.STANDALONE, ledgerCloseMs: 100, ...netOpts });
+  const app = new Elysia().use(localnetHttp(net, { base: "", horizonPath: "", submissionTimeoutMs })).listen(0);
   const url = `http://127.0.0.1:${app.server!.port}`;
   net.start();
   const manual = net.ledgerCloseMs <= 0;

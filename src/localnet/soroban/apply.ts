@@ -33,12 +33,11 @@ export function maxRefundable(inner: InnerTx): bigint {
 }
 
 /** Events fee (events plus return value) and rent of new entries. */
-export function refundableConsumed(events: ContractEventW[], returnValue: ScValW | null, created: { size: number; persistent: boolean }[], ledgerSeq: number): bigint {
+export function refundableConsumed(events: ContractEventW[], returnValue: ScValW | null, created: { size: number; persistent: boolean; liveUntil: number }[], ledgerSeq: number): bigint {
   const size = events.reduce((s, e) => s + X.contractEvent.encode(e).length, 0) + (returnValue ? X.scVal.encode(returnValue).length : 0);
-  const s = CURRENT_SOROBAN_SETTINGS;
   const rent = computeRentFee(created.map((c) => ({
     isPersistent: c.persistent, isCodeEntry: false, oldSizeBytes: 0, newSizeBytes: c.size, oldLiveUntilLedger: 0,
-    newLiveUntilLedger: ledgerSeq + (c.persistent ? s.minPersistentTtl : s.minTemporaryTtl) - 1,
+    newLiveUntilLedger: c.liveUntil,
   })), ledgerSeq);
   return computeResourceFee({ instructions: 0, diskReadEntries: 0, writeEntries: 0, diskReadBytes: 0, writeBytes: 0, txSizeBytes: 0, contractEventsSizeBytes: size }).refundable + rent;
 }
@@ -55,7 +54,8 @@ export function applySorobanOp(o: Overlay, inner: InnerTx, op: OperationW, sourc
     footprint: { readOnly: new Set(fp.readOnly.map(keyId)), readWrite: new Set(fp.readWrite.map(keyId)) },
     auth: op.body.invokeHostFunctionOp.auth, useUpgradedAuth: true, maxEntryTtl: CURRENT_SOROBAN_SETTINGS.maxEntryTtl,
   });
-  const fail = (code: number) => ({ success: false, result: opInner(type, code), ...none, diagnostic: host.diagnostics });
+  // a failed invocation's events are all rolled back: none of them is in a successful call
+  const fail = (code: number) => ({ success: false, result: opInner(type, code), ...none, diagnostic: host.diagnostics.map((d) => ({ ...d, inSuccessfulContractCall: false })) });
   let ret: ScValW;
   try {
     ret = invokeHostFunction(host, op.body.invokeHostFunctionOp.hostFunction, ctx.passphrase);

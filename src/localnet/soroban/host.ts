@@ -8,6 +8,7 @@ import type { Account, ContractData, Overlay } from "../state.ts";
 import { verifyEd25519 } from "../signatures.ts";
 import { accountKey, keyId, contractDataKey, scAddressToString, TEMPORARY } from "./footprint.ts";
 import { accountLedgerEntry } from "../entries.ts";
+import { CURRENT_SOROBAN_SETTINGS } from "./fees.ts";
 
 /** ScErrorType values. */
 export const SCE = { contract: 0, wasmVm: 1, context: 2, storage: 3, object: 4, crypto: 5, events: 6, budget: 7, value: 8, auth: 9 } as const;
@@ -61,13 +62,16 @@ export function asAddress(v: ScValW): ScAddressW {
   return v.address;
 }
 
+/** XDR bytes a LedgerEntry adds to its LedgerEntryData: lastModifiedLedgerSeq (4) and ext v0 (4). */
+const LEDGER_ENTRY_OVERHEAD = 8;
+
 export class Host {
   readonly readOnly = new Map<string, LedgerKeyW>();
   readonly readWrite = new Map<string, LedgerKeyW>();
   readonly events: ContractEventW[] = [];
   readonly diagnostics: DiagnosticEventW[] = [];
   readonly recordedAuth: SorobanAuthW[] = [];
-  readonly createdEntries: { key: string; size: number; persistent: boolean }[] = [];
+  readonly createdEntries: { key: string; size: number; persistent: boolean; liveUntil: number }[] = [];
   instructions = 0;
   diskReadBytes = 0;
   writeBytes = 0;
@@ -105,11 +109,14 @@ export class Host {
   contractData(key: LedgerKeyW, write: boolean): ContractData | undefined {
     return this.ctx.state.contractData(this.touch(key, write));
   }
+  /** Writes a contract data entry; `entry` is its LedgerEntryData XDR. */
   putContractData(key: LedgerKeyW, entry: Uint8Array, liveUntil: number, persistent: boolean): void {
     const id = this.touch(key, true);
-    if (!this.ctx.state.contractData(id)) this.createdEntries.push({ key: id, size: entry.length, persistent });
+    // sizes are of the whole LedgerEntry, as for accounts: the data plus lastModifiedLedgerSeq and ext v0
+    const size = entry.length + LEDGER_ENTRY_OVERHEAD;
+    if (!this.ctx.state.contractData(id)) this.createdEntries.push({ key: id, size, persistent, liveUntil });
     this.ctx.state.putContractData({ key: id, entry, liveUntil, lastModified: this.ctx.ledgerSeq });
-    this.writeBytes += entry.length;
+    this.writeBytes += size;
   }
 
   emit(contractId: Uint8Array, topics: ScValW[], data: ScValW): void {
@@ -152,10 +159,21 @@ export class Host {
       this.recordedAuth.push({ credentials: { type: 0 }, rootInvocation: invocation } as SorobanAuthW);
       return;
     }
-    const nonce = BigInt.asIntN(64, BigInt("0x" + toHex(crypto.getRandomValues(new Uint8Array(8)))));
+    // a random non-negative nonce, consumed as enforcing mode will (soroban-env-host
+    // AccountAuthorizationTracker::new_recording), so its write and rent are part of the resources
+    const nonce = BigInt.asUintN(63, BigInt("0x" + toHex(crypto.getRandomValues(new Uint8Array(8)))));
     const cred = { address, nonce, signatureExpirationLedger: 0, signature: { type: 1 } };
     this.recordedAuth.push({ credentials: this.ctx.useUpgradedAuth ? { type: 2, addressV2: cred } : { type: 1, address: cred }, rootInvocation: invocation } as SorobanAuthW);
-    this.touch(contractDataKey(address, { type: 21, nonceKey: { nonce } } as ScValW, TEMPORARY), true);
+    this.consumeNonce(address, nonce, 0);
+  }
+
+  /** Host::consume_nonce: writes the temporary nonce entry, live until at least the minimum temporary TTL. */
+  private consumeNonce(address: ScAddressW, nonce: bigint, liveUntilLedger: number): void {
+    const nonceKey = contractDataKey(address, { type: 21, nonceKey: { nonce } } as ScValW, TEMPORARY);
+    if (this.contractData(nonceKey, true)) throw new HostError(SCE.auth, SCEC.existingValue, "nonce already exists for address");
+    const entry = X.ledgerEntryData.encode({ type: 6, contractData: { ext: { v: 0 }, contract: address, key: { type: 21, nonceKey: { nonce } }, durability: TEMPORARY, val: { type: 1 } } } as never);
+    const minLiveUntil = this.ctx.ledgerSeq + CURRENT_SOROBAN_SETTINGS.minTemporaryTtl - 1;
+    this.putContractData(nonceKey, entry, Math.max(liveUntilLedger, minLiveUntil), false);
   }
 
   private checkAddressCredentials(cred: { address: ScAddressW; nonce: bigint; signatureExpirationLedger: number; signature: ScValW }, v2: boolean, invocation: SorobanInvocationW, who: string): void {
@@ -188,9 +206,6 @@ export class Host {
       weight += w;
     }
     if (weight < account.thresholds[2]) throw new HostError(SCE.auth, SCEC.invalidAction, `signature weight ${weight} is below the medium threshold of ${who}`);
-    const nonceKey = contractDataKey(cred.address, { type: 21, nonceKey: { nonce: cred.nonce } } as ScValW, TEMPORARY);
-    if (this.contractData(nonceKey, true)) throw new HostError(SCE.auth, SCEC.existingValue, "nonce already exists for address");
-    const entry = X.ledgerEntryData.encode({ type: 6, contractData: { ext: { v: 0 }, contract: cred.address, key: { type: 21, nonceKey: { nonce: cred.nonce } }, durability: TEMPORARY, val: { type: 1 } } } as never);
-    this.putContractData(nonceKey, entry, cred.signatureExpirationLedger, false);
+    this.consumeNonce(cred.address, cred.nonce, cred.signatureExpirationLedger);
   }
 }

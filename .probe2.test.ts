@@ -1,0 +1,21 @@
+import { test } from "bun:test";
+import { Address, Asset, Contract, Operation, nativeToScVal, rpc, authorizeEntry, xdr } from "@stellar/stellar-sdk";
+import { startLocalnet, builder } from "./test/support/localnet.ts";
+test("p", async () => {
+  const t = await startLocalnet();
+  const sac = new Contract(Asset.native().contractId(t.passphrase));
+  const [s, to, sub] = [await t.funded(), await t.funded(), await t.funded()];
+  const args = [nativeToScVal(Address.fromString(s.publicKey())), nativeToScVal(Address.fromString(to.publicKey())), nativeToScVal(5n, { type: "i128" })];
+  const op = (auth?: any) => Operation.invokeContractFunction({ contract: sac.contractId(), function: "transfer", args, auth });
+  const sim = await t.rpc.simulateTransaction((await builder(t, sub)).addOperation(op()).build()) as rpc.Api.SimulateTransactionSuccessResponse;
+  console.log(JSON.stringify(sim.transactionData.build().toJson()));
+  const signed = await authorizeEntry(sim.result!.auth[0], s, sim.latestLedger + 100, t.passphrase);
+  const enf = await t.rpc.simulateTransaction((await builder(t, sub)).addOperation(op([signed])).build());
+  console.log(JSON.stringify((enf as any).transactionData?.build().toJson() ?? enf));
+  const tx = rpc.assembleTransaction((await builder(t, sub)).addOperation(op([signed])).build(), sim).build();
+  tx.sign(sub);
+  const r = await t.submit(tx);
+  console.log(r.status, r.resultXdr.toJson(), r.diagnosticEventsXdr?.map(d => JSON.stringify(d.toJson())));
+  const ev = (await t.submit(tx));
+  await t.stop();
+});
