@@ -3,7 +3,7 @@
  * (rpc.Server: getAccount, sendTransaction, pollTransaction; Horizon.Server: loadAccount).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Account, Asset, Keypair, Memo, Operation, TransactionBuilder, xdr, type Transaction } from "@stellar/stellar-sdk";
+import { Account, Asset, Keypair, Memo, Operation, rpc, TransactionBuilder, xdr, type Transaction } from "@stellar/stellar-sdk";
 import { builder, startLocalnet, type TestNet } from "./support/localnet.ts";
 
 let t: TestNet;
@@ -11,6 +11,12 @@ beforeAll(async () => { t = await startLocalnet(); });
 afterAll(() => t.stop());
 
 // SDK v17 names of result codes ("txBadSeq", "paymentUnderfunded", ...)
+const S = rpc.Api.GetTransactionStatus;
+/** The response of a transaction found in a ledger (fails the test otherwise). */
+function applied(r: rpc.Api.GetTransactionResponse): rpc.Api.GetSuccessfulTransactionResponse | rpc.Api.GetFailedTransactionResponse {
+  if (r.status === S.NOT_FOUND) throw new Error("transaction not found");
+  return r;
+}
 const txCode = (r: xdr.TransactionResult | undefined): string => (r!.result as { type: string }).type;
 const innerCode = (r: xdr.TransactionResult): string => ((r.result as unknown as { innerResultPair: { result: { result: { type: string } } } }).innerResultPair.result.result.type);
 const opCodes = (r: xdr.TransactionResult): string[] =>
@@ -44,8 +50,8 @@ describe("successful classic operations", () => {
     const [a, b] = [await t.funded(), await t.funded()];
     const before = [balanceOf(a), balanceOf(b)];
     const r = await t.submit(await signed(a, [pay(b.publicKey(), "12.5")]));
-    expect(r.status).toBe("SUCCESS");
-    const fee = BigInt(r.resultXdr!.feeCharged);
+    expect(r.status).toBe(S.SUCCESS);
+    const fee = BigInt(applied(r).resultXdr!.feeCharged);
     expect(fee).toBe(100n);
     expect(balanceOf(a)).toBe(before[0] - 125_000_000n - fee);
     expect(balanceOf(b)).toBe(before[1] + 125_000_000n);
@@ -56,16 +62,16 @@ describe("successful classic operations", () => {
     const a = await t.funded();
     const fresh = Keypair.random();
     let r = await t.submit(await signed(a, [Operation.createAccount({ destination: fresh.publicKey(), startingBalance: "5" }), Operation.manageData({ name: "k", value: "v" })]));
-    expect(r.status).toBe("SUCCESS");
+    expect(r.status).toBe(S.SUCCESS);
     expect(t.net.account(fresh.publicKey())!.balance).toBe(50_000_000n);
     expect(t.net.account(a.publicKey())!.data.get("k")).toEqual(new TextEncoder().encode("v"));
     expect(t.net.account(a.publicKey())!.numSubEntries).toBe(1);
     const bumpTo = BigInt((await t.rpc.getAccount(fresh.publicKey())).sequenceNumber()) + 10n;
     r = await t.submit(await signed(fresh, [Operation.bumpSequence({ bumpTo: bumpTo.toString() })]));
-    expect(r.status).toBe("SUCCESS");
+    expect(r.status).toBe(S.SUCCESS);
     expect(BigInt((await t.rpc.getAccount(fresh.publicKey())).sequenceNumber())).toBe(bumpTo);
     r = await t.submit(await signed(fresh, [Operation.accountMerge({ destination: a.publicKey() })]));
-    expect(r.status).toBe("SUCCESS");
+    expect(r.status).toBe(S.SUCCESS);
     expect(t.net.account(fresh.publicKey())).toBeUndefined();
     await expect(t.rpc.getAccount(fresh.publicKey())).rejects.toThrow(/Account not found/);
   });
@@ -74,24 +80,24 @@ describe("successful classic operations", () => {
     const a = await t.funded();
     const before = balanceOf(a);
     const r = await t.submit(await signed(a, [Operation.changeTrust({ asset: new Asset("USD", Keypair.random().publicKey()) })]));
-    expect(r.status).toBe("SUCCESS");
+    expect(r.status).toBe(S.SUCCESS);
     expect(balanceOf(a)).toBe(before - 100n);
   });
 
   test("a V0 envelope is accepted and hashed as V1", async () => {
     const a = await t.funded();
     const tx = await signed(a, [pay(t.net.root.publicKey())]);
-    const v1 = tx.toEnvelope().v1;
+    const v1 = (tx.toEnvelope() as xdr.TransactionEnvelopeTx).v1;
     const raw = v1.tx;
     const v0 = xdr.TransactionEnvelope.envelopeTypeTxV0(new xdr.TransactionV0Envelope({
       tx: new xdr.TransactionV0({ sourceAccountEd25519: a.rawPublicKey(), fee: raw.fee, seqNum: raw.seqNum, timeBounds: (raw.cond as unknown as { timeBounds: xdr.TimeBounds }).timeBounds, memo: raw.memo, operations: raw.operations, ext: xdr.TransactionV0Ext.v0() }),
       signatures: v1.signatures,
     }));
-    const res = await fetch(`${t.url}/rpc`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "sendTransaction", params: { transaction: v0.toXdr("base64") } }) }).then((x) => x.json());
+    const res = await fetch(`${t.url}/rpc`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "sendTransaction", params: { transaction: v0.toXdr("base64") } }) }).then((x) => x.json() as Promise<{ result: { status: string; hash: string } }>);
     expect(res.result.status).toBe("PENDING");
     expect(res.result.hash).toBe(Buffer.from(tx.hash()).toString("hex"));
     const got = await t.rpc.pollTransaction(res.result.hash, { attempts: 50, sleepStrategy: () => 20 });
-    expect(got.status).toBe("SUCCESS");
+    expect(got.status).toBe(S.SUCCESS);
   });
 });
 
@@ -157,7 +163,7 @@ describe("validation result codes", () => {
     const a = await t.funded();
     const tx = await signed(a, [pay(t.net.root.publicKey())]);
     const env = tx.toEnvelope();
-    const raw = env.v1.tx;
+    const raw = (env as xdr.TransactionEnvelopeTx).v1.tx;
     const empty = new xdr.Transaction({ sourceAccount: raw.sourceAccount, fee: raw.fee, seqNum: raw.seqNum, cond: raw.cond, memo: raw.memo, operations: [], ext: raw.ext });
     const emptyTx = TransactionBuilder.fromXDR(xdr.TransactionEnvelope.envelopeTypeTx(new xdr.TransactionV1Envelope({ tx: empty, signatures: [] })).toXdr("base64"), t.passphrase) as Transaction;
     emptyTx.sign(a);
@@ -173,12 +179,12 @@ describe("validation result codes", () => {
     const a = await t.funded();
     const before = balanceOf(a);
     let r = await t.submit(await signed(a, [pay(t.net.root.publicKey(), "20000")]));
-    expect(r.status).toBe("FAILED");
-    expect(txCode(r.resultXdr)).toBe("txFailed");
-    expect(opCodes(r.resultXdr!)).toEqual(["paymentUnderfunded"]);
+    expect(r.status).toBe(S.FAILED);
+    expect(txCode(applied(r).resultXdr)).toBe("txFailed");
+    expect(opCodes(applied(r).resultXdr!)).toEqual(["paymentUnderfunded"]);
     expect(balanceOf(a)).toBe(before - 100n);
     r = await t.submit(await signed(a, [pay(t.net.root.publicKey(), "1"), pay(Keypair.random().publicKey(), "1")]));
-    expect(opCodes(r.resultXdr!)).toEqual(["paymentSuccess", "paymentNoDestination"]);
+    expect(opCodes(applied(r).resultXdr!)).toEqual(["paymentSuccess", "paymentNoDestination"]);
     expect(balanceOf(a)).toBe(before - 300n); // the first payment was rolled back
   });
 });
@@ -188,11 +194,11 @@ describe("signers and thresholds", () => {
     const a = await t.funded();
     const cosigner = Keypair.random();
     let r = await t.submit(await signed(a, [Operation.setOptions({ signer: { ed25519PublicKey: cosigner.publicKey(), weight: 1 }, lowThreshold: 2, medThreshold: 2, highThreshold: 2 })]));
-    expect(r.status).toBe("SUCCESS");
+    expect(r.status).toBe(S.SUCCESS);
     expect(t.net.account(a.publicKey())!.numSubEntries).toBe(1);
     expect(txCode((await t.rpc.sendTransaction(await signed(a, [pay(t.net.root.publicKey())]))).errorResult)).toBe("txBadAuth");
     r = await t.submit(await signed(a, [pay(t.net.root.publicKey())], { signers: [a, cosigner] }));
-    expect(r.status).toBe("SUCCESS");
+    expect(r.status).toBe(S.SUCCESS);
     const h = await t.horizon.loadAccount(a.publicKey());
     expect(h.signers.map((s) => s.key).sort()).toEqual([a.publicKey(), cosigner.publicKey()].sort());
     expect(h.thresholds.med_threshold).toBe(2);
@@ -220,14 +226,14 @@ describe("fee-bump transactions", () => {
     const inner = await signed(user, [pay(t.net.root.publicKey(), "1")], { fee: "0" });
     const [u0, s0] = [balanceOf(user), balanceOf(sponsor)];
     const r = await t.submit(bump(inner, sponsor, "1000"));
-    expect(r.status).toBe("SUCCESS");
-    expect(r.feeBump).toBe(true);
-    expect(BigInt(r.resultXdr!.feeCharged)).toBe(200n); // market rate 100 x (1 + 1), not the 2,000 bid
+    expect(r.status).toBe(S.SUCCESS);
+    expect(applied(r).feeBump).toBe(true);
+    expect(BigInt(applied(r).resultXdr!.feeCharged)).toBe(200n); // market rate 100 x (1 + 1), not the 2,000 bid
     expect(balanceOf(sponsor)).toBe(s0 - 200n);
     expect(balanceOf(user)).toBe(u0 - 10_000_000n);
     // found by the inner hash too
     const byInner = await t.rpc.getTransaction(Buffer.from(inner.hash()).toString("hex"));
-    expect(byInner.status).toBe("SUCCESS");
+    expect(byInner.status).toBe(S.SUCCESS);
   });
 
   test("tx_fee_bump_inner_failed carries the inner code", async () => {
@@ -245,7 +251,7 @@ describe("fee-bump transactions", () => {
     const inner = await signed(user, [pay(t.net.root.publicKey())], { fee: "1000" });
     // the outer rate must be at least the inner rate: 1000/op inner needs >= 2000 for 2 ops
     const cheap = TransactionBuilder.buildFeeBumpTransaction(sponsor, "1000", inner, t.passphrase);
-    const env = cheap.toEnvelope();
+    const env = cheap.toEnvelope() as xdr.TransactionEnvelopeTxFeeBump;
     // lower the SDK's computed outer fee (2,000) below the inner rate
     const lowered = xdr.TransactionEnvelope.envelopeTypeTxFeeBump(new xdr.FeeBumpTransactionEnvelope({ tx: new xdr.FeeBumpTransaction({ feeSource: env.feeBump.tx.feeSource, fee: 1500n, innerTx: env.feeBump.tx.innerTx, ext: env.feeBump.tx.ext }), signatures: [] }));
     const low = TransactionBuilder.fromXDR(lowered.toXdr("base64"), t.passphrase);
@@ -265,9 +271,9 @@ describe("fee-bump transactions", () => {
     const inner = await signed(user, [pay(Keypair.random().publicKey(), "1")], { fee: "100" });
     const s0 = balanceOf(sponsor);
     const r = await t.submit(bump(inner, sponsor));
-    expect(r.status).toBe("FAILED");
-    expect(txCode(r.resultXdr)).toBe("txFeeBumpInnerFailed");
-    expect(innerCode(r.resultXdr!)).toBe("txFailed");
+    expect(r.status).toBe(S.FAILED);
+    expect(txCode(applied(r).resultXdr)).toBe("txFeeBumpInnerFailed");
+    expect(innerCode(applied(r).resultXdr!)).toBe("txFailed");
     expect(balanceOf(sponsor)).toBe(s0 - 200n);
   });
 });
@@ -275,5 +281,5 @@ describe("fee-bump transactions", () => {
 test("a memo is accepted on classic transactions", async () => {
   const a = await t.funded();
   const r = await t.submit(await signed(a, [pay(t.net.root.publicKey())], { edit: (b) => b.addMemo(Memo.text("hi")) }));
-  expect(r.status).toBe("SUCCESS");
+  expect(r.status).toBe(S.SUCCESS);
 });

@@ -4,12 +4,18 @@
  * against queued fees, capacity with surge pricing and eviction, aging and bans.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { Asset, Keypair, Operation, TransactionBuilder, type Transaction, type FeeBumpTransaction, xdr } from "@stellar/stellar-sdk";
+import { Asset, Keypair, Operation, rpc, TransactionBuilder, type Transaction, type FeeBumpTransaction, xdr } from "@stellar/stellar-sdk";
 import { startLocalnet, type TestNet } from "./support/localnet.ts";
 
 let t: TestNet;
 afterEach(() => t?.stop());
 
+const S = rpc.Api.GetTransactionStatus;
+/** The response of a transaction found in a ledger (fails the test otherwise). */
+function applied(r: rpc.Api.GetTransactionResponse): rpc.Api.GetSuccessfulTransactionResponse | rpc.Api.GetFailedTransactionResponse {
+  if (r.status === S.NOT_FOUND) throw new Error("transaction not found");
+  return r;
+}
 const txCode = (r: xdr.TransactionResult | undefined): string => (r!.result as { type: string }).type;
 const pay = (to: string, amount = "1") => Operation.payment({ destination: to, asset: Asset.native(), amount });
 
@@ -46,7 +52,7 @@ describe("one pending transaction per source account", () => {
     expect(lower.status).toBe("ERROR");
     expect(txCode(lower.errorResult)).toBe("txBadSeq");
     t.close();
-    expect((await t.rpc.getTransaction(hex(first))).status).toBe("SUCCESS");
+    expect((await t.rpc.getTransaction(hex(first))).status).toBe(S.SUCCESS);
     // after the ledger, the next sequence number is accepted
     expect((await t.rpc.sendTransaction(payment(a, 100))).status).toBe("PENDING");
     // an applied transaction can no longer be DUPLICATE: its sequence number is consumed
@@ -84,8 +90,8 @@ describe("replace-by-fee", () => {
     expect((await t.rpc.sendTransaction(strong)).status).toBe("PENDING");
     t.close();
     const got = await t.rpc.getTransaction(hex(strong));
-    expect(got.status).toBe("SUCCESS");
-    expect((await t.rpc.getTransaction(hex(inner))).status).toBe("SUCCESS"); // found by inner hash, applied once
+    expect(got.status).toBe(S.SUCCESS);
+    expect((await t.rpc.getTransaction(hex(inner))).status).toBe(S.SUCCESS); // found by inner hash, applied once
     expect(t.net.latestLedger.txHashes).toEqual([hex(strong)]);
   });
 });
@@ -116,13 +122,13 @@ describe("ledger capacity, surge pricing and eviction", () => {
     t.close();
     const r2 = await t.rpc.getTransaction(hex(txs[1]));
     const r3 = await t.rpc.getTransaction(hex(txs[2]));
-    expect(r2.status).toBe("SUCCESS");
-    expect(BigInt(r2.resultXdr!.feeCharged)).toBe(2000n);
-    expect(BigInt(r3.resultXdr!.feeCharged)).toBe(2000n); // market rate, not its 3,000 bid
-    expect((await t.rpc.getTransaction(hex(txs[0]))).status).toBe("NOT_FOUND");
+    expect(r2.status).toBe(S.SUCCESS);
+    expect(BigInt(applied(r2).resultXdr!.feeCharged)).toBe(2000n);
+    expect(BigInt(applied(r3).resultXdr!.feeCharged)).toBe(2000n); // market rate, not its 3,000 bid
+    expect((await t.rpc.getTransaction(hex(txs[0]))).status).toBe(S.NOT_FOUND);
     t.close(); // no surge now: the left-over pays the base fee
     const r1 = await t.rpc.getTransaction(hex(txs[0]));
-    expect(BigInt(r1.resultXdr!.feeCharged)).toBe(100n);
+    expect(BigInt(applied(r1).resultXdr!.feeCharged)).toBe(100n);
     const stats = await t.rpc.getFeeStats();
     expect(stats.inclusionFee.max).toBe("2000");
     expect(stats.inclusionFee.min).toBe("100");
@@ -154,7 +160,7 @@ describe("aging and bans", () => {
       expect((await t.rpc.sendTransaction(payment(o, 1000))).status).toBe("PENDING");
       t.close();
     }
-    expect((await t.rpc.getTransaction(hex(slow))).status).toBe("NOT_FOUND");
+    expect((await t.rpc.getTransaction(hex(slow))).status).toBe(S.NOT_FOUND);
     expect(t.net.queue.byAnyHash(hex(slow))).toBeUndefined();
     expect((await t.rpc.sendTransaction(slow)).status).toBe("TRY_AGAIN_LATER");
     for (let i = 0; i < 10; i++) t.close();

@@ -47,6 +47,14 @@ function nonRefundable(data: xdr.SorobanTransactionData, txSize: number): bigint
     + perKb(txSize, RATE.tx1Kb);
 }
 
+/**
+ * Rent (refundable) of a new temporary entry of `size` bytes kept for the minimum temporary TTL (720
+ * ledgers), plus the write of its TTL entry. The rent rate per 1 KB is the reference's formula at
+ * localnet's modelled Soroban state size of 3 GB: -17,000 + ceil(27,000 × 3/4) = 3,250.
+ */
+const newTemporaryEntryRent = (size: number) =>
+  ceilDiv(BigInt(size) * 3_250n * 720n, 1024n * 2_430n) + RATE.writeEntry + perKb(48, RATE.write1Kb);
+
 /** Events fee (refundable) for the contract events and return value of an invocation. */
 const eventsFee = (events: xdr.ContractEvent[], ret: xdr.ScVal) =>
   perKb(events.reduce((s, e) => s + e.toXdr().length, 0) + ret.toXdr().length, RATE.events1Kb);
@@ -57,6 +65,7 @@ const txSize = (tx: Transaction) => tx.toEnvelope().toXdr().length;
 const balance = async (kp: Keypair) => BigInt((await t.rpc.getAccountEntry(kp.publicKey())).balance);
 const seq = async (kp: Keypair) => BigInt((await t.rpc.getAccount(kp.publicKey())).sequenceNumber());
 
+const accountKey = (kp: Keypair) => xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: kp.xdrAccountId() }));
 const addr = (kp: Keypair) => nativeToScVal(Address.fromString(kp.publicKey()));
 const i128 = (n: bigint) => nativeToScVal(n, { type: "i128" });
 const transfer = (from: Keypair, to: Keypair, amount: bigint, auth?: xdr.SorobanAuthorizationEntry[]) =>
@@ -103,7 +112,7 @@ function invokeResult(r: xdr.TransactionResult): string {
 /** Submits and asserts the transaction reached a final state; returns the response. */
 async function submitFinal(tx: Transaction | FeeBumpTransaction) {
   const r = await t.submit(tx);
-  if (r.status !== "SUCCESS" && r.status !== "FAILED") throw new Error(`send ${r.send.status}: ${r.send.errorResult?.toJson()}`);
+  if (r.status !== "SUCCESS" && r.status !== "FAILED") throw new Error(`send ${r.send.status}: ${JSON.stringify(r.send.errorResult?.toJson())}`);
   return r;
 }
 
@@ -154,8 +163,9 @@ describe("native Stellar Asset Contract", () => {
 
     const prepared = await t.rpc.prepareTransaction(await build(a, transfer(a, b, amount)));
     // recording mode gave one source-account credential for `from`
-    const auth = (prepared.toEnvelope().value.tx.operations[0].body.value as xdr.InvokeHostFunctionOp).auth;
-    expect(auth.map((e) => e.credentials.type)).toEqual(["sorobanCredentialsSourceAccount"]);
+    const op = prepared.operations[0];
+    if (op.type !== "invokeHostFunction") throw new Error(`unexpected ${op.type}`);
+    expect(op.auth?.map((e) => e.credentials.type)).toEqual(["sorobanCredentialsSourceAccount"]);
     const data = sorobanData(prepared);
     expect(BigInt(prepared.fee)).toBe(BASE_FEE + data.resourceFee);
     prepared.sign(a);
@@ -172,7 +182,7 @@ describe("native Stellar Asset Contract", () => {
     const events = r.events.contractEventsXdr[0];
     expect(events.length).toBe(1);
     const ev = events[0];
-    expect(ev.contractId && Address.contract(ev.contractId).toString()).toBe(sac.contractId());
+    expect(ev.contractId && Address.contract(ev.contractId.value).toString()).toBe(sac.contractId());
     const body = ev.body.value as xdr.ContractEventV0;
     expect(body.topics.map((x) => scValToNative(x))).toEqual(["transfer", a.publicKey(), b.publicKey(), "native"]);
     expect(scValToNative(body.data)).toBe(amount);
@@ -201,15 +211,37 @@ describe("native Stellar Asset Contract", () => {
       const sim = simSuccess(await simulate(submitter, transfer(sender, to, amount), undefined, upgraded));
       const entry = sim.result!.auth[0];
       expect(entry.credentials.type).toBe(upgraded ? "sorobanCredentialsAddressV2" : "sorobanCredentialsAddress");
+      const cred = entry.credentials.value as xdr.SorobanAddressCredentials;
+      expect(Address.fromScAddress(cred.address).toString()).toBe(sender.publicKey());
+      // the footprint writes the sender's nonce entry (a temporary contract data entry of the sender's
+      // address), and the written bytes include it: recording mode consumes the nonce as apply will
+      const simData = sim.transactionData.build();
+      const nonceKeys = simData.resources.footprint.readWrite.filter((k) => k.type === "contractData");
+      expect(nonceKeys.length).toBe(1);
+      if (nonceKeys[0].type !== "contractData") throw new Error("unreachable");
+      const nonceKey = nonceKeys[0].contractData;
+      expect(Address.fromScAddress(nonceKey.contract).toString()).toBe(sender.publicKey());
+      expect(nonceKey.key.type).toBe("scvLedgerKeyNonce");
+      expect((nonceKey.key as xdr.ScValLedgerKeyNonce).nonceKey.nonce).toBe(cred.nonce);
+      expect(nonceKey.durability.name).toBe("temporary");
+      // LedgerEntry of the nonce = its key + data type, ext, val (void) and lastModified/ext: 16 bytes more
+      const nonceEntrySize = nonceKeys[0].toXdr().length + 16;
+
       const signed = await signedAuth(sim, sender);
+      const signedCred = signed.credentials.value as xdr.SorobanAddressCredentials;
+      expect(signedCred.signatureExpirationLedger).toBe(sim.latestLedger + 100);
+      expect(signedCred.signature.type).toBe("scvVec");
 
       const tx = rpc.assembleTransaction(await build(submitter, transfer(sender, to, amount, [signed])), sim).build();
       tx.sign(submitter);
       const r = await submitFinal(tx);
       expect(r.status).toBe(rpc.Api.GetTransactionStatus.SUCCESS);
+      if (r.status !== rpc.Api.GetTransactionStatus.SUCCESS) return;
       const fee = r.resultXdr.feeCharged;
       expect(fee).toBeLessThan(BigInt(tx.fee));
-      expect(fee).toBeGreaterThanOrEqual(BASE_FEE + nonRefundable(sorobanData(tx), txSize(tx)));
+      // refundable consumed: the transfer event and void return value, and the new nonce entry's rent
+      expect(fee).toBe(BASE_FEE + nonRefundable(sorobanData(tx), txSize(tx))
+        + eventsFee(r.events.contractEventsXdr[0], r.returnValue!) + newTemporaryEntryRent(nonceEntrySize));
 
       expect(await balance(sender)).toBe(s0 - amount);
       expect(await balance(to)).toBe(to0 + amount);
@@ -247,6 +279,12 @@ describe("native Stellar Asset Contract", () => {
     expect(r.status).toBe(rpc.Api.GetTransactionStatus.FAILED);
     expect(r.resultXdr.result.type).toBe("txFailed");
     expect(invokeResult(r.resultXdr)).toBe("invokeHostFunctionTrapped");
+    // nothing of a failed invocation is in a successful call, and it emits no contract events
+    expect(r.diagnosticEventsXdr?.length).toBeGreaterThan(0);
+    expect(r.diagnosticEventsXdr!.map((d) => d.inSuccessfulContractCall)).not.toContain(true);
+    expect(r.events.contractEventsXdr.flat()).toEqual([]);
+    // a failed transaction pays inclusion + non-refundable: the whole refundable part comes back
+    expect(r.resultXdr.feeCharged).toBe(BASE_FEE + nonRefundable(sorobanData(tx), txSize(tx)));
 
     // (b) the right invocation signed by a key that is not the sender's
     const wrong = await signedAuth(sim, Keypair.random());
@@ -312,7 +350,7 @@ describe("test contract", () => {
     expect(scValToNative(fnCall.topics[0])).toBe("fn_call");
     expect(scValToNative(fnCall.topics[2])).toBe("panic");
     // prepareTransaction refuses it
-    expect(t.rpc.prepareTransaction(await build(a, testContract.call("panic")))).rejects.toThrow();
+    await expect(t.rpc.prepareTransaction(await build(a, testContract.call("panic")))).rejects.toThrow(/Error\(Contract, #1\)/);
   });
 
   test("burn: simulated instructions cover the burn; too few declared fails with resource limit exceeded", async () => {
@@ -347,6 +385,7 @@ describe("test contract", () => {
     const a = await t.funded();
     const burn = testContract.call("burn", nativeToScVal(1_000, { type: "u32" }));
     const prepared = await t.rpc.prepareTransaction(await build(a, burn));
+    prepared.sign(a);
     const data = sorobanData(prepared);
     const min = nonRefundable(data, txSize(prepared));
     expect(data.resourceFee).toBeGreaterThan(min);
@@ -382,10 +421,6 @@ test("uploading WASM is a simulation error saying localnet runs no WASM", async 
   expect(rpc.Api.isSimulationError(sim)).toBe(true);
   if (rpc.Api.isSimulationError(sim)) expect(sim.error).toMatch(/does not run WASM/);
 });
-
-function accountKey(kp: Keypair): xdr.LedgerKey {
-  return xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: kp.xdrAccountId() }));
-}
 
 test("getLedgerEntries returns the contract instances and account entries", async () => {
   const a = await t.funded();
