@@ -4,7 +4,7 @@
  * the SDK's own parsing of the same responses.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Asset, Contract, Keypair, Operation, TransactionBuilder, xdr, type Transaction } from "@stellar/stellar-sdk";
+import { Asset, Contract, Keypair, Operation, TransactionBuilder, rpc, xdr, type Transaction } from "@stellar/stellar-sdk";
 import { startLocalnet, builder, type TestNet } from "./support/localnet.ts";
 import { validateRpcResult } from "./support/openrpc.ts";
 import { TEST_CONTRACT_ID } from "../src/localnet/soroban/contracts.ts";
@@ -15,6 +15,8 @@ interface RpcResponse {
   result?: Record<string, any>;
   error?: { code: number; message: string };
 }
+
+const S = rpc.Api.GetTransactionStatus;
 
 let t: TestNet;
 let a: Keypair;
@@ -67,19 +69,19 @@ beforeAll(async () => {
   b = await t.funded();
 
   const ok = await t.submit(await payment(a, b.publicKey(), "5"));
-  expect(ok.status).toBe("SUCCESS");
+  expect(ok.status).toBe(S.SUCCESS);
   hashes.success = ok.send.hash;
 
   // valid at submission, fails at apply: op_underfunded
   const bad = await t.submit(await payment(b, a.publicKey(), "50000"));
-  expect(bad.status).toBe("FAILED");
+  expect(bad.status).toBe(S.FAILED);
   hashes.failed = bad.send.hash;
 
   const inner = await payment(a, b.publicKey(), "1");
   const fb = TransactionBuilder.buildFeeBumpTransaction(b, "200", inner, t.passphrase);
   fb.sign(b);
   const bumped = await t.submit(fb);
-  expect(bumped.status).toBe("SUCCESS");
+  expect(bumped.status).toBe(S.SUCCESS);
   hashes.feeBumpOuter = bumped.send.hash;
   hashes.feeBumpInner = Buffer.from(inner.hash()).toString("hex");
   expect(hashes.feeBumpInner).not.toBe(hashes.feeBumpOuter);
@@ -171,7 +173,7 @@ describe("schema-valid results", () => {
     const dup = await valid("sendTransaction", { transaction: b64(tx) });
     expect(dup.status).toBe("DUPLICATE");
     t.close();
-    expect((await valid("getTransaction", { hash: pending.hash })).status).toBe("SUCCESS");
+    expect((await valid("getTransaction", { hash: pending.hash })).status).toBe(S.SUCCESS);
 
     // the same transaction again: its sequence number is consumed
     const err = await valid("sendTransaction", { transaction: b64(tx) });
@@ -183,7 +185,7 @@ describe("schema-valid results", () => {
 
   test("getTransaction: SUCCESS", async () => {
     const r = await valid("getTransaction", { hash: hashes.success });
-    expect(r.status).toBe("SUCCESS");
+    expect(r.status).toBe(S.SUCCESS);
     expect(r.txHash).toBe(hashes.success);
     expect(r.ledger).toBeGreaterThan(0);
     expect(r.applicationOrder).toBeGreaterThanOrEqual(1);
@@ -196,7 +198,7 @@ describe("schema-valid results", () => {
 
   test("getTransaction: FAILED", async () => {
     const r = await valid("getTransaction", { hash: hashes.failed });
-    expect(r.status).toBe("FAILED");
+    expect(r.status).toBe(S.FAILED);
     expect(r.ledger).toBeGreaterThan(0);
     expect(xdr.TransactionResult.fromXdr(r.resultXdr, "base64").result.type).toBe("txFailed");
   });
@@ -204,7 +206,7 @@ describe("schema-valid results", () => {
   test("getTransaction: NOT_FOUND", async () => {
     const hash = "ab".repeat(32);
     const r = await valid("getTransaction", { hash });
-    expect(r.status).toBe("NOT_FOUND");
+    expect(r.status).toBe(S.NOT_FOUND);
     expect(r.txHash).toBe(hash);
     expect(r.latestLedger).toBe(t.net.latestLedger.sequence);
   });
@@ -213,7 +215,7 @@ describe("schema-valid results", () => {
     const outer = await valid("getTransaction", { hash: hashes.feeBumpOuter });
     const inner = await valid("getTransaction", { hash: hashes.feeBumpInner });
     for (const r of [outer, inner]) {
-      expect(r.status).toBe("SUCCESS");
+      expect(r.status).toBe(S.SUCCESS);
       expect(r.feeBump).toBe(true);
       expect(r.ledger).toBeGreaterThan(0);
       expect(xdr.TransactionResult.fromXdr(r.resultXdr, "base64").result.type).toBe("txFeeBumpInnerSuccess");
@@ -326,12 +328,12 @@ describe("the SDK's rpc.Server parses the responses", () => {
   });
 
   test("getTransaction (SDK) for SUCCESS, FAILED, NOT_FOUND and an inner hash", async () => {
-    expect((await t.rpc.getTransaction(hashes.success)).status).toBe("SUCCESS");
-    expect((await t.rpc.getTransaction(hashes.failed)).status).toBe("FAILED");
-    expect((await t.rpc.getTransaction("cd".repeat(32))).status).toBe("NOT_FOUND");
+    expect((await t.rpc.getTransaction(hashes.success)).status).toBe(S.SUCCESS);
+    expect((await t.rpc.getTransaction(hashes.failed)).status).toBe(S.FAILED);
+    expect((await t.rpc.getTransaction("cd".repeat(32))).status).toBe(S.NOT_FOUND);
     const inner = await t.rpc.getTransaction(hashes.feeBumpInner);
-    expect(inner.status).toBe("SUCCESS");
-    if (inner.status === "SUCCESS") expect(inner.feeBump).toBe(true);
+    expect(inner.status).toBe(S.SUCCESS);
+    if (inner.status === S.SUCCESS) expect(inner.feeBump).toBe(true);
   });
 
   test("simulateTransaction (SDK)", async () => {

@@ -17,14 +17,20 @@ const problem = (status: number, type: string, title: string, detail: string, ex
 
 const iso = (seconds: bigint) => new Date(Number(seconds) * 1000).toISOString().replace(".000Z", "Z");
 
-export function transactionResource(r: TxRecord) {
+/**
+ * The Transaction resource of an applied transaction. `requestedHash` is the hash the client asked
+ * for: a fee-bump found by its inner hash is shown under that hash with the inner signatures, as
+ * stellar-horizon's PopulateTransaction does.
+ */
+export function transactionResource(r: TxRecord, requestedHash: string = r.hash) {
+  const byInner = r.feeBump && requestedHash !== r.hash;
   return {
-    id: r.hash, paging_token: ((BigInt(r.ledger) << 32n) | (BigInt(r.applicationOrder) << 12n)).toString(),
-    successful: r.successful, hash: r.hash, ledger: r.ledger, created_at: iso(r.createdAt),
+    id: requestedHash, paging_token: ((BigInt(r.ledger) << 32n) | (BigInt(r.applicationOrder) << 12n)).toString(),
+    successful: r.successful, hash: requestedHash, ledger: r.ledger, created_at: iso(r.createdAt),
     source_account: r.sourceAccount, source_account_sequence: r.seqNum.toString(), fee_account: r.feeAccount,
     fee_charged: r.feeCharged.toString(), max_fee: r.maxFee.toString(), operation_count: r.operationCount,
     envelope_xdr: r.envelopeXdr, result_xdr: r.resultXdr, result_meta_xdr: r.resultMetaXdr, fee_meta_xdr: "AAAAAA==",
-    memo_type: r.memoType, signatures: r.signatures,
+    memo_type: r.memoType, signatures: byInner ? r.innerSignatures : r.signatures,
     ...(r.feeBump ? {
       fee_bump_transaction: { hash: r.hash, signatures: r.signatures },
       inner_transaction: { hash: r.innerHash, signatures: r.innerSignatures, max_fee: r.innerMaxFee.toString() },
@@ -38,8 +44,19 @@ function failed(envelopeXdr: string, resultXdr: string, codes: ReturnType<typeof
     { envelope_xdr: envelopeXdr, result_xdr: resultXdr, result_codes: codes });
 }
 
-const fromRecord = (r: TxRecord): HorizonReply =>
-  r.successful ? { status: 200, body: transactionResource(r) } : failed(r.envelopeXdr, r.resultXdr, resultCodes(r.result));
+/**
+ * Result codes as stellar-horizon reports them for a request about `requestedHash`: when that is the
+ * inner hash of a fee-bump, the request sees the inner result (txsub `TransactionResultCodes`).
+ */
+function codesFor(r: TxRecord, requestedHash: string): ReturnType<typeof resultCodes> {
+  const codes = resultCodes(r.result);
+  if (!r.feeBump || requestedHash === r.hash || codes.inner_transaction === undefined) return codes;
+  return { transaction: codes.inner_transaction, ...(codes.operations ? { operations: codes.operations } : {}) };
+}
+
+/** The reply for a submission (`envelopeXdr` as submitted, `hash` its hash) already applied as `r`. */
+const fromRecord = (r: TxRecord, envelopeXdr: string, hash: string): HorizonReply =>
+  r.successful ? { status: 200, body: transactionResource(r, hash) } : failed(envelopeXdr, r.resultXdr, codesFor(r, hash));
 
 const malformed = (tx: string) => problem(400, "transaction_malformed", "Transaction Malformed",
   "Horizon could not decode the transaction envelope in this request. A transaction should be an XDR TransactionEnvelope struct encoded using base64.  The envelope read from this request is echoed in the `extras.envelope_xdr` field of this response for your convenience.",
@@ -48,7 +65,8 @@ const malformed = (tx: string) => problem(400, "transaction_malformed", "Transac
 export const unsupportedMediaType = (): HorizonReply => problem(415, "unsupported_media_type", "Unsupported Media Type", "The request has an unsupported content type. Presently, the only supported content type is application/x-www-form-urlencoded.");
 
 export class Horizon {
-  constructor(private readonly net: Localnet, private readonly submissionTimeoutMs = 30_000) {}
+  /** `basePath`: where this Horizon is mounted ("" standalone), for the resources' `_links`. */
+  constructor(private readonly net: Localnet, private readonly submissionTimeoutMs = 30_000, private readonly basePath = "") {}
 
   /** POST /transactions: submit and wait until the transaction is in a closed ledger. */
   async submit(tx: unknown): Promise<HorizonReply> {
@@ -56,7 +74,7 @@ export class Horizon {
     let r;
     try { r = this.net.submitXdr(fromB64(tx)); } catch { return malformed(tx); }
     const done = this.net.records.get(r.hash);
-    if (done) return fromRecord(done);
+    if (done) return fromRecord(done, tx, r.hash);
     if (r.status === "ERROR") return failed(tx, r.errorResultXdr!, resultCodes(r.errorResult!));
     // PENDING, DUPLICATE and TRY_AGAIN_LATER all wait for the ledger (as Horizon's submitter does)
     const rec = await new Promise<TxRecord | null>((resolve) => {
@@ -66,8 +84,12 @@ export class Horizon {
         if (found) { clearTimeout(timer); off(); resolve(found); }
       });
     });
-    if (!rec) return problem(504, "timeout", "Timeout", "Your request timed out before completing.  Please try your request again. If you are submitting a transaction make sure you are sending exactly the same transaction (with the same sequence number).", { envelope_xdr: tx, hash: r.hash });
-    return fromRecord(rec);
+    if (!rec) {
+      return problem(504, "transaction_submission_timeout", "Transaction Submission Timeout",
+        "Your transaction submission request has timed out. This does not necessarily mean the submission has failed. Before resubmitting, please use the transaction hash provided in `extras.hash` to poll the GET /transactions endpoint for sometime and check if it was included in a ledger.",
+        { hash: r.hash, envelope_xdr: tx });
+    }
+    return fromRecord(rec, tx, r.hash);
   }
 
   /** POST /transactions_async: relay the queue's answer. */
@@ -95,6 +117,11 @@ export class Horizon {
         signers: [...a.signers.map((s) => ({ weight: s.weight, key: s.key, type: "ed25519_public_key" })), { weight: a.thresholds[0], key: a.id, type: "ed25519_public_key" }],
         data: Object.fromEntries([...a.data].map(([k, v]) => [k, Buffer.from(v).toString("base64")])),
         num_sponsoring: 0, num_sponsored: 0,
+        // js-stellar-sdk reads `data` as `data_attr` only when a `data` link exists (checkMemoRequired needs it)
+        _links: {
+          self: { href: `${this.basePath}/accounts/${a.id}` },
+          data: { href: `${this.basePath}/accounts/${a.id}/data/{key}`, templated: true },
+        },
       },
     };
   }

@@ -29,9 +29,9 @@ function reply(set: { status?: number | string; headers: Record<string, string |
 
 export function localnetHttp(net: Localnet, opts: LocalnetHttpOptions) {
   const methods = createRpcMethods(net, opts.friendbotUrl);
-  const horizon = new Horizon(net, opts.submissionTimeoutMs);
-  const friendbot = new Friendbot(net);
   const h = `${opts.base}${opts.horizonPath}`;
+  const horizon = new Horizon(net, opts.submissionTimeoutMs, h);
+  const friendbot = new Friendbot(net);
   const formTx = (request: Request, body: unknown): unknown => {
     const ct = (request.headers.get("content-type") ?? "").split(";")[0].trim();
     if (ct && !FORM_TYPES.includes(ct)) return undefined;
