@@ -144,6 +144,12 @@ describe("a Localnet with a dataDir", () => {
     const all = await t.rpc.getTransactions({ startLedger: 1, pagination: { limit: 200 } });
     expect(all.transactions.length).toBe(before.txCount);
 
+    // fee statistics are rebuilt from the restored ledgers (the fee-bump's 200 counts for its one inner operation)
+    const fees = await t.rpc.getFeeStats();
+    expect(fees.inclusionFee.transactionCount).toBe(String(before.txCount));
+    expect(fees.inclusionFee.max).toBe("200");
+    expect(fees.inclusionFee.min).toBe("100");
+
     // Horizon answers a resubmission of an applied transaction from the restored history
     const bad = await fetch(`${t.url}/transactions`, {
       method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" },

@@ -343,3 +343,13 @@ describe("the SDK's rpc.Server parses the responses", () => {
     expect("error" in sim).toBe(false);
   });
 });
+
+test("malformed JSON is the JSON-RPC parse error", async () => {
+  const local = await startLocalnet({ ledgerCloseMs: 0 });
+  try {
+    const r = await fetch(`${local.url}/rpc`, { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" });
+    expect(await r.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "parse error" } });
+  } finally {
+    await local.stop();
+  }
+});

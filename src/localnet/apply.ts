@@ -37,8 +37,8 @@ export interface Applied {
   successful: boolean;
   diagnosticEvents: DiagnosticEventW[];
   contractEvents: ContractEventW[][];
-  /** Inclusion fee per operation that was charged (the fee statistics' sample). */
-  inclusionPerOp: bigint;
+  /** stellar-rpc's fee-stats sample: classic fee charged per operation (inner operations of a fee-bump); Soroban the inclusion fee charged. */
+  feeSample: bigint;
 }
 
 /** Errors after the sequence check still consume the sequence number at apply. */
@@ -146,7 +146,7 @@ export function applyTransactions(ctx: ApplyContext, frames: Frame[], laneBaseFe
       frame: f, result, resultXdr: X.result.encode(result),
       metaXdr: meta(f.inner.ops.map((_, k) => events[k] ?? []), returnValue, f.inner.isSoroban, diagnostic),
       feeCharged: fee, successful, diagnosticEvents: diagnostic, contractEvents: f.inner.ops.map((_, k) => events[k] ?? []),
-      inclusionPerOp: (inclusion > 0n ? inclusion : 0n) / BigInt(f.inner.isSoroban ? 1 : f.feeOps),
+      feeSample: f.inner.isSoroban ? (inclusion > 0n ? inclusion : 0n) : fee / BigInt(Math.max(1, f.inner.ops.length)),
     };
   });
 }

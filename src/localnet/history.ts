@@ -16,6 +16,9 @@ export interface TxRecord {
   contractEventsXdr: string[][];
   result: TransactionResultW;
   feeCharged: bigint;
+  /** The fee statistics' sample of this transaction (see Applied.feeSample). */
+  feeSample: bigint;
+  soroban: boolean;
   sourceAccount: string;
   feeAccount: string;
   seqNum: bigint;

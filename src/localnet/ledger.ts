@@ -42,7 +42,6 @@ export interface SubmitResult {
   hash: string;
   errorResult?: TransactionResultW;
   errorResultXdr?: string;
-  diagnosticEventsXdr?: string[];
 }
 
 export class Localnet implements LedgerStore {
@@ -83,6 +82,7 @@ export class Localnet implements LedgerStore {
       for (const d of snapshot.data) this.data.set(d.key, d);
       for (const l of snapshot.ledgers) this.ledgers.push(l);
       for (const r of snapshot.records) this.indexRecord(r);
+      for (const l of this.ledgers.slice(-50)) this.pushFees(l.txHashes.map((h) => this.records.get(h)!).filter(Boolean));
     } else {
       const closeTime = BigInt(Math.floor(this.now() / 1000));
       this.header = {
@@ -245,13 +245,18 @@ export class Localnet implements LedgerStore {
       feePool: this.header.feePool + applied.reduce((s, a) => s + a.feeCharged, 0n),
     };
     const txSetHash = sha256(...applied.map((a) => a.frame.hash));
-    this.classicFees.push(applied.filter((a) => !a.frame.inner.isSoroban).map((a) => a.inclusionPerOp));
-    this.sorobanFees.push(applied.filter((a) => a.frame.inner.isSoroban).map((a) => a.inclusionPerOp));
     const ledger = this.recordLedger(applied, txSetHash);
+    this.pushFees(applied.map((a) => this.records.get(a.frame.hashHex)!));
     this.trimQueue(seq);
     if (this.dataDir) saveSnapshot(this.dataDir, this);
     for (const fn of this.listeners) fn(ledger);
     return ledger;
+  }
+
+  /** Adds one ledger's transactions to the fee statistics windows. */
+  private pushFees(records: TxRecord[]): void {
+    this.classicFees.push(records.filter((r) => !r.soroban).map((r) => r.feeSample));
+    this.sorobanFees.push(records.filter((r) => r.soroban).map((r) => r.feeSample));
   }
 
   /** After a close: age the queue, drop what became invalid or too old (banned), lift old bans. */
@@ -293,6 +298,7 @@ export class Localnet implements LedgerStore {
       resultXdr: toB64(a.resultXdr), resultMetaXdr: toB64(a.metaXdr),
       diagnosticEventsXdr: a.diagnosticEvents.map((d) => toB64(X.diagnosticEvent.encode(d))),
       contractEventsXdr: a.contractEvents.map(eventsToB64), result: a.result, feeCharged: a.feeCharged,
+      feeSample: a.feeSample, soroban: f.inner.isSoroban,
       sourceAccount: f.inner.source, feeAccount: f.feeSource, seqNum: f.inner.seqNum, maxFee: f.fullFee,
       innerMaxFee: f.inner.fee, operationCount: f.inner.ops.length, memoType: ["none", "text", "id", "hash", "return"][f.inner.tx.memo.type],
       signatures: sigs(f.signatures), innerSignatures: sigs(f.inner.signatures),

@@ -82,7 +82,6 @@ export function createRpcMethods(net: Localnet, friendbotUrl?: string): Record<s
       return {
         status: r.status, hash: r.hash, latestLedger: l.sequence, latestLedgerCloseTime: Number(l.closeTime),
         ...(r.errorResultXdr ? { errorResultXdr: r.errorResultXdr } : {}),
-        ...(r.diagnosticEventsXdr?.length ? { diagnosticEventsXdr: r.diagnosticEventsXdr } : {}),
       };
     },
     getTransaction: (p) => {
@@ -153,4 +152,15 @@ export function handleJsonRpc(methods: Record<string, (p: Params) => unknown>, b
     if (e instanceof RpcError) return fail(e.code, e.message);
     return fail(-32603, e instanceof Error ? e.message : "internal error");
   }
+}
+
+/** Parses a request body and handles it; malformed JSON is the JSON-RPC parse error (-32700). */
+export function handleJsonRpcText(methods: Record<string, (p: Params) => unknown>, text: string): unknown {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { jsonrpc: "2.0", id: null, error: { code: -32700, message: "parse error" } };
+  }
+  return handleJsonRpc(methods, body);
 }

@@ -5,7 +5,7 @@
  */
 import { Elysia } from "elysia";
 import { Localnet } from "./ledger.ts";
-import { createRpcMethods, handleJsonRpc } from "./rpc.ts";
+import { createRpcMethods, handleJsonRpcText } from "./rpc.ts";
 import { Horizon, unsupportedMediaType, transactionResource, type HorizonReply } from "./horizon.ts";
 import { Friendbot, FriendbotError } from "./friendbot.ts";
 
@@ -42,7 +42,7 @@ export function localnetHttp(net: Localnet, opts: LocalnetHttpOptions) {
     return !ct || FORM_TYPES.includes(ct);
   };
   return new Elysia({ name: `localnet:${opts.base || "/"}` })
-    .post(`${opts.base}/rpc`, ({ body }) => handleJsonRpc(methods, body), { parse: "json" })
+    .post(`${opts.base}/rpc`, ({ body }) => handleJsonRpcText(methods, body as string), { parse: "text" })
     .post(`${opts.base}/close-ledger`, () => ({ sequence: net.closeLedger().sequence }))
     .get(`${opts.base}/friendbot`, async ({ query, set }) => {
       try {
