@@ -36,7 +36,6 @@ export interface LedgerRecord {
   previousHash: string;
   closeTime: bigint;
   headerXdr: string; // LedgerHeader
-  headerHistoryXdr: string; // LedgerHeaderHistoryEntry
   metadataXdr: string; // LedgerCloseMeta
   txHashes: string[];
   protocolVersion: number;

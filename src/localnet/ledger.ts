@@ -277,7 +277,6 @@ export class Localnet implements LedgerStore {
     const ledger: LedgerRecord = {
       sequence: h.sequence, hash: toHex(hash), previousHash: toHex(h.previousHash), closeTime: h.closeTime,
       headerXdr: toB64(X.ledgerHeader.encode(wire)),
-      headerHistoryXdr: toB64(new Uint8Array([...hash, ...X.ledgerHeader.encode(wire), 0, 0, 0, 0])),
       metadataXdr: toB64(ledgerCloseMeta(wire, hash)),
       txHashes: applied.map((a) => a.frame.hashHex), protocolVersion: h.protocolVersion, baseFee: h.baseFee,
       baseReserve: h.baseReserve, maxTxSetSize: h.maxTxSetSize,

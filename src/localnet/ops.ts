@@ -4,7 +4,7 @@
  * without effect ("not modelled"). Each function returns the operation's result.
  */
 import { Op, publicKeyW, rawToAddress, muxedToAddress, sha256, xdrText, type OperationW, type OperationResultW } from "./xdr.ts";
-import { availableBalance, minBalance, newAccount, type Account, type Overlay } from "./state.ts";
+import { availableBalance, newAccount, type Account, type Overlay } from "./state.ts";
 import { opInner, opOuter, OpOuter } from "./results.ts";
 
 export interface OpContext {
@@ -158,4 +158,3 @@ export function applyClassicOp(o: Overlay, sourceId: string, op: OperationW, ctx
   }
 }
 
-export { minBalance };

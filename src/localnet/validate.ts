@@ -3,11 +3,10 @@
  * commonValid): structure, fees, time and ledger bounds, sequence numbers, signature weights and
  * balances. Used on submission (against the next ledger) and again when a ledger applies it.
  */
-import { Tx, Op, SOROBAN_OPS, type OperationW, type TxCode } from "./xdr.ts";
+import { Tx, Op, SOROBAN_OPS, muxedToAddress, type OperationW, type TxCode } from "./xdr.ts";
 import { availableBalance, type Account, type StateReader } from "./state.ts";
 import { SignatureChecker } from "./signatures.ts";
 import { opOuter, OpOuter, type TxOutcome } from "./results.ts";
-import { muxedToAddress } from "./xdr.ts";
 import type { Frame, InnerTx } from "./frame.ts";
 import { sorobanValidity } from "./soroban/validity.ts";
 
@@ -26,7 +25,7 @@ export interface ValidationContext {
 }
 
 export type Validity =
-  | { ok: true; checker: SignatureChecker }
+  | { ok: true }
   | { ok: false; outer?: TxCode; inner?: TxOutcome; feeCharged: bigint };
 
 type Threshold = 1 | 2 | 3;
@@ -143,7 +142,7 @@ export function checkValid(f: Frame, ctx: ValidationContext, slack = 0n): Validi
   const minFee = minFeeFor(f, ctx.baseFee);
   if (!f.isFeeBump) {
     const r = checkInner(f.inner, ctx, true, slack);
-    if (r instanceof SignatureChecker) return { ok: true, checker: r };
+    if (r instanceof SignatureChecker) return { ok: true };
     return { ok: false, inner: r, feeCharged: r.code === Tx.malformed ? 0n : minFee };
   }
   const inner = f.inner;
@@ -171,6 +170,6 @@ export function checkValid(f: Frame, ctx: ValidationContext, slack = 0n): Validi
   if (!ctx.applying && availableBalance(feeAcc, ctx.baseReserve) < f.fullFee) return { ok: false, outer: Tx.insufficientBalance, feeCharged: minFee };
   if (!outerChecker.allUsed()) return { ok: false, outer: Tx.badAuthExtra, feeCharged: minFee };
   const r = checkInner(inner, ctx, false, slack);
-  if (r instanceof SignatureChecker) return { ok: true, checker: r };
+  if (r instanceof SignatureChecker) return { ok: true };
   return { ok: false, inner: r, feeCharged: minFee };
 }
