@@ -159,6 +159,28 @@ describe("validation result codes", () => {
     expect(txCode((await t.rpc.sendTransaction(lb)).errorResult)).toBe("txTooLate");
   });
 
+  test("preconditions: minSeqNum, minSeqLedgerGap (tx_bad_minseq_age_or_gap) and extra signers", async () => {
+    const a = await t.funded();
+    const acc = await t.rpc.getAccount(a.publicKey());
+    const seq = BigInt(acc.sequenceNumber());
+    // with minSeqNum the sequence may jump ahead
+    const jump = new TransactionBuilder(new Account(a.publicKey(), (seq + 4n).toString()), { fee: "100", networkPassphrase: t.passphrase, minAccountSequence: seq.toString() }).addOperation(pay(t.net.root.publicKey())).setTimeout(60).build();
+    jump.sign(a);
+    expect((await t.submit(jump)).status).toBe(S.SUCCESS);
+    expect(t.net.account(a.publicKey())!.seqNum).toBe(seq + 5n);
+    const gap = new TransactionBuilder(await t.rpc.getAccount(a.publicKey()), { fee: "100", networkPassphrase: t.passphrase, minAccountSequenceLedgerGap: 1000 }).addOperation(pay(t.net.root.publicKey())).setTimeout(60).build();
+    gap.sign(a);
+    expect(txCode((await t.rpc.sendTransaction(gap)).errorResult)).toBe("txBadMinSeqAgeOrGap");
+    const cosigner = Keypair.random();
+    const extra = () => new TransactionBuilder(new Account(a.publicKey(), (seq + 5n).toString()), { fee: "100", networkPassphrase: t.passphrase, extraSigners: [cosigner.publicKey()] }).addOperation(pay(t.net.root.publicKey())).setTimeout(60).build();
+    const missing = extra();
+    missing.sign(a);
+    expect(txCode((await t.rpc.sendTransaction(missing)).errorResult)).toBe("txBadAuth");
+    const both = extra();
+    both.sign(a, cosigner);
+    expect((await t.submit(both)).status).toBe(S.SUCCESS);
+  });
+
   test("tx_missing_operation and tx_malformed", async () => {
     const a = await t.funded();
     const tx = await signed(a, [pay(t.net.root.publicKey())]);
