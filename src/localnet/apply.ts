@@ -3,7 +3,7 @@
  * lane's market rate, capped at the fee source's balance), then each transaction is re-validated
  * and its operations applied atomically; Soroban refunds go back to the fee source.
  */
-import { X, Tx, SOROBAN_OPS, muxedToAddress, toB64, type OperationResultW, type TransactionResultW, type ContractEventW, type DiagnosticEventW, type ScValW, type TxCode } from "./xdr.ts";
+import { X, Tx, SOROBAN_OPS, muxedToAddress, toB64, type OperationResultW, type TransactionResultW, type ContractEventW, type DiagnosticEventW, type ScValW, type TxCode } from "../stellar/xdr.ts";
 import { Overlay, type StateReader, type Account, type ContractData } from "./state.ts";
 import { checkValid, type ValidationContext } from "./validate.ts";
 import { applyClassicOp } from "./ops.ts";

@@ -1,6 +1,6 @@
 /** XDR encodings of localnet state: account ledger entries, ledger headers and close meta. */
 import { xdr } from "@stellar/stellar-sdk";
-import { X, text, publicKeyW, addressToRaw, sha256, type LedgerEntryDataW, type LedgerHeaderW } from "./xdr.ts";
+import { X, text, publicKeyW, addressToRaw, sha256, type LedgerEntryDataW, type LedgerHeaderW } from "../stellar/xdr.ts";
 import type { Account, LedgerHeaderState } from "./state.ts";
 
 export function accountEntryData(a: Account): LedgerEntryDataW {

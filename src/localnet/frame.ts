@@ -5,7 +5,7 @@
 import {
   X, SOROBAN_OPS, sha256, toHex, muxedToAddress,
   type EnvelopeW, type TxW, type DecoratedSignatureW, type OperationW, type SorobanDataW, type FeeBumpTxW,
-} from "./xdr.ts";
+} from "../stellar/xdr.ts";
 
 export interface InnerTx {
   tx: TxW;

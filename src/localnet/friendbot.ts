@@ -6,7 +6,7 @@
 import { Account as SdkAccount, Operation, TransactionBuilder, StrKey } from "@stellar/stellar-sdk";
 import type { Localnet } from "./ledger.ts";
 import type { TxRecord } from "./history.ts";
-import { resultCodes } from "./results.ts";
+import { resultCodes } from "../stellar/result-codes.ts";
 
 export const FRIENDBOT_XLM = "10000";
 const BATCH = 100;

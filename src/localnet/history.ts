@@ -1,5 +1,5 @@
 /** Closed ledgers and applied transactions as the RPC and Horizon serve them, plus fee statistics. */
-import type { TransactionResultW } from "./xdr.ts";
+import type { TransactionResultW } from "../stellar/xdr.ts";
 
 export interface TxRecord {
   hash: string; // outer hash

@@ -2,8 +2,8 @@
  * The Horizon subset localnet serves: POST /transactions (synchronous), POST /transactions_async,
  * GET /accounts/:id, GET /fee_stats and GET /. Responses follow stellar-horizon's shapes.
  */
-import { fromB64 } from "./xdr.ts";
-import { resultCodes } from "./results.ts";
+import { fromB64 } from "../stellar/xdr.ts";
+import { resultCodes } from "../stellar/result-codes.ts";
 import type { Localnet } from "./ledger.ts";
 import type { TxRecord } from "./history.ts";
 import { PROTOCOL_VERSION, VERSION } from "./ledger.ts";

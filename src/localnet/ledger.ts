@@ -4,7 +4,7 @@
  * what it applied for the RPC and Horizon interfaces.
  */
 import { Keypair } from "@stellar/stellar-sdk";
-import { X, Tx, networkId as netId, toHex, toB64, sha256, type TransactionResultW } from "./xdr.ts";
+import { X, Tx, networkId as netId, toHex, toB64, sha256, type TransactionResultW } from "../stellar/xdr.ts";
 import { newAccount, availableBalance, type Account, type ContractData, type LedgerHeaderState } from "./state.ts";
 import { toFrame, decodeEnvelope, type Frame } from "./frame.ts";
 import { checkValid, minFeeFor, type ValidationContext } from "./validate.ts";

@@ -3,7 +3,7 @@
  * bumpSequence, setOptions, manageData, accountMerge). Every other classic operation succeeds
  * without effect ("not modelled"). Each function returns the operation's result.
  */
-import { Op, publicKeyW, rawToAddress, muxedToAddress, sha256, xdrText, type OperationW, type OperationResultW } from "./xdr.ts";
+import { Op, publicKeyW, rawToAddress, muxedToAddress, sha256, xdrText, type OperationW, type OperationResultW } from "../stellar/xdr.ts";
 import { availableBalance, newAccount, type Account, type Overlay } from "./state.ts";
 import { opInner, opOuter, OpOuter } from "./results.ts";
 

@@ -3,7 +3,7 @@
  * document: getHealth, getNetwork, getVersionInfo, getLatestLedger, getLedgerEntries, getFeeStats,
  * sendTransaction, getTransaction, getTransactions, simulateTransaction.
  */
-import { X, fromB64, toB64, rawToAddress } from "./xdr.ts";
+import { X, fromB64, toB64, rawToAddress } from "../stellar/xdr.ts";
 import { toFrame, decodeEnvelope } from "./frame.ts";
 import { accountEntryData } from "./entries.ts";
 import { simulate, type SimulateOptions } from "./soroban/simulate.ts";

@@ -5,9 +5,9 @@
  * no check used make the transaction txBAD_AUTH_EXTRA.
  */
 import { createPublicKey, verify, type KeyObject } from "node:crypto";
-import { addressToRaw } from "./xdr.ts";
+import { addressToRaw } from "../stellar/xdr.ts";
 import type { Account } from "./state.ts";
-import type { DecoratedSignatureW } from "./xdr.ts";
+import type { DecoratedSignatureW } from "../stellar/xdr.ts";
 
 /** Signatures already verified (stellar-core keeps a verification cache too): apply re-checks them. */
 const verifiedCache = new Set<string>();

@@ -3,7 +3,7 @@
  * commonValid): structure, fees, time and ledger bounds, sequence numbers, signature weights and
  * balances. Used on submission (against the next ledger) and again when a ledger applies it.
  */
-import { Tx, Op, SOROBAN_OPS, muxedToAddress, type OperationW, type TxCode } from "./xdr.ts";
+import { Tx, Op, SOROBAN_OPS, muxedToAddress, type OperationW, type TxCode } from "../stellar/xdr.ts";
 import { availableBalance, type Account, type StateReader } from "./state.ts";
 import { SignatureChecker } from "./signatures.ts";
 import { opOuter, OpOuter, type TxOutcome } from "./results.ts";

@@ -1,5 +1,5 @@
 /** Applying a Soroban operation in a ledger: enforce the declared footprint, resources and fees. */
-import { X, Op, type OperationW, type ScValW, type ContractEventW, type DiagnosticEventW, type OperationResultW } from "../xdr.ts";
+import { X, Op, type OperationW, type ScValW, type ContractEventW, type DiagnosticEventW, type OperationResultW } from "../../stellar/xdr.ts";
 import { Overlay } from "../state.ts";
 import { opInner } from "../results.ts";
 import { invokeSuccessHash } from "../entries.ts";

@@ -6,8 +6,8 @@
  * Instruction costs are a fixed model (INSTRUCTIONS below), not measured.
  */
 import { Asset, StrKey } from "@stellar/stellar-sdk";
-import { X, sha256 } from "../xdr.ts";
-import type { ScValW, ScAddressW } from "../xdr.ts";
+import { X, sha256 } from "../../stellar/xdr.ts";
+import type { ScValW, ScAddressW } from "../../stellar/xdr.ts";
 import { availableBalance } from "../state.ts";
 import { Host, HostError, SCE, SCEC, sym, str, u32, u64, i128, fromI128, asAddress, addr } from "./host.ts";
 import { contractDataKey, keyId, scAddressToString, PERSISTENT } from "./footprint.ts";

@@ -1,6 +1,6 @@
 /** Ledger keys of Soroban state and the resources a footprint declares. */
 import { StrKey } from "@stellar/stellar-sdk";
-import { X, toB64, addressToRaw, type LedgerKeyW, type ScAddressW, type ScValW, type SorobanDataW } from "../xdr.ts";
+import { X, toB64, addressToRaw, type LedgerKeyW, type ScAddressW, type ScValW, type SorobanDataW } from "../../stellar/xdr.ts";
 import type { TxResources } from "./fees.ts";
 
 export const CONTRACT_DATA = 6;

@@ -3,7 +3,7 @@
  * into) the footprint, instruction metering, events, and authorization (require_auth) with
  * source-account and address credentials, in enforce or recording mode.
  */
-import { X, sha256, toHex, rawToAddress, text, type LedgerKeyW, type ScAddressW, type ScValW, type SorobanAuthW, type SorobanInvocationW, type ContractEventW, type DiagnosticEventW } from "../xdr.ts";
+import { X, sha256, toHex, rawToAddress, text, type LedgerKeyW, type ScAddressW, type ScValW, type SorobanAuthW, type SorobanInvocationW, type ContractEventW, type DiagnosticEventW } from "../../stellar/xdr.ts";
 import type { Account, ContractData, Overlay } from "../state.ts";
 import { verifyEd25519 } from "../signatures.ts";
 import { accountKey, keyId, contractDataKey, scAddressToString, TEMPORARY } from "./footprint.ts";

@@ -1,6 +1,6 @@
 /** Runs a host function against the built-in contracts, with the diagnostic fn_call/fn_return events. */
-import type { HostFunctionW, ScValW } from "../xdr.ts";
-import { xdrText } from "../xdr.ts";
+import type { HostFunctionW, ScValW } from "../../stellar/xdr.ts";
+import { xdrText } from "../../stellar/xdr.ts";
 import { Host, HostError, SCE, SCEC, sym } from "./host.ts";
 import { builtinContracts, instanceKey, TEST_CONTRACT_ID, type BuiltinContract } from "./contracts.ts";
 import { INSTRUCTIONS } from "./contracts.ts";

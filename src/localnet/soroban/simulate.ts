@@ -3,7 +3,7 @@
  * resources and authorization, and prices it with the network's resource fee formula and the
  * simulator's default adjustments.
  */
-import { X, Op, toB64, muxedToAddress, type ScValW, type SorobanAuthW, type SorobanDataW, type LedgerKeyW, type TxW } from "../xdr.ts";
+import { X, Op, toB64, muxedToAddress, type ScValW, type SorobanAuthW, type SorobanDataW, type LedgerKeyW, type TxW } from "../../stellar/xdr.ts";
 import { Overlay, type StateReader } from "../state.ts";
 import type { InnerTx } from "../frame.ts";
 import { Host, HostError } from "./host.ts";

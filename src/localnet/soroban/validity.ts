@@ -1,5 +1,5 @@
 /** Soroban-specific validity of a transaction (stellar-core checkSorobanResources / fee checks). */
-import { Tx, type TxCode } from "../xdr.ts";
+import { Tx, type TxCode } from "../../stellar/xdr.ts";
 import type { InnerTx } from "../frame.ts";
 import { computeResourceFee, exceededLimit } from "./fees.ts";
 import { declaredResources, keyId } from "./footprint.ts";

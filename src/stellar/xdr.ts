@@ -74,15 +74,6 @@ export const Tx = {
 } as const;
 export type TxCode = (typeof Tx)[keyof typeof Tx];
 
-/** Horizon's string names of transaction result codes (stellar-horizon internal/codes). */
-export const TX_CODE_NAMES: Record<number, string> = {
-  1: "tx_fee_bump_inner_success", 0: "tx_success", [-1]: "tx_failed", [-2]: "tx_too_early", [-3]: "tx_too_late",
-  [-4]: "tx_missing_operation", [-5]: "tx_bad_seq", [-6]: "tx_bad_auth", [-7]: "tx_insufficient_balance",
-  [-8]: "tx_no_source_account", [-9]: "tx_insufficient_fee", [-10]: "tx_bad_auth_extra", [-11]: "tx_internal_error",
-  [-12]: "tx_not_supported", [-13]: "tx_fee_bump_inner_failed", [-14]: "tx_bad_sponsorship",
-  [-15]: "tx_bad_minseq_age_or_gap", [-16]: "tx_malformed", [-17]: "tx_soroban_invalid", [-18]: "tx_frozen_key_accessed",
-};
-
 /** Field name of each operation type's result arm in OperationResultTr. */
 export const OP_RESULT_FIELD: Record<number, string> = {
   0: "createAccountResult", 1: "paymentResult", 2: "pathPaymentStrictReceiveResult", 3: "manageSellOfferResult",
