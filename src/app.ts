@@ -1,21 +1,47 @@
 /**
- * createApp: the relay's HTTP application without listen (tests call app.handle). For now it
- * serves the embedded local networks; the relay endpoints (/v1/*, /health) come with issue 3.
+ * createApp: the relay's HTTP application without listen (tests call app.handle): the error
+ * envelope and request ids, the /v1 routes, /health, OpenAPI, and the embedded local networks.
  */
 import { Elysia } from "elysia";
+import { openapi } from "@elysiajs/openapi";
 import type { Localnet } from "./localnet/ledger.ts";
 import { localnetHttp } from "./localnet/server.ts";
+import { errorsPlugin } from "./http/errors.plugin.ts";
+import { sponsorRoutes } from "./http/sponsor.routes.ts";
+import { simulateRoutes } from "./http/simulate.routes.ts";
+import { estimateRoutes } from "./http/estimate.routes.ts";
+import { healthRoutes } from "./http/health.routes.ts";
+import type { Gateway, NetworkName } from "./network/gateway.ts";
+import type { SponsorService } from "./relay/sponsor.service.ts";
+import type { SimulateService } from "./relay/simulate.service.ts";
+import type { Idempotency } from "./relay/idempotency.ts";
+import type { Logger } from "./log.ts";
 
-export type NetworkName = "testnet" | "mainnet";
+export const VERSION = "0.1.0";
 
 export interface AppDeps {
   /** Embedded localnets by network (networks with an upstream RPC URL have none). */
   localnets: Partial<Record<NetworkName, Localnet>>;
+  gateways: Partial<Record<NetworkName, Gateway>>;
   publicUrl: string;
+  sponsor: SponsorService;
+  simulate: SimulateService;
+  idempotency: Idempotency;
+  storage: () => { database: string; status: string };
+  log: Logger;
+  maxBodyBytes: number;
+  trustProxy: boolean;
+  startedAt: number;
 }
 
 export function createApp(deps: AppDeps) {
-  const app = new Elysia();
+  const app = new Elysia()
+    .use(errorsPlugin({ maxBodyBytes: deps.maxBodyBytes, log: deps.log }))
+    .use(openapi({ path: "/openapi", documentation: { info: { title: "Stellar sponsorship relay", version: VERSION } } }))
+    .use(sponsorRoutes(deps))
+    .use(simulateRoutes(deps))
+    .use(estimateRoutes(deps))
+    .use(healthRoutes({ gateways: deps.gateways, version: VERSION, startedAt: deps.startedAt, storage: deps.storage }));
   for (const [name, net] of Object.entries(deps.localnets)) {
     const base = `/localnet/${name}`;
     app.use(localnetHttp(net, { base, horizonPath: "/horizon", friendbotUrl: `${deps.publicUrl}${base}/friendbot` }));

@@ -1,7 +1,9 @@
 /** The relay's environment, validated once at boot with a TypeBox schema. */
 import { Type, type Static } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import type { FeePercentile } from "./network/gateway.ts";
 
+const PERCENTILES: FeePercentile[] = ["p10", "p20", "p30", "p40", "p50", "p60", "p70", "p80", "p90", "p95", "p99"];
 const NumberFromEnv = (def: number, min = 0) => Type.Number({ default: def, minimum: min });
 
 export const ConfigSchema = Type.Object({
@@ -11,14 +13,26 @@ export const ConfigSchema = Type.Object({
   LOCALNET_MAX_TX_SET_SIZE: NumberFromEnv(1000, 1),
   TESTNET_RPC_URL: Type.Optional(Type.String({ minLength: 1 })),
   MAINNET_RPC_URL: Type.Optional(Type.String({ minLength: 1 })),
+  TESTNET_PASSPHRASE: Type.Optional(Type.String({ minLength: 1 })),
+  MAINNET_PASSPHRASE: Type.Optional(Type.String({ minLength: 1 })),
+  TESTNET_SPONSOR_SECRET: Type.Optional(Type.String({ pattern: "^S[A-Z2-7]{55}$" })),
+  MAINNET_SPONSOR_SECRET: Type.Optional(Type.String({ pattern: "^S[A-Z2-7]{55}$" })),
+  SUBMISSION_TIMEOUT_MS: NumberFromEnv(30_000, 1),
+  TRY_AGAIN_LATER_MS: NumberFromEnv(10_000, 0),
+  FEE_PERCENTILE: Type.Unsafe<FeePercentile>(Type.Union(PERCENTILES.map((p) => Type.Literal(p)), { default: "p70" })),
+  MAX_FEE_RATE: NumberFromEnv(100_000, 100),
+  IDEMPOTENCY_TTL_MS: NumberFromEnv(24 * 3600 * 1000, 1),
+  MAX_BODY_BYTES: NumberFromEnv(262_144, 1024),
+  WATCHER_POLL_MS: NumberFromEnv(1000, 10),
+  TRUST_PROXY: Type.Boolean({ default: false }),
 });
 export type Config = Static<typeof ConfigSchema>;
 
-/** Parses `env` (strings) into a typed config; throws with every problem listed. */
+/** Parses `env` (strings) into a typed config; throws with every problem listed. Secrets are never echoed. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const raw = Object.fromEntries(Object.keys(ConfigSchema.properties).filter((k) => env[k] !== undefined && env[k] !== "").map((k) => [k, env[k]]));
   const value = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw));
   const errors = [...Value.Errors(ConfigSchema, value)];
-  if (errors.length) throw new Error(`invalid configuration: ${errors.map((e) => `${e.path.slice(1)} ${e.message}`).join("; ")}`);
+  if (errors.length) throw new Error(`invalid configuration: ${[...new Set(errors.map((e) => `${e.path.slice(1)} ${e.message}`))].join("; ")}`);
   return value as Config;
 }

@@ -1,0 +1,93 @@
+/**
+ * The relay's composition root: embedded networks, stores, services and the HTTP app, started in
+ * order (listen first, so that the gateways can reach the embedded networks over RPC).
+ */
+import { join } from "node:path";
+import { Keypair, Networks } from "@stellar/stellar-sdk";
+import type { Config } from "./config.ts";
+import { createApp } from "./app.ts";
+import { Localnet } from "./localnet/ledger.ts";
+import { Gateway, NETWORKS, type NetworkName } from "./network/gateway.ts";
+import { SponsorService } from "./relay/sponsor.service.ts";
+import { SimulateService } from "./relay/simulate.service.ts";
+import { Idempotency } from "./relay/idempotency.ts";
+import { MemoryIdempotencyStore, MemorySubmissionStore } from "./store/memory.ts";
+import type { Logger } from "./log.ts";
+
+const PUBLIC_PASSPHRASES: Record<NetworkName, string> = { testnet: Networks.TESTNET, mainnet: Networks.PUBLIC };
+
+/** The embedded network's fee account: derived from its passphrase (local lumens only, like the root account). */
+export const localSponsor = (passphrase: string): Keypair =>
+  Keypair.fromRawEd25519Seed(new Uint8Array(new Bun.CryptoHasher("sha256").update(`stellar-sponsor-relay/localnet-sponsor/${passphrase}`).digest()));
+
+export interface Relay {
+  url: string;
+  app: ReturnType<typeof createApp>;
+  localnets: Partial<Record<NetworkName, Localnet>>;
+  gateways: Partial<Record<NetworkName, Gateway>>;
+  stop(): Promise<void>;
+}
+
+export async function startRelay(config: Config, log: Logger): Promise<Relay> {
+  const upstream: Record<NetworkName, string | undefined> = { testnet: config.TESTNET_RPC_URL, mainnet: config.MAINNET_RPC_URL };
+  const secrets: Record<NetworkName, string | undefined> = { testnet: config.TESTNET_SPONSOR_SECRET, mainnet: config.MAINNET_SPONSOR_SECRET };
+  const passphrases: Record<NetworkName, string | undefined> = { testnet: config.TESTNET_PASSPHRASE, mainnet: config.MAINNET_PASSPHRASE };
+  const localnets: Partial<Record<NetworkName, Localnet>> = {};
+  for (const name of NETWORKS) {
+    if (upstream[name]) continue;
+    localnets[name] = new Localnet({
+      passphrase: PUBLIC_PASSPHRASES[name], ledgerCloseMs: config.LEDGER_CLOSE_MS, maxTxSetSize: config.LOCALNET_MAX_TX_SET_SIZE,
+      dataDir: join(config.DATA_DIR, "localnet"),
+    });
+  }
+  const gateways: Partial<Record<NetworkName, Gateway>> = {};
+  const sponsors: Partial<Record<NetworkName, Keypair>> = {};
+  const submissions = new MemorySubmissionStore();
+  const sponsor = new SponsorService({
+    gateways, sponsors, submissions, log,
+    config: { feePercentile: config.FEE_PERCENTILE, maxFeeRate: BigInt(config.MAX_FEE_RATE), submissionTimeoutMs: config.SUBMISSION_TIMEOUT_MS, tryAgainLaterMs: config.TRY_AGAIN_LATER_MS },
+  });
+  // the server's own body limit is only a backstop (chunked bodies): the errors plugin answers 413 in the envelope
+  const app = createApp({
+    localnets, gateways, publicUrl: `http://localhost:${config.PORT}`, sponsor, simulate: new SimulateService(config.FEE_PERCENTILE),
+    idempotency: new Idempotency(new MemoryIdempotencyStore(), config.IDEMPOTENCY_TTL_MS), storage: () => ({ database: "memory", status: "ok" }),
+    log, maxBodyBytes: config.MAX_BODY_BYTES, trustProxy: config.TRUST_PROXY, startedAt: Date.now(),
+  }).listen({ port: config.PORT, maxRequestBodySize: config.MAX_BODY_BYTES * 4 });
+  const url = `http://127.0.0.1:${app.server!.port}`;
+
+  for (const name of NETWORKS) {
+    const net = localnets[name];
+    const gw = new Gateway({
+      name, rpcUrl: upstream[name] ?? `${url}/localnet/${name}/rpc`, upstream: net ? "localnet" : new URL(upstream[name]!).host,
+      passphrase: net ? net.passphrase : passphrases[name], pollMs: config.WATCHER_POLL_MS, log,
+    });
+    await gw.start();
+    gateways[name] = gw;
+    if (net) {
+      net.start();
+      net.onLedgerClosed(() => gw.watcher.poke()); // confirm the moment the embedded ledger closes
+      const kp = localSponsor(net.passphrase);
+      if (!net.account(kp.publicKey())) {
+        const r = await fetch(`${url}/localnet/${name}/friendbot?addr=${kp.publicKey()}`);
+        if (!r.ok) throw new Error(`could not fund the ${name} fee account: ${r.status}`);
+      }
+      sponsors[name] = kp;
+      log.warn({ network: name, passphrase: net.passphrase, rpc: `${url}/localnet/${name}/rpc`, friendbot: `${url}/localnet/${name}/friendbot`, horizon: `${url}/localnet/${name}/horizon`, ledgerCloseMs: net.ledgerCloseMs, feeAccount: kp.publicKey() }, `LOCAL NETWORK: ${name} is an embedded localnet, not the public ${name}`);
+    } else if (secrets[name]) {
+      sponsors[name] = Keypair.fromSecret(secrets[name]!);
+      log.info({ network: name, upstream: gw.upstream, feeAccount: sponsors[name]!.publicKey() }, "network upstream");
+    } else {
+      log.error({ network: name }, `no ${name.toUpperCase()}_SPONSOR_SECRET: sponsoring on ${name} answers NETWORK_UNAVAILABLE`);
+    }
+  }
+  log.info({ port: app.server!.port }, "relay listening");
+
+  return {
+    url, app, localnets, gateways,
+    async stop() {
+      await app.stop(); // stop accepting; in-flight requests finish
+      for (const g of Object.values(gateways)) g.stop();
+      for (const n of Object.values(localnets)) n.stop();
+    },
+  };
+}

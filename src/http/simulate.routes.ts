@@ -1,0 +1,13 @@
+/** POST /v1/simulate */
+import { Elysia } from "elysia";
+import { NetworkOptionalBody, SimulateResponse, ErrorResponse } from "./schemas.ts";
+import type { SimulateService } from "../relay/simulate.service.ts";
+import type { SponsorService } from "../relay/sponsor.service.ts";
+
+export function simulateRoutes(deps: { simulate: SimulateService; sponsor: SponsorService }) {
+  return new Elysia({ name: "simulate.routes" }).post("/v1/simulate", ({ body }) => deps.simulate.simulate(deps.sponsor.gateway(body.network ?? "testnet"), body.transaction), {
+    body: NetworkOptionalBody,
+    response: { 200: SimulateResponse, 400: ErrorResponse, 422: ErrorResponse },
+    detail: { summary: "Simulate a Soroban transaction (network: the caller's; testnet without a key)", tags: ["relay"] },
+  });
+}

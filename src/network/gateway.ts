@@ -1,0 +1,55 @@
+/**
+ * The gateway to one Stellar network: its RPC client (the official SDK's rpc.Server), passphrase,
+ * ledger watcher and fee statistics (read once per new ledger).
+ */
+import { rpc } from "@stellar/stellar-sdk";
+import { LedgerWatcher } from "./ledger-watcher.ts";
+import type { Logger } from "../log.ts";
+
+export type NetworkName = "testnet" | "mainnet";
+export const NETWORKS: readonly NetworkName[] = ["testnet", "mainnet"];
+
+export interface GatewayOptions {
+  name: NetworkName;
+  rpcUrl: string;
+  /** "localnet" for an embedded network, else the upstream host. */
+  upstream: string;
+  /** Known passphrase (embedded networks); otherwise read with getNetwork. */
+  passphrase?: string;
+  pollMs: number;
+  log: Logger;
+}
+
+export type FeePercentile = "p10" | "p20" | "p30" | "p40" | "p50" | "p60" | "p70" | "p80" | "p90" | "p95" | "p99";
+
+export class Gateway {
+  readonly name: NetworkName;
+  readonly upstream: string;
+  readonly rpc: rpc.Server;
+  readonly watcher: LedgerWatcher;
+  passphrase = "";
+  private fees: { ledger: number; classic: Record<string, string>; soroban: Record<string, string> } | null = null;
+
+  constructor(private readonly opts: GatewayOptions) {
+    this.name = opts.name;
+    this.upstream = opts.upstream;
+    this.rpc = new rpc.Server(opts.rpcUrl, { allowHttp: opts.rpcUrl.startsWith("http://") });
+    this.watcher = new LedgerWatcher(this.rpc, { pollMs: opts.pollMs, log: opts.log, network: opts.name });
+  }
+
+  async start(): Promise<void> {
+    this.passphrase = this.opts.passphrase ?? (await this.rpc.getNetwork()).passphrase;
+    await this.watcher.start();
+  }
+  stop(): void { this.watcher.stop(); }
+
+  /** The inclusion fee rate (stroops per operation) at `percentile` of recent fees charged. */
+  async feeRate(percentile: FeePercentile, soroban: boolean): Promise<bigint> {
+    if (!this.fees || this.fees.ledger < this.watcher.latestLedger) {
+      const s = (await this.rpc.getFeeStats()) as unknown as { inclusionFee: Record<string, string>; sorobanInclusionFee: Record<string, string>; latestLedger: number };
+      this.fees = { ledger: s.latestLedger, classic: s.inclusionFee, soroban: s.sorobanInclusionFee };
+    }
+    const d = soroban ? this.fees.soroban : this.fees.classic;
+    return BigInt(d[percentile] ?? "0");
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * Decoding and structural validation of a client's transaction: what the relay rejects itself
+ * (VALIDATION_ERROR with details.reason) before anything reaches the network. A fee-bump envelope
+ * is unwrapped: the relay re-wraps its inner transaction and drops the client's outer signature.
+ */
+import { FeeBumpTransaction, TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
+import { X, SOROBAN_OPS, fromB64 } from "../stellar/xdr.ts";
+import { validationError } from "../http/errors.ts";
+
+export const MAX_OPS_PER_TX = 100;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+export interface DecodedTx {
+  /** The transaction the relay sponsors (the inner one of a client fee-bump). */
+  inner: Transaction;
+  innerHash: string;
+  wasFeeBump: boolean;
+  isSoroban: boolean;
+  operations: number;
+  /** The declared Soroban resource fee (0 for classic). */
+  resourceFee: bigint;
+}
+
+const invalid = (reason: string) => validationError(`transaction: ${reason}`, { field: "transaction", reason });
+
+/**
+ * Decodes `b64`. Sponsoring requires signatures and Soroban data; estimates and simulations do not
+ * (clients estimate before signing, and simulate to obtain the Soroban data).
+ */
+export function decodeTransaction(b64: string, passphrase: string, require: { signatures: boolean; sorobanData: boolean }): DecodedTx {
+  if (!b64 || !BASE64.test(b64)) throw invalid("not base64");
+  let wire;
+  try {
+    wire = X.envelope.decode(fromB64(b64));
+  } catch (e) {
+    throw invalid(/trailing/i.test(String(e)) ? "trailing bytes after the TransactionEnvelope" : "not a TransactionEnvelope");
+  }
+  const parsed = TransactionBuilder.fromXDR(b64, passphrase);
+  const wasFeeBump = parsed instanceof FeeBumpTransaction;
+  const inner = wasFeeBump ? (parsed as FeeBumpTransaction).innerTransaction : (parsed as Transaction);
+  const ops = (wire.type === 5 ? wire.feeBump.tx.innerTx.v1.tx : wire.type === 2 ? wire.v1.tx : wire.v0.tx).operations;
+  if (ops.length === 0) throw invalid("the transaction has no operations");
+  if (ops.length > MAX_OPS_PER_TX) throw invalid(`the transaction has ${ops.length} operations; the protocol allows ${MAX_OPS_PER_TX}`);
+  if (require.signatures && inner.signatures.length === 0) throw invalid("the transaction has no signatures");
+  const soroban = ops.filter((o) => SOROBAN_OPS.has(o.body.type)).length;
+  if (soroban && ops.length !== 1) throw invalid("a Soroban transaction must have exactly one operation");
+  const data = wire.type === 5 ? wire.feeBump.tx.innerTx.v1.tx.ext : wire.type === 2 ? wire.v1.tx.ext : null;
+  if (require.sorobanData && soroban && (!data || data.v !== 1)) throw invalid("a Soroban transaction must carry sorobanData (simulate and assemble it first)");
+  return {
+    inner, innerHash: Buffer.from(inner.hash()).toString("hex"), wasFeeBump, isSoroban: soroban > 0, operations: ops.length,
+    resourceFee: data && data.v === 1 ? data.sorobanData.resourceFee : 0n,
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * X-Idempotency-Key: the same key (per caller) with the same body answers the first outcome
+ * (status and body) without a second submission, also while the first is still running and after a
+ * restart; with another body it is IDEMPOTENCY_KEY_REUSED. Answers that invite a retry (503, 504)
+ * are not kept: the retry runs again, and the inner-hash rule keeps it from paying twice.
+ */
+import { RelayError, validationError } from "../http/errors.ts";
+import type { IdempotencyStore, Outcome } from "../store/types.ts";
+
+const KEY = /^[\x21-\x7e]{1,255}$/;
+const RETRYABLE = new Set([503, 504]);
+
+export function checkIdempotencyKey(key: string): void {
+  if (!KEY.test(key)) throw validationError("X-Idempotency-Key must be 1 to 255 visible ASCII characters", { field: "X-Idempotency-Key", reason: "invalid idempotency key" });
+}
+
+export const bodyHash = (body: unknown): string => new Bun.CryptoHasher("sha256").update(JSON.stringify(body)).digest("hex");
+
+export class Idempotency {
+  private readonly inflight = new Map<string, { bodyHash: string; run: Promise<Outcome> }>();
+
+  constructor(private readonly store: IdempotencyStore, private readonly ttlMs: number) {}
+
+  /** Runs `fn` once per (scope, key); `replayed` is true when the outcome is an earlier one. */
+  async run(scope: string, key: string, hash: string, fn: () => Promise<Outcome>): Promise<{ outcome: Outcome; replayed: boolean }> {
+    const id = `${scope}\u0000${key}`;
+    const mismatch = () => new RelayError("IDEMPOTENCY_KEY_REUSED", "this X-Idempotency-Key was used with a different request body", { key });
+    const running = this.inflight.get(id);
+    if (running) {
+      if (running.bodyHash !== hash) throw mismatch();
+      return { outcome: await running.run, replayed: true };
+    }
+    const existing = await this.store.claim(scope, key, hash, this.ttlMs);
+    if (existing) {
+      if (existing.bodyHash !== hash) throw mismatch();
+      if (existing.outcome) return { outcome: existing.outcome, replayed: true };
+    }
+    const run = fn().then(async (outcome) => {
+      if (RETRYABLE.has(outcome.status)) await this.store.release(scope, key);
+      else await this.store.complete(scope, key, outcome);
+      return outcome;
+    }).finally(() => this.inflight.delete(id));
+    this.inflight.set(id, { bodyHash: hash, run });
+    return { outcome: await run, replayed: false };
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * POST /v1/simulate and POST /v1/estimate: simulation through the network's simulateTransaction,
+ * and the fee the relay would charge for a transaction.
+ */
+import { RelayError } from "../http/errors.ts";
+import { X, fromB64 } from "../stellar/xdr.ts";
+import { StrKey } from "@stellar/stellar-sdk";
+import type { Gateway, FeePercentile } from "../network/gateway.ts";
+import { decodeTransaction } from "./decode.ts";
+import { BASE_FEE, innerRate } from "./fee-bump.ts";
+
+export interface SimulationEvent {
+  type: "contract" | "diagnostic" | "system";
+  contractId: string | null;
+  topics: string[];
+  data: string;
+  inSuccessfulContractCall: boolean;
+  xdr: string;
+}
+
+export interface SimulateResponse {
+  resourceFee: string;
+  latestLedger: number;
+  transactionData: string;
+  events: SimulationEvent[];
+  results: { auth: string[]; retval: string }[];
+}
+
+interface RawSimulation {
+  error?: string;
+  events?: string[];
+  transactionData?: string;
+  minResourceFee?: string;
+  results?: { auth?: string[]; xdr: string }[];
+  latestLedger: number;
+}
+
+const EVENT_TYPES = ["system", "contract", "diagnostic"] as const;
+
+/** A diagnostic event as JSON: topics and data stay base64 ScVal XDR; `xdr` is the whole event. */
+export function describeEvent(b64: string): SimulationEvent {
+  const d = X.diagnosticEvent.decode(fromB64(b64));
+  const body = d.event.body.v0;
+  const enc = (v: Parameters<typeof X.scVal.encode>[0]) => Buffer.from(X.scVal.encode(v)).toString("base64");
+  return {
+    type: EVENT_TYPES[d.event.type] ?? "diagnostic",
+    contractId: d.event.contractId ? StrKey.encodeContract(d.event.contractId) : null,
+    topics: body.topics.map(enc), data: enc(body.data), inSuccessfulContractCall: d.inSuccessfulContractCall, xdr: b64,
+  };
+}
+
+const SIMULATABLE = "only a transaction with exactly one invokeHostFunction, extendFootprintTtl or restoreFootprint operation can be simulated";
+
+export class SimulateService {
+  constructor(private readonly feePercentile: FeePercentile) {}
+
+  async simulate(gw: Gateway, transaction: string): Promise<SimulateResponse> {
+    const d = decodeTransaction(transaction, gw.passphrase, { signatures: false, sorobanData: false });
+    const ops = d.inner.operations;
+    if (ops.length !== 1 || !isSorobanOp(ops[0].type)) {
+      throw new RelayError("VALIDATION_ERROR", `transaction: ${SIMULATABLE}`, { field: "transaction", reason: SIMULATABLE });
+    }
+    const raw = (await gw.rpc._simulateTransaction(d.inner)) as RawSimulation;
+    const events = (raw.events ?? []).map(describeEvent);
+    if (raw.error) throw new RelayError("SIMULATION_FAILED", raw.error, { events });
+    return {
+      resourceFee: raw.minResourceFee ?? "0", latestLedger: raw.latestLedger, transactionData: raw.transactionData ?? "", events,
+      results: (raw.results ?? []).map((r) => ({ auth: r.auth ?? [], retval: r.xdr })),
+    };
+  }
+
+  async estimate(gw: Gateway, transaction: string): Promise<{ estimatedFee: string; breakdown: { baseFee: string; resourceFee: string } }> {
+    const d = decodeTransaction(transaction, gw.passphrase, { signatures: false, sorobanData: false });
+    let rate = await gw.feeRate(this.feePercentile, d.isSoroban);
+    for (const floor of [BASE_FEE, innerRate(d)]) if (rate < floor) rate = floor;
+    const baseFee = rate * BigInt(d.operations + 1);
+    let resourceFee = d.resourceFee;
+    if (d.isSoroban && resourceFee === 0n) resourceFee = BigInt((await this.simulate(gw, transaction)).resourceFee);
+    return { estimatedFee: (baseFee + resourceFee).toString(), breakdown: { baseFee: baseFee.toString(), resourceFee: resourceFee.toString() } };
+  }
+}
+
+const isSorobanOp = (type: string) => type === "invokeHostFunction" || type === "extendFootprintTtl" || type === "restoreFootprint";

@@ -1,0 +1,43 @@
+/** What the relay keeps durably: submission intents and outcomes, and idempotency records. */
+
+/** An HTTP outcome as it was answered (replayed verbatim). */
+export interface Outcome {
+  status: number;
+  body: unknown;
+}
+
+export interface SubmissionIntent {
+  id: string;
+  network: string;
+  innerHash: string;
+  /** Hash of the fee-bump sent. */
+  hash: string;
+  caller: string;
+  maxFee: bigint;
+}
+
+export interface SubmissionRecord extends SubmissionIntent {
+  outcome: Outcome | null;
+  feeCharged: bigint | null;
+}
+
+export interface SubmissionStore {
+  /** Writes the intent before the fee-bump is sent (a resend with a new hash updates it). */
+  recordIntent(s: SubmissionIntent): Promise<void>;
+  recordOutcome(id: string, outcome: Outcome, feeCharged: bigint | null): Promise<void>;
+  /** The latest submission of an inner transaction on a network. */
+  byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null>;
+}
+
+export interface IdempotencyRecord {
+  bodyHash: string;
+  outcome: Outcome | null;
+}
+
+export interface IdempotencyStore {
+  /** Claims (scope, key) for a body; returns the existing record when the key is already taken. */
+  claim(scope: string, key: string, bodyHash: string, ttlMs: number): Promise<IdempotencyRecord | null>;
+  complete(scope: string, key: string, outcome: Outcome): Promise<void>;
+  /** Forgets a claim whose request ended without an answer worth replaying. */
+  release(scope: string, key: string): Promise<void>;
+}
