@@ -1,0 +1,97 @@
+/** POST /v1/simulate, POST /v1/estimate, GET /health and the OpenAPI document, against the embedded localnets. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Asset, Contract, Operation, TransactionBuilder, nativeToScVal, xdr, type Keypair } from "@stellar/stellar-sdk";
+import { startTestRelay, type TestRelay } from "./support/relay.ts";
+import { TEST_CONTRACT_ID } from "../src/localnet/soroban/contracts.ts";
+
+let r: TestRelay;
+let user: Keypair;
+beforeAll(async () => { r = await startTestRelay(); user = await r.funded(); });
+afterAll(() => r.stop());
+
+async function call(contract: string, fn: string, ...args: xdr.ScVal[]): Promise<string> {
+  const tx = new TransactionBuilder(await r.rpc.getAccount(user.publicKey()), { fee: "100", networkPassphrase: r.passphrase })
+    .addOperation(new Contract(contract).call(fn, ...args)).setTimeout(60).build();
+  return tx.toEnvelope().toXdr("base64");
+}
+const sac = () => Asset.native().contractId(r.passphrase);
+
+describe("POST /v1/simulate", () => {
+  test("a contract call returns resource fee, transaction data, events and results", async () => {
+    const res = await r.post("/v1/simulate", { transaction: await call(sac(), "decimals") });
+    expect(res.status).toBe(200);
+    expect(BigInt(res.body.resourceFee)).toBeGreaterThan(0n);
+    const data = xdr.SorobanTransactionData.fromXdr(res.body.transactionData, "base64");
+    expect(data.resourceFee.toString()).toBe(res.body.resourceFee);
+    expect(res.body.latestLedger).toBeGreaterThan(0);
+    expect(xdr.ScVal.fromXdr(res.body.results[0].retval, "base64").value).toBe(7);
+    const fnCall = res.body.events.find((e: { topics: string[] }) => xdr.ScVal.fromXdr(e.topics[0], "base64").value?.toString() === "fn_call");
+    expect(fnCall.type).toBe("diagnostic");
+    expect(fnCall.inSuccessfulContractCall).toBe(true);
+    expect(typeof fnCall.xdr).toBe("string");
+  });
+
+  test("a transfer returns the authorization entries to sign", async () => {
+    const other = await r.funded();
+    const res = await r.post("/v1/simulate", { network: "testnet", transaction: await call(sac(), "transfer", nativeToScVal(other.publicKey(), { type: "address" }), nativeToScVal(user.publicKey(), { type: "address" }), nativeToScVal(5n, { type: "i128" })) });
+    expect(res.status).toBe(200);
+    expect(res.body.results[0].auth.length).toBe(1);
+    const transfer = res.body.events.find((e: { type: string }) => e.type === "contract");
+    expect(transfer.contractId).toBe(sac());
+  });
+
+  test("spec: a panicking contract is SIMULATION_FAILED with the network's message and events", async () => {
+    const res = await r.post("/v1/simulate", { transaction: await call(TEST_CONTRACT_ID, "panic") });
+    expect(res.status).toBe(422);
+    expect(res.body.error.code).toBe("SIMULATION_FAILED");
+    expect(res.body.error.message).toContain("Error(Contract, #1)");
+    expect(res.body.error.details.events.length).toBeGreaterThan(0);
+  });
+
+  test("spec: a transaction that is not a single Soroban operation is VALIDATION_ERROR", async () => {
+    const classic = new TransactionBuilder(await r.rpc.getAccount(user.publicKey()), { fee: "100", networkPassphrase: r.passphrase })
+      .addOperation(Operation.bumpSequence({ bumpTo: "1" })).setTimeout(60).build();
+    const res = await r.post("/v1/simulate", { transaction: classic.toEnvelope().toXdr("base64") });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe("VALIDATION_ERROR");
+    expect((await r.post("/v1/simulate", { transaction: "AAAA" })).body.error.code).toBe("VALIDATION_ERROR");
+  });
+});
+
+describe("POST /v1/estimate", () => {
+  test("classic: the fee-bump's inclusion fee for ops + 1, no signatures needed", async () => {
+    const tx = new TransactionBuilder(await r.rpc.getAccount(user.publicKey()), { fee: "100", networkPassphrase: r.passphrase })
+      .addOperation(Operation.bumpSequence({ bumpTo: "1" })).addOperation(Operation.bumpSequence({ bumpTo: "2" })).setTimeout(60).build();
+    const res = await r.post("/v1/estimate", { transaction: tx.toEnvelope().toXdr("base64") });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ estimatedFee: "300", breakdown: { baseFee: "300", resourceFee: "0" } });
+  });
+
+  test("Soroban: the simulated resource fee is added", async () => {
+    const res = await r.post("/v1/estimate", { transaction: await call(sac(), "decimals") });
+    const sim = await r.post("/v1/simulate", { transaction: await call(sac(), "decimals") });
+    expect(res.body.breakdown.resourceFee).toBe(sim.body.resourceFee);
+    expect(res.body.breakdown.baseFee).toBe("200");
+    expect(BigInt(res.body.estimatedFee)).toBe(200n + BigInt(sim.body.resourceFee));
+  });
+});
+
+describe("GET /health and OpenAPI", () => {
+  test("health reports both embedded networks", async () => {
+    const res = await fetch(`${r.url}/health`);
+    const body = (await res.json()) as any;
+    expect(res.status).toBe(200);
+    expect(body.status).toBe("ok");
+    expect(body.networks.testnet.upstream).toBe("localnet");
+    expect(body.networks.mainnet.latestLedger).toBeGreaterThan(0);
+    expect(body.networks.testnet.lastLedgerAgeMs).toBeLessThan(5000);
+    expect(JSON.stringify(body)).not.toMatch(/S[A-Z2-7]{55}/); // no secret keys
+  });
+
+  test("the OpenAPI document lists the routes", async () => {
+    const res = await fetch(`${r.url}/openapi/json`);
+    const doc = (await res.json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/sponsor", "/v1/simulate", "/v1/estimate", "/health"]));
+    expect((await fetch(`${r.url}/openapi`)).status).toBe(200);
+  });
+});
