@@ -20,6 +20,9 @@ const PUBLIC_PASSPHRASES: Record<NetworkName, string> = { testnet: Networks.TEST
 export const localSponsor = (passphrase: string): Keypair =>
   Keypair.fromRawEd25519Seed(new Uint8Array(new Bun.CryptoHasher("sha256").update(`stellar-sponsor-relay/localnet-sponsor/${passphrase}`).digest()));
 
+/** The embedded fee account's genesis balance: 1,000,000 XLM. */
+const LOCAL_FEE_ACCOUNT_STROOPS = 10_000_000_000_000n;
+
 export interface Relay {
   url: string;
   app: ReturnType<typeof createApp>;
@@ -37,7 +40,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
     if (upstream[name]) continue;
     localnets[name] = new Localnet({
       passphrase: PUBLIC_PASSPHRASES[name], ledgerCloseMs: config.LEDGER_CLOSE_MS, maxTxSetSize: config.LOCALNET_MAX_TX_SET_SIZE,
-      dataDir: join(config.DATA_DIR, "localnet"),
+      dataDir: join(config.DATA_DIR, "localnet"), genesisAccounts: [{ id: localSponsor(PUBLIC_PASSPHRASES[name]).publicKey(), balance: LOCAL_FEE_ACCOUNT_STROOPS }],
     });
   }
   const gateways: Partial<Record<NetworkName, Gateway>> = {};
@@ -67,10 +70,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
       net.start();
       net.onLedgerClosed(() => gw.watcher.poke()); // confirm the moment the embedded ledger closes
       const kp = localSponsor(net.passphrase);
-      if (!net.account(kp.publicKey())) {
-        const r = await fetch(`${url}/localnet/${name}/friendbot?addr=${kp.publicKey()}`);
-        if (!r.ok) throw new Error(`could not fund the ${name} fee account: ${r.status}`);
-      }
+      if (!net.account(kp.publicKey())) throw new Error(`the ${name} localnet in ${config.DATA_DIR} has no fee account: remove its snapshot to start afresh`);
       sponsors[name] = kp;
       log.warn({ network: name, passphrase: net.passphrase, rpc: `${url}/localnet/${name}/rpc`, friendbot: `${url}/localnet/${name}/friendbot`, horizon: `${url}/localnet/${name}/horizon`, ledgerCloseMs: net.ledgerCloseMs, feeAccount: kp.publicKey() }, `LOCAL NETWORK: ${name} is an embedded localnet, not the public ${name}`);
     } else if (secrets[name]) {

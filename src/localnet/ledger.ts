@@ -34,6 +34,8 @@ export interface LocalnetOptions {
   dataDir?: string;
   /** Clock in milliseconds (tests may inject one). */
   now?: () => number;
+  /** Accounts funded at genesis (stroops), e.g. an embedding relay's fee account. */
+  genesisAccounts?: { id: string; balance: bigint }[];
 }
 
 export type SubmitStatus = "PENDING" | "DUPLICATE" | "TRY_AGAIN_LATER" | "ERROR";
@@ -91,7 +93,10 @@ export class Localnet implements LedgerStore {
         totalCoins: TOTAL_COINS, feePool: 0n,
       };
       // genesis: the root account holds every lumen
-      this.accounts.set(this.root.publicKey(), newAccount(this.root.publicKey(), TOTAL_COINS, 0n, 1, closeTime));
+      const funded = opts.genesisAccounts ?? [];
+      const rootBalance = funded.reduce((left, a) => left - a.balance, TOTAL_COINS);
+      this.accounts.set(this.root.publicKey(), newAccount(this.root.publicKey(), rootBalance, 0n, 1, closeTime));
+      for (const a of funded) this.accounts.set(a.id, newAccount(a.id, a.balance, 1n << 32n, 1, closeTime));
       installBuiltins(this);
       this.recordLedger([], new Uint8Array(32));
     }

@@ -84,7 +84,8 @@ export class SponsorService {
       return await this.submit(gw, d, caller, id);
     } catch (e) {
       const o = outcomeOf(e);
-      if (o.status !== 503) await this.deps.submissions.recordOutcome(id, o, null);
+      // 503 and 504 are not final: a retry looks the intent up on the network again
+      if (o.status !== 503 && o.status !== 504) await this.deps.submissions.recordOutcome(id, o, null);
       return o;
     }
   }

@@ -10,6 +10,8 @@ import { startRelay, type Relay } from "../../src/boot.ts";
 export interface TestRelay extends Relay {
   rpc: rpc.Server;
   passphrase: string;
+  /** Closes a testnet ledger now (for relays started with LEDGER_CLOSE_MS=0). */
+  close(): number;
   /** A new testnet account funded by the embedded friendbot. */
   funded(): Promise<Keypair>;
   /** A signed 1-operation payment from `from` (to the localnet root unless given). */
@@ -24,9 +26,12 @@ export async function startTestRelay(env: Record<string, string> = {}): Promise<
   const server = new rpc.Server(`${relay.url}/localnet/testnet/rpc`, { allowHttp: true });
   return {
     ...relay, rpc: server, passphrase: net.passphrase,
+    close: () => net.closeLedger().sequence,
     async funded() {
       const kp = Keypair.random();
-      const r = await fetch(`${relay.url}/localnet/testnet/friendbot?addr=${kp.publicKey()}`);
+      const pending = fetch(`${relay.url}/localnet/testnet/friendbot?addr=${kp.publicKey()}`);
+      if (net.ledgerCloseMs <= 0) { await Bun.sleep(20); net.closeLedger(); }
+      const r = await pending;
       if (!r.ok) throw new Error(`friendbot ${r.status}`);
       return kp;
     },
