@@ -27,7 +27,7 @@ export interface AppDeps {
   sponsor: SponsorService;
   simulate: SimulateService;
   idempotency: Idempotency;
-  storage: () => { database: string; status: string };
+  storage: () => Promise<{ database: string; status: string }>;
   log: Logger;
   maxBodyBytes: number;
   trustProxy: boolean;

@@ -11,7 +11,9 @@ import { Gateway, NETWORKS, type NetworkName } from "./network/gateway.ts";
 import { SponsorService } from "./relay/sponsor.service.ts";
 import { SimulateService } from "./relay/simulate.service.ts";
 import { Idempotency } from "./relay/idempotency.ts";
-import { MemoryIdempotencyStore, MemorySubmissionStore } from "./store/memory.ts";
+import { openDatabase } from "./store/db.ts";
+import { SubmissionsRepo } from "./store/submissions.repo.ts";
+import { IdempotencyRepo } from "./store/idempotency.repo.ts";
 import type { Logger } from "./log.ts";
 
 const PUBLIC_PASSPHRASES: Record<NetworkName, string> = { testnet: Networks.TESTNET, mainnet: Networks.PUBLIC };
@@ -45,7 +47,12 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   }
   const gateways: Partial<Record<NetworkName, Gateway>> = {};
   const sponsors: Partial<Record<NetworkName, Keypair>> = {};
-  const submissions = new MemorySubmissionStore();
+  const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, schema: config.DATABASE_SCHEMA });
+  const submissions = new SubmissionsRepo(database.db);
+  const idempotencyKeys = new IdempotencyRepo(database.db);
+  const prune = () => idempotencyKeys.prune().catch((e) => log.warn({ err: String(e) }, "pruning idempotency keys failed"));
+  await prune();
+  const pruneTimer = setInterval(prune, 3600_000);
   const sponsor = new SponsorService({
     gateways, sponsors, submissions, log,
     config: { feePercentile: config.FEE_PERCENTILE, maxFeeRate: BigInt(config.MAX_FEE_RATE), submissionTimeoutMs: config.SUBMISSION_TIMEOUT_MS, tryAgainLaterMs: config.TRY_AGAIN_LATER_MS },
@@ -53,7 +60,8 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   // the server's own body limit is only a backstop (chunked bodies): the errors plugin answers 413 in the envelope
   const app = createApp({
     localnets, gateways, publicUrl: `http://localhost:${config.PORT}`, sponsor, simulate: new SimulateService(config.FEE_PERCENTILE),
-    idempotency: new Idempotency(new MemoryIdempotencyStore(), config.IDEMPOTENCY_TTL_MS), storage: () => ({ database: "memory", status: "ok" }),
+    idempotency: new Idempotency(idempotencyKeys, config.IDEMPOTENCY_TTL_MS),
+    storage: async () => ({ database: database.kind, status: (await database.ping()) ? "ok" : "down" }),
     log, maxBodyBytes: config.MAX_BODY_BYTES, trustProxy: config.TRUST_PROXY, startedAt: Date.now(),
   }).listen({ port: config.PORT, maxRequestBodySize: config.MAX_BODY_BYTES * 4 });
   const url = `http://127.0.0.1:${app.server!.port}`;
@@ -86,8 +94,10 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
     url, app, localnets, gateways,
     async stop() {
       await app.stop(); // stop accepting; in-flight requests finish
+      clearInterval(pruneTimer);
       for (const g of Object.values(gateways)) g.stop();
       for (const n of Object.values(localnets)) n.stop();
+      await database.close();
     },
   };
 }

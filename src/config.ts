@@ -9,6 +9,9 @@ const NumberFromEnv = (def: number, min = 0) => Type.Number({ default: def, mini
 export const ConfigSchema = Type.Object({
   PORT: NumberFromEnv(3000),
   DATA_DIR: Type.String({ default: "./.data" }),
+  DATABASE_URL: Type.Optional(Type.String({ minLength: 1 })),
+  /** A Postgres schema for every table (tests isolate suites with it); default: the search path's. */
+  DATABASE_SCHEMA: Type.Optional(Type.String({ pattern: "^[a-z_][a-z0-9_]*$" })),
   LEDGER_CLOSE_MS: NumberFromEnv(5000),
   LOCALNET_MAX_TX_SET_SIZE: NumberFromEnv(1000, 1),
   TESTNET_RPC_URL: Type.Optional(Type.String({ minLength: 1 })),
