@@ -211,6 +211,38 @@ describe("validation result codes", () => {
   });
 });
 
+describe("operation checks on submission", () => {
+  test("a malformed operation fails the transaction before anyone pays; the other operations keep their success shape", async () => {
+    const a = await t.funded();
+    const before = balanceOf(a);
+    const s = await t.rpc.sendTransaction(await signed(a, [pay(t.net.root.publicKey()), Operation.accountMerge({ destination: a.publicKey() })]));
+    expect(s.status).toBe("ERROR");
+    expect(txCode(s.errorResult)).toBe("txFailed");
+    expect(opCodes(s.errorResult!)).toEqual(["paymentSuccess", "accountMergeMalformed"]);
+    expect(balanceOf(a)).toBe(before);
+  });
+
+  test("an operation whose source the transaction creates first is valid when that source signed", async () => {
+    const a = await t.funded();
+    const b = Keypair.random();
+    const tx = await signed(a, [
+      Operation.createAccount({ destination: b.publicKey(), startingBalance: "10" }),
+      Operation.manageData({ name: "made-by", value: "b", source: b.publicKey() }),
+    ], { signers: [a, b] });
+    const r = await t.submit(tx);
+    expect(r.status).toBe(S.SUCCESS);
+    expect(t.net.account(b.publicKey())!.data.get("made-by")).toEqual(new TextEncoder().encode("b"));
+  });
+
+  test("a new account has no sequence ledger yet: minSeqLedgerGap passes", async () => {
+    const a = await t.funded();
+    const acc = await t.rpc.getAccount(a.publicKey());
+    const gap = new TransactionBuilder(acc, { fee: "100", networkPassphrase: t.passphrase, minAccountSequenceLedgerGap: 2 }).addOperation(pay(t.net.root.publicKey())).setTimeout(60).build();
+    gap.sign(a);
+    expect((await t.submit(gap)).status).toBe(S.SUCCESS);
+  });
+});
+
 describe("signers and thresholds", () => {
   test("setOptions signers: a high-threshold account needs both signatures", async () => {
     const a = await t.funded();

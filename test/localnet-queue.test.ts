@@ -4,7 +4,7 @@
  * against queued fees, capacity with surge pricing and eviction, aging and bans.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { Asset, Keypair, Operation, rpc, TransactionBuilder, type Transaction, type FeeBumpTransaction, xdr } from "@stellar/stellar-sdk";
+import { Asset, Keypair, Memo, Operation, rpc, TransactionBuilder, type Transaction, type FeeBumpTransaction, xdr } from "@stellar/stellar-sdk";
 import { startLocalnet, type TestNet } from "./support/localnet.ts";
 
 let t: TestNet;
@@ -51,6 +51,7 @@ describe("one pending transaction per source account", () => {
     const lower = await t.rpc.sendTransaction(payment(a, 100, { ahead: -1n }));
     expect(lower.status).toBe("ERROR");
     expect(txCode(lower.errorResult)).toBe("txBadSeq");
+    expect(BigInt(lower.errorResult!.feeCharged)).toBe(0n);
     t.close();
     expect((await t.rpc.getTransaction(hex(first))).status).toBe(S.SUCCESS);
     // after the ledger, the next sequence number is accepted
@@ -88,11 +89,35 @@ describe("replace-by-fee", () => {
     expect(BigInt(weak.errorResult!.feeCharged)).toBe(2000n);
     const strong = bump(inner, sponsor, 1000);
     expect((await t.rpc.sendTransaction(strong)).status).toBe("PENDING");
+    expect((await t.rpc.sendTransaction(inner)).status).toBe("DUPLICATE"); // the replaced transaction is not banned
     t.close();
     const got = await t.rpc.getTransaction(hex(strong));
     expect(got.status).toBe(S.SUCCESS);
     expect((await t.rpc.getTransaction(hex(inner))).status).toBe(S.SUCCESS); // found by inner hash, applied once
     expect(t.net.latestLedger.txHashes).toEqual([hex(strong)]);
+  });
+});
+
+describe("fee-bumps at apply", () => {
+  test("the outer envelope is not checked again: a fee source that changed its thresholds in the same ledger still pays", async () => {
+    t = await startLocalnet({ ledgerCloseMs: 0 });
+    const [user, sponsor] = await fundMany(2);
+    const fb = bump(payment(user, 100), sponsor, 100);
+    expect((await t.rpc.sendTransaction(fb)).status).toBe("PENDING");
+    // a ledger applies in hash order: vary the memo until the threshold change is applied first
+    let raise: Transaction;
+    for (let i = 0; ; i++) {
+      raise = new TransactionBuilder(await t.rpc.getAccount(sponsor.publicKey()), { fee: "100", networkPassphrase: t.passphrase, memo: Memo.id(String(i)) })
+        .addOperation(Operation.setOptions({ masterWeight: 1, lowThreshold: 5, medThreshold: 5, highThreshold: 5 })).setTimeout(60).build();
+      if (hex(raise) < hex(fb)) break;
+    }
+    raise.sign(sponsor);
+    expect((await t.rpc.sendTransaction(raise)).status).toBe("PENDING");
+    t.close();
+    expect((await t.rpc.getTransaction(hex(raise))).status).toBe(S.SUCCESS);
+    const got = applied(await t.rpc.getTransaction(hex(fb)));
+    expect(got.status).toBe(S.SUCCESS);
+    expect(txCode(got.resultXdr)).toBe("txFeeBumpInnerSuccess");
   });
 });
 

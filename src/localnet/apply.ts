@@ -42,7 +42,7 @@ export interface Applied {
 }
 
 /** Errors after the sequence check still consume the sequence number at apply. */
-const CONSUMES_SEQ: ReadonlySet<TxCode> = new Set([Tx.badAuth, Tx.badAuthExtra, Tx.failed, Tx.insufficientBalance]);
+const CONSUMES_SEQ: ReadonlySet<TxCode> = new Set([Tx.badMinSeqAgeOrGap, Tx.badAuth, Tx.badAuthExtra, Tx.failed, Tx.insufficientBalance]);
 
 function bumpSeq(store: LedgerStore, f: Frame, ctx: ApplyContext): void {
   const acc = store.account(f.inner.source);
@@ -84,8 +84,9 @@ export function applyTransactions(ctx: ApplyContext, frames: Frame[], laneBaseFe
   });
 
   // 2. apply each transaction
+  const refunds: { to: string; amount: bigint }[] = [];
   const vctx: ValidationContext = { state: store, ledgerSeq: ctx.ledgerSeq, closeTime: ctx.closeTime, baseFee: ctx.baseFee, baseReserve: ctx.baseReserve, applying: true };
-  return frames.map((f, i) => {
+  const applied = frames.map((f, i) => {
     let fee = charged[i];
     const inclusion = fee - f.inner.resourceFee;
     const refundable = f.inner.isSoroban && f.inner.soroban ? maxRefundable(f.inner) : 0n;
@@ -131,12 +132,12 @@ export function applyTransactions(ctx: ApplyContext, frames: Frame[], laneBaseFe
         outcome = { code: Tx.success, opResults };
       }
     }
-    // Soroban: refund the unused refundable fee (all of it on failure) to the fee source
+    // Soroban: the unused refundable fee (all of it on failure) goes back to the fee source once
+    // the whole set is applied (protocol 23+)
     if (refundable > 0n) {
       const refund = outcome.code === Tx.success ? refundable - consumed : refundable;
-      const payer = store.account(f.feeSource);
-      if (payer && refund > 0n) {
-        store.putAccount({ ...payer, balance: payer.balance + refund });
+      if (refund > 0n) {
+        refunds.push({ to: f.feeSource, amount: refund });
         fee -= refund;
       }
     }
@@ -149,6 +150,11 @@ export function applyTransactions(ctx: ApplyContext, frames: Frame[], laneBaseFe
       feeSample: f.inner.isSoroban ? (inclusion > 0n ? inclusion : 0n) : fee / BigInt(Math.max(1, f.inner.ops.length)),
     };
   });
+  for (const r of refunds) {
+    const payer = store.account(r.to);
+    if (payer) store.putAccount({ ...payer, balance: payer.balance + r.amount });
+  }
+  return applied;
 }
 
 export const eventsToB64 = (evs: ContractEventW[]): string[] => evs.map((e) => toB64(X.contractEvent.encode(e)));

@@ -95,8 +95,8 @@ export class Localnet implements LedgerStore {
       // genesis: the root account holds every lumen
       const funded = opts.genesisAccounts ?? [];
       const rootBalance = funded.reduce((left, a) => left - a.balance, TOTAL_COINS);
-      this.accounts.set(this.root.publicKey(), newAccount(this.root.publicKey(), rootBalance, 0n, 1, closeTime));
-      for (const a of funded) this.accounts.set(a.id, newAccount(a.id, a.balance, 1n << 32n, 1, closeTime));
+      this.accounts.set(this.root.publicKey(), newAccount(this.root.publicKey(), rootBalance, 0n, 1));
+      for (const a of funded) this.accounts.set(a.id, newAccount(a.id, a.balance, 1n << 32n, 1));
       installBuiltins(this);
       this.recordLedger([], new Uint8Array(32));
     }
@@ -159,15 +159,15 @@ export class Localnet implements LedgerStore {
     const hash = f.hashHex;
     const error = (r: TransactionResultW): SubmitResult => ({ status: "ERROR", hash, errorResult: r, errorResultXdr: toB64(X.result.encode(r)) });
     if (this.queue.isBanned(hash)) return { status: "TRY_AGAIN_LATER", hash };
-    if (f.fullFee < 0n || f.inclusionFee < 0n && !f.inner.isSoroban) return error(plainResult(0n, { code: Tx.malformed }));
+    if (f.fullFee < 0n || f.inclusionFee < 0n) return error(plainResult(0n, { code: Tx.malformed }));
     const ctx = this.validationContext();
     const queued = this.queue.bySource.get(f.inner.source);
     let replaced: Frame | null = null;
     if (queued) {
       const q = queued.frame;
       if (q.hashHex === hash || (q.isFeeBump && q.inner.hashHex === hash)) return { status: "DUPLICATE", hash };
-      if (f.inner.seqNum < q.inner.seqNum) return error(this.wrapError(f, Tx.badSeq, minFeeFor(f, ctx.baseFee)));
-      if (!f.isFeeBump || f.inner.seqNum !== q.inner.seqNum) return { status: "TRY_AGAIN_LATER", hash };
+      if (f.inner.seqNum < q.inner.seqNum) return error(outerError(0n, Tx.badSeq));
+      if (!f.isFeeBump || f.inner.seqNum !== q.inner.seqNum || f.inner.isSoroban !== q.inner.isSoroban) return { status: "TRY_AGAIN_LATER", hash };
       // replace-by-fee: the new rate must be at least 10x the old one
       if (f.inclusionFee * BigInt(q.feeOps) < REPLACE_BY_FEE_MULTIPLIER * q.inclusionFee * BigInt(f.feeOps)) {
         const need = (REPLACE_BY_FEE_MULTIPLIER * q.inclusionFee * BigInt(f.feeOps) + BigInt(q.feeOps) - 1n) / BigInt(q.feeOps) + f.inner.resourceFee;
@@ -196,17 +196,15 @@ export class Localnet implements LedgerStore {
     if (availableBalance(payer, this.header.baseReserve) - f.fullFee < alreadyQueued) {
       return error(f.isFeeBump ? outerError(minFeeFor(f, ctx.baseFee), Tx.insufficientBalance) : plainResult(minFeeFor(f, ctx.baseFee), { code: Tx.insufficientBalance }));
     }
-    if (replaced) { this.queue.remove(replaced); this.queue.ban(replaced.hashHex, ctx.ledgerSeq + BAN_LEDGERS); }
+    const age = replaced ? this.queue.bySource.get(f.inner.source)!.age : 0;
+    if (replaced) this.queue.remove(replaced); // replaced, not banned: its inner transaction is still the queued one
     for (const e of evict) { this.queue.remove(e); this.queue.ban(e.hashHex, ctx.ledgerSeq + BAN_LEDGERS); }
-    this.queue.add(f);
+    this.queue.add(f, age);
     return { status: "PENDING", hash };
   }
 
   private wrapOutcome(f: Frame, fee: bigint, o: { code: number; opResults?: unknown[] }): TransactionResultW {
     return f.isFeeBump ? feeBumpResult(fee, f.inner.hash, o as never) : plainResult(fee, o as never);
-  }
-  private wrapError(f: Frame, code: number, fee: bigint): TransactionResultW {
-    return this.wrapOutcome(f, fee, { code });
   }
 
   /** Picks a lane's transactions by fee rate; returns them and the lane's base fee per operation. */

@@ -29,7 +29,7 @@ function createAccount(o: Overlay, src: Account, op: Extract<OperationW["body"],
   if (op.startingBalance < 2n * BigInt(ctx.baseReserve)) return opInner(T, -3);
   if (availableBalance(src, ctx.baseReserve) < op.startingBalance) return opInner(T, -2);
   src.balance -= op.startingBalance;
-  o.putAccount(newAccount(dest, op.startingBalance, ctx.startingSeq, ctx.ledgerSeq, ctx.closeTime));
+  o.putAccount(newAccount(dest, op.startingBalance, ctx.startingSeq, ctx.ledgerSeq));
   return ok(T);
 }
 
@@ -123,8 +123,45 @@ function bumpSequence(src: Account, bumpTo: bigint, ctx: OpContext): OperationRe
   return ok(Op.bumpSequence);
 }
 
+/**
+ * An operation's stateless checks (stellar-core OperationFrame::doCheckValid) for the modelled
+ * operations: the failing result, or null. They run on submission, so that a malformed operation
+ * is rejected before anyone pays for it.
+ */
+export function checkOpValid(op: OperationW, sourceId: string): OperationResultW | null {
+  const b = op.body;
+  switch (b.type) {
+    case Op.createAccount:
+      return b.createAccountOp.startingBalance < 0n || rawToAddress(b.createAccountOp.destination.ed25519) === sourceId ? opInner(b.type, -1) : null;
+    case Op.payment:
+      return b.paymentOp.amount <= 0n ? opInner(b.type, -1) : null;
+    case Op.accountMerge:
+      return muxedToAddress(b.destination) === sourceId ? opInner(b.type, -1) : null;
+    case Op.bumpSequence:
+      return b.bumpSequenceOp.bumpTo < 0n ? opInner(b.type, -1) : null;
+    case Op.manageData: {
+      const name = xdrText(b.manageDataOp.dataName);
+      return name.length === 0 || name.length > 64 ? opInner(b.type, -4) : null;
+    }
+    case Op.setOptions: {
+      const o = b.setOptionsOp;
+      if ([o.masterWeight, o.lowThreshold, o.medThreshold, o.highThreshold].some((w) => w !== null && w > 255)) return opInner(b.type, -7);
+      if (o.setFlags !== null && o.clearFlags !== null && (o.setFlags & o.clearFlags) !== 0) return opInner(b.type, -3);
+      if (o.signer && (o.signer.weight > 255 || (o.signer.key.type === 0 && rawToAddress(o.signer.key.ed25519) === sourceId))) return opInner(b.type, -8);
+      return null;
+    }
+    default:
+      return null;
+  }
+}
+
+/** The result an operation holds when another operation made a transaction invalid (its success shape). */
+export function defaultOpResult(op: OperationW): OperationResultW {
+  return op.body.type === Op.accountMerge ? opInner(op.body.type, 0, { sourceAccountBalance: 0n }) : notModelled(op, { opId: new Uint8Array(32) } as OpContext);
+}
+
 /** Success results of operations that are accepted without state effect. */
-function notModelled(op: OperationW, ctx: OpContext): OperationResultW {
+function notModelled(op: OperationW, ctx: Pick<OpContext, "opId">): OperationResultW {
   const b = op.body;
   switch (b.type) {
     case Op.pathPaymentStrictReceive:

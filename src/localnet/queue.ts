@@ -38,8 +38,9 @@ export class TxQueue {
   byAnyHash(hashHex: string): Queued | undefined { return this.byHash.get(hashHex); }
   queuedFees(feeSource: string): bigint { return this.feeTotals.get(feeSource) ?? 0n; }
 
-  add(frame: Frame): void {
-    const q: Queued = { frame, age: 0 };
+  /** Queues `frame`; `age` carries over the age of a transaction it replaces by fee. */
+  add(frame: Frame, age = 0): void {
+    const q: Queued = { frame, age };
     this.bySource.set(frame.inner.source, q);
     this.byHash.set(frame.hashHex, q);
     if (frame.isFeeBump) this.byHash.set(frame.inner.hashHex, q);

@@ -47,10 +47,11 @@ export function cloneAccount(a: Account): Account {
   return { ...a, thresholds: [...a.thresholds] as Account["thresholds"], signers: a.signers.map((s) => ({ ...s })), data: new Map(a.data) };
 }
 
-export function newAccount(id: string, balance: bigint, seqNum: bigint, ledger: number, closeTime: bigint): Account {
+/** A new account: like stellar-core's createAccount it has no sequence ledger/time yet (0). */
+export function newAccount(id: string, balance: bigint, seqNum: bigint, ledger: number): Account {
   return {
     id, balance, seqNum, numSubEntries: 0, thresholds: [1, 0, 0, 0], signers: [], data: new Map(),
-    homeDomain: "", flags: 0, seqLedger: ledger, seqTime: closeTime, lastModified: ledger,
+    homeDomain: "", flags: 0, seqLedger: 0, seqTime: 0n, lastModified: ledger,
   };
 }
 

@@ -3,10 +3,11 @@
  * commonValid): structure, fees, time and ledger bounds, sequence numbers, signature weights and
  * balances. Used on submission (against the next ledger) and again when a ledger applies it.
  */
-import { Tx, Op, SOROBAN_OPS, muxedToAddress, type OperationW, type TxCode } from "../stellar/xdr.ts";
+import { Tx, Op, muxedToAddress, type OperationW, type TxCode } from "../stellar/xdr.ts";
 import { availableBalance, type Account, type StateReader } from "./state.ts";
 import { SignatureChecker } from "./signatures.ts";
 import { opOuter, OpOuter, type TxOutcome } from "./results.ts";
+import { checkOpValid, defaultOpResult } from "./ops.ts";
 import type { Frame, InnerTx } from "./frame.ts";
 import { sorobanValidity } from "./soroban/validity.ts";
 
@@ -118,21 +119,19 @@ function checkInner(inner: InnerTx, ctx: ValidationContext, chargeFee: boolean, 
       if (es.type !== 0 || !checker.checkSigners([{ key: muxedToAddress({ type: 0, ed25519: es.ed25519 }), weight: 1 }], 1)) return { code: Tx.badAuth };
     }
   }
-  // operation signatures: each op's source at the op's threshold
+  if (chargeFee && !ctx.applying && availableBalance(acc, ctx.baseReserve) < inner.fee) return { code: Tx.insufficientBalance };
+  // operations: each op's source signs at the op's threshold (an op source that does not exist yet
+  // must have signed with its master key, as checkSignatureNoAccount), then the op's own checks
   let opFailed = false;
   const opResults = inner.ops.map((op) => {
     const srcId = op.sourceAccount ? muxedToAddress(op.sourceAccount) : inner.source;
     const src = ctx.state.account(srcId);
-    if (!src) {
-      if (op.body.type === Op.createAccount || SOROBAN_OPS.has(op.body.type)) return null;
-      opFailed = true;
-      return opOuter(OpOuter.noAccount);
-    }
-    if (!checker.check(src, src.thresholds[opThreshold(op)])) { opFailed = true; return opOuter(OpOuter.badAuth); }
-    return null;
+    const signed = src ? checker.check(src, src.thresholds[opThreshold(op)]) : checker.checkSigners([{ key: srcId, weight: 1 }], 0);
+    const r = signed ? checkOpValid(op, srcId) : opOuter(OpOuter.badAuth);
+    if (r) opFailed = true;
+    return r;
   });
-  if (opFailed) return { code: Tx.failed, opResults: opResults.map((r) => r ?? opOuter(0)) };
-  if (chargeFee && !ctx.applying && availableBalance(acc, ctx.baseReserve) < inner.fee) return { code: Tx.insufficientBalance };
+  if (opFailed) return { code: Tx.failed, opResults: opResults.map((r, i) => r ?? defaultOpResult(inner.ops[i])) };
   if (!checker.allUsed()) return { code: Tx.badAuthExtra };
   return checker;
 }
@@ -140,21 +139,22 @@ function checkInner(inner: InnerTx, ctx: ValidationContext, chargeFee: boolean, 
 /** Full validity of a frame, as stellar-core's checkValid. */
 export function checkValid(f: Frame, ctx: ValidationContext, slack = 0n): Validity {
   const minFee = minFeeFor(f, ctx.baseFee);
-  if (!f.isFeeBump) {
-    const r = checkInner(f.inner, ctx, true, slack);
+  const innerOnly = (chargeFee: boolean): Validity => {
+    const r = checkInner(f.inner, ctx, chargeFee, slack);
     if (r instanceof SignatureChecker) return { ok: true };
-    return { ok: false, inner: r, feeCharged: r.code === Tx.malformed ? 0n : minFee };
-  }
+    return { ok: false, inner: r, feeCharged: r.code === Tx.malformed && chargeFee ? 0n : minFee };
+  };
+  if (!f.isFeeBump) return innerOnly(true);
   const inner = f.inner;
   if (f.fullFee < 0n || structure(inner) === Tx.malformed) return { ok: false, outer: Tx.malformed, feeCharged: 0n };
+  // at apply a fee-bump's outer envelope is not checked again (CAP-15): only its inner transaction
+  if (ctx.applying) return innerOnly(false);
   const outerIncl = f.inclusionFee;
   const n = BigInt(Math.max(1, inner.ops.length));
   const base = BigInt(ctx.baseFee);
-  if (!ctx.applying && outerIncl < base * BigInt(f.feeOps)) return { ok: false, outer: Tx.insufficientFee, feeCharged: minFee };
+  if (outerIncl < base * BigInt(f.feeOps)) return { ok: false, outer: Tx.insufficientFee, feeCharged: minFee };
   const innerIncl = inner.fee - inner.resourceFee;
-  if (ctx.applying) {
-    // fees were checked on submission and charged before apply
-  } else if (innerIncl >= 0n) {
+  if (innerIncl >= 0n) {
     // outerIncl / (n + 1) must be at least innerIncl / n
     if (outerIncl * (base * n) < innerIncl * (base * BigInt(f.feeOps))) {
       const need = (innerIncl * BigInt(f.feeOps) + n - 1n) / n;
@@ -167,9 +167,7 @@ export function checkValid(f: Frame, ctx: ValidationContext, slack = 0n): Validi
   if (!feeAcc) return { ok: false, outer: Tx.noAccount, feeCharged: minFee };
   const outerChecker = new SignatureChecker(f.hash, f.signatures);
   if (!outerChecker.check(feeAcc, feeAcc.thresholds[LOW])) return { ok: false, outer: Tx.badAuth, feeCharged: minFee };
-  if (!ctx.applying && availableBalance(feeAcc, ctx.baseReserve) < f.fullFee) return { ok: false, outer: Tx.insufficientBalance, feeCharged: minFee };
+  if (availableBalance(feeAcc, ctx.baseReserve) < f.fullFee) return { ok: false, outer: Tx.insufficientBalance, feeCharged: minFee };
   if (!outerChecker.allUsed()) return { ok: false, outer: Tx.badAuthExtra, feeCharged: minFee };
-  const r = checkInner(inner, ctx, false, slack);
-  if (r instanceof SignatureChecker) return { ok: true };
-  return { ok: false, inner: r, feeCharged: minFee };
+  return innerOnly(false);
 }
