@@ -16,31 +16,39 @@ export function checkIdempotencyKey(key: string): void {
 
 export const bodyHash = (body: unknown): string => new Bun.CryptoHasher("sha256").update(JSON.stringify(body)).digest("hex");
 
+type Run = { outcome: Outcome; replayed: boolean };
+
 export class Idempotency {
-  private readonly inflight = new Map<string, { bodyHash: string; run: Promise<Outcome> }>();
+  private readonly inflight = new Map<string, { bodyHash: string; run: Promise<Run> }>();
 
   constructor(private readonly store: IdempotencyStore, private readonly ttlMs: number) {}
 
   /** Runs `fn` once per (scope, key); `replayed` is true when the outcome is an earlier one. */
-  async run(scope: string, key: string, hash: string, fn: () => Promise<Outcome>): Promise<{ outcome: Outcome; replayed: boolean }> {
+  async run(scope: string, key: string, hash: string, fn: () => Promise<Outcome>): Promise<Run> {
     const id = `${scope}\u0000${key}`;
-    const mismatch = () => new RelayError("IDEMPOTENCY_KEY_REUSED", "this X-Idempotency-Key was used with a different request body", { key });
     const running = this.inflight.get(id);
     if (running) {
-      if (running.bodyHash !== hash) throw mismatch();
-      return { outcome: await running.run, replayed: true };
+      if (running.bodyHash !== hash) throw reused(key);
+      return { outcome: (await running.run).outcome, replayed: true };
     }
+    // registered before the first await, so that concurrent requests in this process wait for it
+    const run = this.claimAndRun(scope, key, hash, fn).finally(() => this.inflight.delete(id));
+    this.inflight.set(id, { bodyHash: hash, run });
+    return run;
+  }
+
+  private async claimAndRun(scope: string, key: string, hash: string, fn: () => Promise<Outcome>): Promise<Run> {
     const existing = await this.store.claim(scope, key, hash, this.ttlMs);
     if (existing) {
-      if (existing.bodyHash !== hash) throw mismatch();
+      if (existing.bodyHash !== hash) throw reused(key);
       if (existing.outcome) return { outcome: existing.outcome, replayed: true };
+      // claimed earlier but never answered (a restart mid-request): run it; the inner-hash rule prevents a second payment
     }
-    const run = fn().then(async (outcome) => {
-      if (RETRYABLE.has(outcome.status)) await this.store.release(scope, key);
-      else await this.store.complete(scope, key, outcome);
-      return outcome;
-    }).finally(() => this.inflight.delete(id));
-    this.inflight.set(id, { bodyHash: hash, run });
-    return { outcome: await run, replayed: false };
+    const outcome = await fn();
+    if (RETRYABLE.has(outcome.status)) await this.store.release(scope, key);
+    else await this.store.complete(scope, key, outcome);
+    return { outcome, replayed: false };
   }
 }
+
+const reused = (key: string) => new RelayError("IDEMPOTENCY_KEY_REUSED", "this X-Idempotency-Key was used with a different request body", { key });

@@ -1,5 +1,6 @@
 /** Test harness: the whole relay (embedded localnets, fast ledgers) on a random port, plus SDK clients for its networks. */
 import { mkdtempSync } from "node:fs";
+import postgres from "postgres";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Keypair, rpc, TransactionBuilder, Asset, Operation, type Transaction } from "@stellar/stellar-sdk";
@@ -7,7 +8,11 @@ import { loadConfig } from "../../src/config.ts";
 import { createLogger } from "../../src/log.ts";
 import { startRelay, type Relay } from "../../src/boot.ts";
 
-export interface TestRelay extends Relay {
+export interface TestRelay extends Omit<Relay, "stop"> {
+  /** Stops the relay and drops its Postgres schema, unless `keepData` (to restart with `env`). */
+  stop(opts?: { keepData?: boolean }): Promise<void>;
+  /** The environment it was started with (restart with the same to keep its state). */
+  env: Record<string, string>;
   rpc: rpc.Server;
   passphrase: string;
   /** Closes a testnet ledger now (for relays started with LEDGER_CLOSE_MS=0). */
@@ -19,13 +24,35 @@ export interface TestRelay extends Relay {
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; body: any }>;
 }
 
+/** Postgres for the relay suites when TEST_DATABASE_URL is set (CI sets it); embedded PGlite otherwise. */
+const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
+export const databaseKind = TEST_DATABASE_URL ? "postgres" : "pglite";
+
+async function dropSchema(schema: string): Promise<void> {
+  const sql = postgres(TEST_DATABASE_URL!, { max: 1, onnotice: () => {} });
+  await sql.unsafe(`drop schema if exists "${schema}" cascade`);
+  await sql.end();
+}
+
+/**
+ * Starts a relay: its own DATA_DIR and, on Postgres, its own schema (dropped by `drop()`), unless
+ * `env` names them (a restart).
+ */
 export async function startTestRelay(env: Record<string, string> = {}): Promise<TestRelay> {
-  const config = loadConfig({ PORT: "0", DATA_DIR: mkdtempSync(join(tmpdir(), "relay-")), LEDGER_CLOSE_MS: "100", WATCHER_POLL_MS: "50", SUBMISSION_TIMEOUT_MS: "5000", TRY_AGAIN_LATER_MS: "500", ...env });
-  const relay = await startRelay(config, createLogger("silent"));
+  const full: Record<string, string> = {
+    PORT: "0", DATA_DIR: mkdtempSync(join(tmpdir(), "relay-")), LEDGER_CLOSE_MS: "100", WATCHER_POLL_MS: "50", SUBMISSION_TIMEOUT_MS: "5000", TRY_AGAIN_LATER_MS: "500",
+    ...(TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: `t_${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}` } : {}),
+    ...env,
+  };
+  const relay = await startRelay(loadConfig(full), createLogger("silent"));
   const net = relay.localnets.testnet!;
   const server = new rpc.Server(`${relay.url}/localnet/testnet/rpc`, { allowHttp: true });
   return {
-    ...relay, rpc: server, passphrase: net.passphrase,
+    ...relay, env: full, rpc: server, passphrase: net.passphrase,
+    async stop(opts = {}) {
+      await relay.stop();
+      if (full.DATABASE_URL && full.DATABASE_SCHEMA && !opts.keepData) await dropSchema(full.DATABASE_SCHEMA);
+    },
     close: () => net.closeLedger().sequence,
     async funded() {
       const kp = Keypair.random();
