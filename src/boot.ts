@@ -72,7 +72,9 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
       name, rpcUrl: upstream[name] ?? `${url}/localnet/${name}/rpc`, upstream: net ? "localnet" : new URL(upstream[name]!).host,
       passphrase: net ? net.passphrase : passphrases[name], pollMs: config.WATCHER_POLL_MS, log,
     });
-    await gw.start();
+    await gw.start().catch((e) => {
+      throw new Error(`cannot read the ${name} network's passphrase from ${upstream[name]}: set ${name.toUpperCase()}_PASSPHRASE or make it reachable (${e instanceof Error ? e.message : e})`);
+    });
     gateways[name] = gw;
     if (net) {
       net.start();

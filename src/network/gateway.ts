@@ -5,6 +5,7 @@
 import { rpc } from "@stellar/stellar-sdk";
 import { LedgerWatcher } from "./ledger-watcher.ts";
 import type { Logger } from "../log.ts";
+import { RelayError } from "../http/errors.ts";
 
 export type NetworkName = "testnet" | "mainnet";
 export const NETWORKS: readonly NetworkName[] = ["testnet", "mainnet"];
@@ -37,16 +38,32 @@ export class Gateway {
     this.watcher = new LedgerWatcher(this.rpc, { pollMs: opts.pollMs, log: opts.log, network: opts.name });
   }
 
+  /** Reads the passphrase (unless configured) and starts the watcher; throws when the passphrase cannot be had. */
   async start(): Promise<void> {
     this.passphrase = this.opts.passphrase ?? (await this.rpc.getNetwork()).passphrase;
     await this.watcher.start();
   }
+
+  /** Whether the network answered its last poll. */
+  get reachable(): boolean {
+    return this.watcher.lastError === null && this.watcher.latestLedger > 0;
+  }
   stop(): void { this.watcher.stop(); }
+
+  /** Runs an RPC call; a network that cannot be reached is NETWORK_UNAVAILABLE (503, Retry-After). */
+  async call<T>(what: string, fn: (server: rpc.Server) => Promise<T>): Promise<T> {
+    try {
+      return await fn(this.rpc);
+    } catch (e) {
+      this.opts.log.warn({ network: this.name, call: what, err: e instanceof Error ? e.message : String(e) }, "network call failed");
+      throw new RelayError("NETWORK_UNAVAILABLE", `the ${this.name} network could not be reached (${what})`, undefined, { "Retry-After": "2" });
+    }
+  }
 
   /** The inclusion fee rate (stroops per operation) at `percentile` of recent fees charged. */
   async feeRate(percentile: FeePercentile, soroban: boolean): Promise<bigint> {
     if (!this.fees || this.fees.ledger < this.watcher.latestLedger) {
-      const s = (await this.rpc.getFeeStats()) as unknown as { inclusionFee: Record<string, string>; sorobanInclusionFee: Record<string, string>; latestLedger: number };
+      const s = (await this.call("getFeeStats", (r) => r.getFeeStats())) as unknown as { inclusionFee: Record<string, string>; sorobanInclusionFee: Record<string, string>; latestLedger: number };
       this.fees = { ledger: s.latestLedger, classic: s.inclusionFee, soroban: s.sorobanInclusionFee };
     }
     const d = soroban ? this.fees.soroban : this.fees.classic;

@@ -35,11 +35,9 @@ export class LedgerWatcher {
 
   constructor(private readonly server: rpc.Server, private readonly opts: { pollMs: number; log: Logger; network: string }) {}
 
+  /** Starts watching from the current ledger; an unreachable network is retried on every poll. */
   async start(): Promise<void> {
-    const latest = (await this.server._getLatestLedger()) as { sequence: number };
-    this.last = latest.sequence;
-    this.latestLedger = latest.sequence;
-    this.latestSeenAt = Date.now();
+    await this.poll();
     this.schedule();
   }
   stop(): void {
@@ -86,6 +84,12 @@ export class LedgerWatcher {
     try {
       const latest = (await this.server._getLatestLedger()) as { sequence: number };
       this.lastError = null;
+      if (this.last === 0) {
+        // the first answer: watch from here on
+        this.last = this.latestLedger = latest.sequence;
+        this.latestSeenAt = Date.now();
+        return;
+      }
       if (latest.sequence <= this.last) return;
       this.latestLedger = latest.sequence;
       this.latestSeenAt = Date.now();

@@ -60,7 +60,7 @@ export class SimulateService {
     if (ops.length !== 1 || !isSorobanOp(ops[0].type)) {
       throw new RelayError("VALIDATION_ERROR", `transaction: ${SIMULATABLE}`, { field: "transaction", reason: SIMULATABLE });
     }
-    const raw = (await gw.rpc._simulateTransaction(d.inner)) as RawSimulation;
+    const raw = (await gw.call("simulateTransaction", (s) => s._simulateTransaction(d.inner))) as RawSimulation;
     const events = (raw.events ?? []).map(describeEvent);
     if (raw.error) throw new RelayError("SIMULATION_FAILED", raw.error, { events });
     return {

@@ -91,7 +91,7 @@ export class SponsorService {
   }
 
   private async lookup(gw: Gateway, hash: string): Promise<Confirmed | null> {
-    const r = (await gw.rpc._getTransaction(hash)) as { status: string; ledger?: number; resultXdr?: string };
+    const r = (await gw.call("getTransaction", (s) => s._getTransaction(hash))) as { status: string; ledger?: number; resultXdr?: string };
     if (r.status === "NOT_FOUND" || !r.resultXdr) return null;
     return { hash, successful: r.status === "SUCCESS", ledger: r.ledger!, resultXdr: r.resultXdr, feeCharged: X.result.decode(fromB64(r.resultXdr)).feeCharged };
   }
@@ -117,14 +117,7 @@ export class SponsorService {
       const hash = Buffer.from(fb.hash()).toString("hex");
       await this.deps.submissions.recordIntent({ id, network: gw.name, innerHash: d.innerHash, hash, caller, maxFee: feeBumpFee(d, rate) });
       const watch = gw.watcher.watch(hash, Math.max(1, deadline - Date.now()));
-      let sent;
-      try {
-        sent = (await gw.rpc._sendTransaction(fb)) as { status: string; errorResultXdr?: string };
-      } catch (e) {
-        watch.cancel();
-        this.deps.log.warn({ network: gw.name, err: String(e) }, "sendTransaction failed");
-        throw new RelayError("NETWORK_UNAVAILABLE", `the ${gw.name} network could not be reached`, undefined, { "Retry-After": "2" });
-      }
+      const sent = (await gw.call("sendTransaction", (s) => s._sendTransaction(fb)).catch((e) => { watch.cancel(); throw e; })) as { status: string; errorResultXdr?: string };
       if (sent.status === "PENDING" || sent.status === "DUPLICATE") {
         const c = await watch.promise;
         if (!c) throw new RelayError("SUBMISSION_TIMEOUT", `no confirmation within ${config.submissionTimeoutMs} ms`, { hash });
