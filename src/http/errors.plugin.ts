@@ -1,5 +1,6 @@
 /**
- * Request ids and the error envelope: every response carries `X-Request-Id`; every error (ours,
+ * Request ids, access logs and the error envelope: every response carries `X-Request-Id` and is
+ * logged (id, method, route, status, duration; never bodies, keys or XDR); every error (ours,
  * Elysia's validation/parse/not-found, or an unexpected exception) becomes the spec's envelope with
  * the same id. Unexpected exceptions are logged and answered as INTERNAL_ERROR without internals.
  */
@@ -8,6 +9,7 @@ import { RelayError, envelope } from "./errors.ts";
 import type { Logger } from "../log.ts";
 
 const ids = new WeakMap<Request, string>();
+const started = new WeakMap<Request, number>();
 
 /** The request id of a request (assigned when it arrived). */
 export const requestIdOf = (request: Request): string => ids.get(request) ?? "";
@@ -24,9 +26,14 @@ export function errorsPlugin(opts: { maxBodyBytes: number; log: Logger }) {
     .onRequest(({ request, set }) => {
       const id = crypto.randomUUID();
       ids.set(request, id);
+      started.set(request, performance.now());
       set.headers["x-request-id"] = id;
       const length = Number(request.headers.get("content-length") ?? 0);
       if (length > opts.maxBodyBytes) throw new RelayError("PAYLOAD_TOO_LARGE", `the request body is larger than ${opts.maxBodyBytes} bytes`, { limit: opts.maxBodyBytes });
+    })
+    .onAfterResponse({ as: "global" }, ({ request, route, set }) => {
+      const t0 = started.get(request);
+      opts.log.info({ requestId: requestIdOf(request), method: request.method, route: route || new URL(request.url).pathname, status: set.status ?? 200, durationMs: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 100) / 100 }, "request");
     })
     .onError({ as: "global" }, ({ code, error, request, set }) => {
       let e: RelayError;
