@@ -33,7 +33,9 @@ export function errorsPlugin(opts: { maxBodyBytes: number; log: Logger }) {
     })
     .onAfterResponse({ as: "global" }, ({ request, route, set }) => {
       const t0 = started.get(request);
-      opts.log.info({ requestId: requestIdOf(request), method: request.method, route: route || new URL(request.url).pathname, status: set.status ?? 200, durationMs: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 100) / 100 }, "request");
+      const path = route || new URL(request.url).pathname;
+      // the embedded networks' own traffic (the relay's watchers poll them) is debug-level
+      opts.log[path.startsWith("/localnet/") ? "debug" : "info"]({ requestId: requestIdOf(request), method: request.method, route: path, status: set.status ?? 200, durationMs: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 100) / 100 }, "request");
     })
     .onError({ as: "global" }, ({ code, error, request, set }) => {
       let e: RelayError;
