@@ -49,7 +49,7 @@ console.log(`set-up: ${N} funded source accounts and ${N} signed payments in ${(
 const worker = new Worker(new URL("./send-worker.ts", import.meta.url).href);
 const sent = await new Promise<{ ms: number; statuses: Record<string, number> }>((resolve) => {
   worker.onmessage = (e) => resolve(e.data);
-  worker.postMessage({ url, bodies, concurrency: CONCURRENCY });
+  worker.postMessage({ url, bodies, concurrency: CONCURRENCY, outcome: "rpc-status" });
 });
 worker.terminate();
 const accepted = sent.statuses.PENDING ?? 0;
