@@ -3,13 +3,13 @@ import { Elysia } from "elysia";
 import { SponsorBody, SponsorResponse, ErrorResponse } from "./schemas.ts";
 import { clientIp } from "./caller.ts";
 import { bodyHash, checkIdempotencyKey, type Idempotency } from "../relay/idempotency.ts";
-import { answer, outcomeOf, type SponsorService } from "../relay/sponsor.service.ts";
+import { answer, type SponsorService } from "../relay/sponsor.service.ts";
 
 export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idempotency; trustProxy: boolean }) {
   return new Elysia({ name: "sponsor.routes" }).post("/v1/sponsor", async ({ body, request, server, set }) => {
     const caller = `ip:${clientIp(request, server, deps.trustProxy)}`;
     const key = request.headers.get("x-idempotency-key");
-    const run = () => deps.sponsor.sponsor(body.transaction, body.network, caller).then((b) => ({ status: 200, body: b }), outcomeOf);
+    const run = () => deps.sponsor.sponsor(body.transaction, body.network, caller);
     if (key === null) return answer(await run());
     checkIdempotencyKey(key);
     const { outcome, replayed } = await deps.idempotency.run(caller, key, bodyHash({ transaction: body.transaction, network: body.network }), run);

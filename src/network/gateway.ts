@@ -29,7 +29,8 @@ export class Gateway {
   readonly rpc: rpc.Server;
   readonly watcher: LedgerWatcher;
   passphrase = "";
-  private fees: { ledger: number; classic: Record<string, string>; soroban: Record<string, string> } | null = null;
+  private fees: Promise<{ ledger: number; classic: Record<string, string>; soroban: Record<string, string> }> | null = null;
+  private feesLedger = -1;
 
   constructor(private readonly opts: GatewayOptions) {
     this.name = opts.name;
@@ -61,12 +62,17 @@ export class Gateway {
   }
 
   /** The inclusion fee rate (stroops per operation) at `percentile` of recent fees charged. */
+  /** Fee statistics are read once per ledger: concurrent requests share the one call. */
   async feeRate(percentile: FeePercentile, soroban: boolean): Promise<bigint> {
-    if (!this.fees || this.fees.ledger < this.watcher.latestLedger) {
-      const s = (await this.call("getFeeStats", (r) => r.getFeeStats())) as unknown as { inclusionFee: Record<string, string>; sorobanInclusionFee: Record<string, string>; latestLedger: number };
-      this.fees = { ledger: s.latestLedger, classic: s.inclusionFee, soroban: s.sorobanInclusionFee };
+    if (!this.fees || this.feesLedger < this.watcher.latestLedger) {
+      this.feesLedger = this.watcher.latestLedger;
+      this.fees = this.call("getFeeStats", (r) => r.getFeeStats() as Promise<unknown>).then((raw) => {
+        const s = raw as { inclusionFee: Record<string, string>; sorobanInclusionFee: Record<string, string>; latestLedger: number };
+        return { ledger: s.latestLedger, classic: s.inclusionFee, soroban: s.sorobanInclusionFee };
+      });
+      this.fees.catch(() => { this.fees = null; }); // a failed read is retried by the next request
     }
-    const d = soroban ? this.fees.soroban : this.fees.classic;
-    return BigInt(d[percentile] ?? "0");
+    const f = await this.fees;
+    return BigInt((soroban ? f.soroban : f.classic)[percentile] ?? "0");
   }
 }

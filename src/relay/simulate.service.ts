@@ -6,7 +6,7 @@ import { RelayError } from "../http/errors.ts";
 import { X, fromB64 } from "../stellar/xdr.ts";
 import { StrKey } from "@stellar/stellar-sdk";
 import type { Gateway, FeePercentile } from "../network/gateway.ts";
-import { decodeTransaction } from "./decode.ts";
+import { decodeTransaction, type DecodedTx } from "./decode.ts";
 import { BASE_FEE, innerRate } from "./fee-bump.ts";
 
 export interface SimulationEvent {
@@ -55,7 +55,10 @@ export class SimulateService {
   constructor(private readonly feePercentile: FeePercentile) {}
 
   async simulate(gw: Gateway, transaction: string): Promise<SimulateResponse> {
-    const d = decodeTransaction(transaction, gw.passphrase, { signatures: false, sorobanData: false });
+    return this.simulateDecoded(gw, decodeTransaction(transaction, gw.passphrase, { signatures: false, sorobanData: false }));
+  }
+
+  private async simulateDecoded(gw: Gateway, d: DecodedTx): Promise<SimulateResponse> {
     const ops = d.inner.operations;
     if (ops.length !== 1 || !isSorobanOp(ops[0].type)) {
       throw new RelayError("VALIDATION_ERROR", `transaction: ${SIMULATABLE}`, { field: "transaction", reason: SIMULATABLE });
@@ -75,7 +78,7 @@ export class SimulateService {
     for (const floor of [BASE_FEE, innerRate(d)]) if (rate < floor) rate = floor;
     const baseFee = rate * BigInt(d.operations + 1);
     let resourceFee = d.resourceFee;
-    if (d.isSoroban && resourceFee === 0n) resourceFee = BigInt((await this.simulate(gw, transaction)).resourceFee);
+    if (d.isSoroban && resourceFee === 0n) resourceFee = BigInt((await this.simulateDecoded(gw, d)).resourceFee);
     return { estimatedFee: (baseFee + resourceFee).toString(), breakdown: { baseFee: baseFee.toString(), resourceFee: resourceFee.toString() } };
   }
 }

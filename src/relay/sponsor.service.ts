@@ -34,11 +34,12 @@ export interface SponsorDeps {
 
 const TX_INSUFFICIENT_FEE = "tx_insufficient_fee";
 
-/** Turns an outcome back into an answer: 200 body, or the error it was. */
+/** A RelayError as an outcome (kept and replayed); anything else is a bug and is rethrown. */
 export function outcomeOf(e: unknown): Outcome {
   if (e instanceof RelayError) return { status: e.status, body: { code: e.code, message: e.message, details: e.details, headers: e.headers } };
   throw e;
 }
+/** Turns an outcome back into an answer: the 200 body, or the RelayError it was (thrown). */
 export function answer(o: Outcome): SponsorResponse {
   if (o.status === 200) return o.body as SponsorResponse;
   const b = o.body as { code: RelayError["code"]; message: string; details?: Record<string, unknown>; headers?: Record<string, string> };
@@ -56,17 +57,21 @@ export class SponsorService {
     return g;
   }
 
-  /** Sponsors a client transaction; resolves with the 200 body or throws the RelayError to answer. */
-  async sponsor(transaction: string, network: NetworkName, caller: string): Promise<SponsorResponse> {
-    const gw = this.gateway(network);
-    const d = decodeTransaction(transaction, gw.passphrase, { signatures: true, sorobanData: true });
-    const key = `${network}:${d.innerHash}`;
-    let run = this.inflight.get(key);
-    if (!run) {
-      run = this.once(gw, d, caller).finally(() => this.inflight.delete(key));
-      this.inflight.set(key, run);
+  /** Sponsors a client transaction; resolves with the outcome to answer (200 body or an error). */
+  async sponsor(transaction: string, network: NetworkName, caller: string): Promise<Outcome> {
+    try {
+      const gw = this.gateway(network);
+      const d = decodeTransaction(transaction, gw.passphrase, { signatures: true, sorobanData: true });
+      const key = `${network}:${d.innerHash}`;
+      let run = this.inflight.get(key);
+      if (!run) {
+        run = this.once(gw, d, caller).finally(() => this.inflight.delete(key));
+        this.inflight.set(key, run);
+      }
+      return await run;
+    } catch (e) {
+      return outcomeOf(e);
     }
-    return answer(await run);
   }
 
   /** One submission per inner hash: reuse a recorded outcome, resume a recorded intent, or submit. */
