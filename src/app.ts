@@ -11,6 +11,10 @@ import { sponsorRoutes } from "./http/sponsor.routes.ts";
 import { simulateRoutes } from "./http/simulate.routes.ts";
 import { estimateRoutes } from "./http/estimate.routes.ts";
 import { healthRoutes } from "./http/health.routes.ts";
+import { authPlugin } from "./http/auth.plugin.ts";
+import { adminRoutes } from "./http/admin.routes.ts";
+import type { ProjectsService } from "./relay/projects.service.ts";
+import type { ProjectActors } from "./relay/project-actors.ts";
 import type { Gateway, NetworkName } from "./network/gateway.ts";
 import type { SponsorService } from "./relay/sponsor.service.ts";
 import type { SimulateService } from "./relay/simulate.service.ts";
@@ -27,7 +31,11 @@ export interface AppDeps {
   sponsor: SponsorService;
   simulate: SimulateService;
   idempotency: Idempotency;
-  storage: () => Promise<{ database: string; status: string }>;
+  projects: ProjectsService;
+  actors: ProjectActors;
+  /** The admin API's bearer token; without it the admin API does not exist (404). */
+  adminToken?: string;
+  storage: () => Promise<{ database: string; status: string; checkpoints: string }>;
   log: Logger;
   maxBodyBytes: number;
   trustProxy: boolean;
@@ -38,9 +46,11 @@ export function createApp(deps: AppDeps) {
   const app = new Elysia()
     .use(errorsPlugin({ maxBodyBytes: deps.maxBodyBytes, log: deps.log }))
     .use(openapi({ path: "/openapi", documentation: { info: { title: "Stellar sponsorship relay", version: VERSION } } }))
+    .use(authPlugin(deps))
     .use(sponsorRoutes(deps))
     .use(simulateRoutes(deps))
     .use(estimateRoutes(deps))
+    .use(deps.adminToken ? adminRoutes(deps) : new Elysia())
     .use(healthRoutes({ gateways: deps.gateways, version: VERSION, startedAt: deps.startedAt, storage: deps.storage }));
   for (const [name, net] of Object.entries(deps.localnets)) {
     const base = `/localnet/${name}`;

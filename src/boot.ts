@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import { Keypair, Networks } from "@stellar/stellar-sdk";
-import type { Config } from "./config.ts";
+import { anonymousPolicy, type Config } from "./config.ts";
 import { createApp } from "./app.ts";
 import { Localnet } from "./localnet/ledger.ts";
 import { Gateway, NETWORKS, type NetworkName } from "./network/gateway.ts";
@@ -14,6 +14,12 @@ import { Idempotency } from "./relay/idempotency.ts";
 import { openDatabase } from "./store/db.ts";
 import { SubmissionsRepo } from "./store/submissions.repo.ts";
 import { IdempotencyRepo } from "./store/idempotency.repo.ts";
+import { ProjectsRepo } from "./store/projects.repo.ts";
+import { CreditsRepo } from "./store/credits.repo.ts";
+import { openCheckpoints } from "./store/checkpoints.ts";
+import { ProjectActors } from "./relay/project-actors.ts";
+import { ProjectsService } from "./relay/projects.service.ts";
+import { PROJECT_POLICY_DEFAULTS } from "./relay/policy.ts";
 import type { Logger } from "./log.ts";
 
 const PUBLIC_PASSPHRASES: Record<NetworkName, string> = { testnet: Networks.TESTNET, mainnet: Networks.PUBLIC };
@@ -50,18 +56,23 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, schema: config.DATABASE_SCHEMA });
   const submissions = new SubmissionsRepo(database.db);
   const idempotencyKeys = new IdempotencyRepo(database.db);
+  const checkpoints = await openCheckpoints({ url: config.REDIS_URL, prefix: config.REDIS_PREFIX });
+  const actors = new ProjectActors(checkpoints.store, { anonymousPolicy: anonymousPolicy(config.ANONYMOUS_POLICY), debounceMs: config.CHECKPOINT_DEBOUNCE_MS, maxAnonymousClients: config.ANONYMOUS_MAX_CLIENTS }, log);
+  const projects = new ProjectsService({ projects: new ProjectsRepo(database.db), credits: new CreditsRepo(database.db), submissions, actors, defaults: PROJECT_POLICY_DEFAULTS, log });
+  await projects.boot();
   const prune = () => idempotencyKeys.prune().catch((e) => log.warn({ err: String(e) }, "pruning idempotency keys failed"));
   await prune();
   const pruneTimer = setInterval(prune, 3600_000);
   const sponsor = new SponsorService({
     gateways, sponsors, submissions, log,
+    settleProject: (projectId, s) => actors.project(projectId)?.send({ type: "SETTLE", id: crypto.randomUUID(), now: Date.now(), ...s, journaled: true }),
     config: { feePercentile: config.FEE_PERCENTILE, maxFeeRate: BigInt(config.MAX_FEE_RATE), submissionTimeoutMs: config.SUBMISSION_TIMEOUT_MS, tryAgainLaterMs: config.TRY_AGAIN_LATER_MS },
   });
   // the server's own body limit is only a backstop (chunked bodies): the errors plugin answers 413 in the envelope
   const app = createApp({
     localnets, gateways, publicUrl: `http://localhost:${config.PORT}`, sponsor, simulate: new SimulateService(config.FEE_PERCENTILE),
-    idempotency: new Idempotency(idempotencyKeys, config.IDEMPOTENCY_TTL_MS),
-    storage: async () => ({ database: database.kind, status: (await database.ping()) ? "ok" : "down" }),
+    idempotency: new Idempotency(idempotencyKeys, config.IDEMPOTENCY_TTL_MS), projects, actors, adminToken: config.ADMIN_TOKEN,
+    storage: async () => ({ database: database.kind, status: (await database.ping()) ? "ok" : "down", checkpoints: checkpoints.kind }),
     log, maxBodyBytes: config.MAX_BODY_BYTES, trustProxy: config.TRUST_PROXY, startedAt: Date.now(),
   }).listen({ port: config.PORT, maxRequestBodySize: config.MAX_BODY_BYTES * 4 });
   const url = `http://127.0.0.1:${app.server!.port}`;
@@ -99,6 +110,8 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
       clearInterval(pruneTimer);
       for (const g of Object.values(gateways)) g.stop();
       for (const n of Object.values(localnets)) n.stop();
+      await actors.stop();
+      await checkpoints.store.close();
       await database.close();
     },
   };

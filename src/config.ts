@@ -2,6 +2,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import type { FeePercentile } from "./network/gateway.ts";
+import { ANONYMOUS_POLICY_DEFAULTS, PolicyPatch, effectivePolicy, mergeOverrides, type Policy } from "./relay/policy.ts";
 
 const PERCENTILES: FeePercentile[] = ["p10", "p20", "p30", "p40", "p50", "p60", "p70", "p80", "p90", "p95", "p99"];
 const NumberFromEnv = (def: number, min = 0) => Type.Number({ default: def, minimum: min });
@@ -28,6 +29,15 @@ export const ConfigSchema = Type.Object({
   MAX_BODY_BYTES: NumberFromEnv(262_144, 1024),
   WATCHER_POLL_MS: NumberFromEnv(1000, 10),
   TRUST_PROXY: Type.Boolean({ default: false }),
+  /** Bearer token of the admin API; without it the admin API answers 404. */
+  ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  REDIS_URL: Type.Optional(Type.String({ minLength: 1 })),
+  /** Prefix of the relay's Redis keys. */
+  REDIS_PREFIX: Type.String({ default: "relay:" }),
+  CHECKPOINT_DEBOUNCE_MS: NumberFromEnv(250, 0),
+  /** JSON policy fields overriding the anonymous testnet relay's defaults (per client IP). */
+  ANONYMOUS_POLICY: Type.Optional(Type.String({ minLength: 2 })),
+  ANONYMOUS_MAX_CLIENTS: NumberFromEnv(50_000, 1),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -38,4 +48,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const errors = [...Value.Errors(ConfigSchema, value)];
   if (errors.length) throw new Error(`invalid configuration: ${[...new Set(errors.map((e) => `${e.path.slice(1)} ${e.message}`))].join("; ")}`);
   return value as Config;
+}
+
+/** The anonymous relay's policy: its defaults with the ANONYMOUS_POLICY overrides (JSON, the admin API's policy fields). */
+export function anonymousPolicy(json: string | undefined): Policy {
+  if (!json) return ANONYMOUS_POLICY_DEFAULTS;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch {
+    throw new Error("invalid configuration: ANONYMOUS_POLICY is not JSON");
+  }
+  const errors = [...Value.Errors(PolicyPatch, parsed)];
+  if (errors.length) throw new Error(`invalid configuration: ANONYMOUS_POLICY ${errors.map((e) => `${e.path.slice(1)} ${e.message}`).join("; ")}`);
+  return effectivePolicy(ANONYMOUS_POLICY_DEFAULTS, mergeOverrides({}, parsed as PolicyPatch));
 }

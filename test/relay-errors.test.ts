@@ -59,7 +59,8 @@ describe("networks that cannot be reached", () => {
     expect(res.status).toBe(503);
     expect(res.body.error.code).toBe("NETWORK_UNAVAILABLE");
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
-    const main = await r.post("/v1/sponsor", { transaction: tx.toEnvelope().toXdr("base64"), network: "mainnet" });
+    const { liveKey } = await r.project({ credits: 10_000_000n });
+    const main = await r.post("/v1/sponsor", { transaction: tx.toEnvelope().toXdr("base64"), network: "mainnet" }, { "x-api-key": liveKey });
     expect(main.status).toBe(503);
   });
 });

@@ -6,7 +6,7 @@ import type { Gateway, NetworkName } from "../network/gateway.ts";
 /** A network whose latest ledger is older than this is degraded. */
 const STALE_MS = 30_000;
 
-export function healthRoutes(deps: { gateways: Partial<Record<NetworkName, Gateway>>; version: string; startedAt: number; storage: () => Promise<{ database: string; status: string }> }) {
+export function healthRoutes(deps: { gateways: Partial<Record<NetworkName, Gateway>>; version: string; startedAt: number; storage: () => Promise<{ database: string; status: string; checkpoints: string }> }) {
   return new Elysia({ name: "health.routes" }).get("/health", async ({ set }) => {
     const now = Date.now();
     const networks = Object.fromEntries(Object.entries(deps.gateways).map(([name, g]) => {

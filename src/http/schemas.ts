@@ -50,5 +50,5 @@ export const HealthResponse = t.Object({
   version: t.String(),
   uptimeSeconds: t.Number(),
   networks: t.Record(t.String(), NetworkHealth),
-  storage: t.Object({ database: t.String(), status: t.String() }),
+  storage: t.Object({ database: t.String(), status: t.String(), checkpoints: t.String({ description: "redis or memory" }) }),
 });

@@ -3,11 +3,13 @@ import { Elysia } from "elysia";
 import { NetworkOptionalBody, SimulateResponse, ErrorResponse } from "./schemas.ts";
 import type { SimulateService } from "../relay/simulate.service.ts";
 import type { SponsorService } from "../relay/sponsor.service.ts";
+import { callerNetwork } from "./auth.plugin.ts";
 
 export function simulateRoutes(deps: { simulate: SimulateService; sponsor: SponsorService }) {
-  return new Elysia({ name: "simulate.routes" }).post("/v1/simulate", ({ body }) => deps.simulate.simulate(deps.sponsor.gateway(body.network ?? "testnet"), body.transaction), {
+  return new Elysia({ name: "simulate.routes" }).post("/v1/simulate", ({ body, request }) =>
+    deps.simulate.simulate(deps.sponsor.gateway(callerNetwork(request, body.network)), body.transaction), {
     body: NetworkOptionalBody,
-    response: { 200: SimulateResponse, 400: ErrorResponse, 422: ErrorResponse },
+    response: { 200: SimulateResponse, 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse },
     detail: { summary: "Simulate a Soroban transaction (network: the caller's; testnet without a key)", tags: ["relay"] },
   });
 }

@@ -1,23 +1,25 @@
 /** POST /v1/sponsor */
 import { Elysia } from "elysia";
 import { SponsorBody, SponsorResponse, ErrorResponse } from "./schemas.ts";
-import { clientIp } from "./caller.ts";
+import { principalOf } from "./auth.plugin.ts";
 import { bodyHash, checkIdempotencyKey, type Idempotency } from "../relay/idempotency.ts";
 import { answer, type SponsorService } from "../relay/sponsor.service.ts";
+import { ProjectsService } from "../relay/projects.service.ts";
 
-export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idempotency; trustProxy: boolean }) {
-  return new Elysia({ name: "sponsor.routes" }).post("/v1/sponsor", async ({ body, request, server, set }) => {
-    const caller = `ip:${clientIp(request, server, deps.trustProxy)}`;
+export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idempotency }) {
+  return new Elysia({ name: "sponsor.routes" }).post("/v1/sponsor", async ({ body, request, set }) => {
+    const principal = principalOf(request);
+    ProjectsService.checkNetwork(principal, body.network);
     const key = request.headers.get("x-idempotency-key");
-    const run = () => deps.sponsor.sponsor(body.transaction, body.network, caller);
+    const run = () => deps.sponsor.sponsor(body.transaction, body.network, principal.payer);
     if (key === null) return answer(await run());
     checkIdempotencyKey(key);
-    const { outcome, replayed } = await deps.idempotency.run(caller, key, bodyHash({ transaction: body.transaction, network: body.network }), run);
+    const { outcome, replayed } = await deps.idempotency.run(principal.payer.scope, key, bodyHash({ transaction: body.transaction, network: body.network }), run);
     if (replayed) set.headers["idempotent-replayed"] = "true";
     return answer(outcome); // an error outcome is thrown again, enveloped with this request's id
   }, {
     body: SponsorBody,
-    response: { 200: SponsorResponse, 400: ErrorResponse, 422: ErrorResponse, 503: ErrorResponse, 504: ErrorResponse },
+    response: { 200: SponsorResponse, 400: ErrorResponse, 401: ErrorResponse, 402: ErrorResponse, 403: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse, 504: ErrorResponse },
     detail: { summary: "Wrap a signed transaction in a fee-bump paid by the relay and submit it", tags: ["relay"] },
   });
 }

@@ -3,8 +3,8 @@
  * (VALIDATION_ERROR with details.reason) before anything reaches the network. A fee-bump envelope
  * is unwrapped: the relay re-wraps its inner transaction and drops the client's outer signature.
  */
-import { FeeBumpTransaction, TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
-import { X, SOROBAN_OPS, fromB64 } from "../stellar/xdr.ts";
+import { FeeBumpTransaction, StrKey, TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
+import { X, Op, SOROBAN_OPS, fromB64, type OperationW } from "../stellar/xdr.ts";
 import { validationError } from "../http/errors.ts";
 
 export const MAX_OPS_PER_TX = 100;
@@ -17,8 +17,19 @@ export interface DecodedTx {
   wasFeeBump: boolean;
   isSoroban: boolean;
   operations: number;
+  /** Operation types by their XDR names (`payment`, `invokeHostFunction`...), in order. */
+  operationTypes: string[];
+  /** Contracts invoked by invokeHostFunction operations; null for a host function that invokes none (upload, create). */
+  contractIds: (string | null)[];
   /** The declared Soroban resource fee (0 for classic). */
   resourceFee: bigint;
+}
+
+const OP_NAMES: Record<number, string> = Object.fromEntries(Object.entries(Op).map(([name, n]) => [n, name]));
+
+function invokedContract(o: OperationW): string | null {
+  const fn = o.body.type === Op.invokeHostFunction ? o.body.invokeHostFunctionOp.hostFunction : null;
+  return fn && fn.type === 0 && fn.invokeContract.contractAddress.type === 1 ? StrKey.encodeContract(Buffer.from(fn.invokeContract.contractAddress.contractId)) : null;
 }
 
 const invalid = (reason: string) => validationError(`transaction: ${reason}`, { field: "transaction", reason });
@@ -48,6 +59,8 @@ export function decodeTransaction(b64: string, passphrase: string, require: { si
   if (require.sorobanData && soroban && (!data || data.v !== 1)) throw invalid("a Soroban transaction must carry sorobanData (simulate and assemble it first)");
   return {
     inner, innerHash: Buffer.from(inner.hash()).toString("hex"), wasFeeBump, isSoroban: soroban > 0, operations: ops.length,
+    operationTypes: ops.map((o) => OP_NAMES[o.body.type] ?? `operation${o.body.type}`),
+    contractIds: ops.filter((o) => o.body.type === Op.invokeHostFunction).map(invokedContract),
     resourceFee: data && data.v === 1 ? data.sorobanData.resourceFee : 0n,
   };
 }

@@ -1,19 +1,22 @@
 /**
- * POST /v1/sponsor: decode, pick the inclusion fee, wrap in a fee-bump signed by the network's
- * sponsor account, record the intent, send, and wait for the ledger watcher's confirmation.
- * The same inner transaction is never paid for twice: concurrent and later requests for an inner
- * hash already sponsored get that submission's outcome.
+ * POST /v1/sponsor: decode, plan the fee, have the project's actor check the policy and reserve
+ * the maximum fee, wrap in a fee-bump signed by the network's sponsor account, record the intent
+ * (with the credit reservation), send, wait for the ledger watcher's confirmation, and settle:
+ * charge what the network charged and release the rest. The same inner transaction is never paid
+ * for twice: concurrent and later requests for an inner hash already sponsored get that
+ * submission's outcome (and pay nothing).
  */
 import type { Keypair } from "@stellar/stellar-sdk";
 import { RelayError } from "../http/errors.ts";
 import { X, fromB64 } from "../stellar/xdr.ts";
 import type { Gateway, FeePercentile, NetworkName } from "../network/gateway.ts";
 import type { Confirmed } from "../network/ledger-watcher.ts";
-import type { Outcome, SubmissionStore } from "../store/types.ts";
+import type { Outcome, SettledCredits, SubmissionStore } from "../store/types.ts";
 import type { Logger } from "../log.ts";
 import { decodeTransaction, type DecodedTx } from "./decode.ts";
 import { BASE_FEE, buildFeeBump, feeBumpFee, innerRate } from "./fee-bump.ts";
 import { clientResultCodes, submissionFailed, type SponsorResponse } from "./outcome.ts";
+import type { Payer } from "./project-actors.ts";
 
 export interface SponsorConfig {
   feePercentile: FeePercentile;
@@ -30,7 +33,29 @@ export interface SponsorDeps {
   submissions: SubmissionStore;
   config: SponsorConfig;
   log: Logger;
+  /** Applies a settlement to another project's actor (a resumed submission of that project). */
+  settleProject(projectId: string, s: SettledCredits): void;
 }
+
+/** One request's reservation, settled exactly once. */
+interface Hold {
+  id: string;
+  payer: Payer;
+  credits: boolean;
+  grant: bigint;
+  journaled: boolean;
+  done: boolean;
+}
+
+interface FeePlan {
+  /** The first bid (stroops per operation). */
+  rate: bigint;
+  /** The lowest valid bid. */
+  floor: bigint;
+}
+
+const max = (...xs: bigint[]) => xs.reduce((a, b) => (a > b ? a : b));
+const min = (a: bigint, b: bigint) => (a < b ? a : b);
 
 const TX_INSUFFICIENT_FEE = "tx_insufficient_fee";
 
@@ -57,40 +82,64 @@ export class SponsorService {
     return g;
   }
 
-  /** Sponsors a client transaction; resolves with the outcome to answer (200 body or an error). */
-  async sponsor(transaction: string, network: NetworkName, caller: string): Promise<Outcome> {
+  /** Sponsors a client transaction for `payer`; resolves with the outcome to answer (200 body or an error). */
+  async sponsor(transaction: string, network: NetworkName, payer: Payer): Promise<Outcome> {
+    let hold: Hold | undefined;
     try {
       const gw = this.gateway(network);
       const d = decodeTransaction(transaction, gw.passphrase, { signatures: true, sorobanData: true });
+      const plan = await this.plan(gw, d);
+      const credits = network === "mainnet" && payer.projectId !== null;
+      const id = crypto.randomUUID();
+      const grant = await payer.reserve(id, credits, {
+        operationTypes: d.operationTypes, contractIds: d.contractIds,
+        minFee: feeBumpFee(d, plan.floor), maxFee: feeBumpFee(d, max(plan.rate, this.deps.config.maxFeeRate)), // bids double on tx_insufficient_fee up to MAX_FEE_RATE
+      });
+      hold = { id, payer, credits, grant, journaled: false, done: false };
       const key = `${network}:${d.innerHash}`;
-      let run = this.inflight.get(key);
-      if (!run) {
-        run = this.once(gw, d, caller).finally(() => this.inflight.delete(key));
-        this.inflight.set(key, run);
-      }
+      const running = this.inflight.get(key);
+      if (running) return await running; // another request pays for it; this one's hold is released below
+      const run = this.once(gw, d, plan, hold).finally(() => this.inflight.delete(key));
+      this.inflight.set(key, run);
       return await run;
     } catch (e) {
       return outcomeOf(e);
+    } finally {
+      if (hold) this.finish(hold, { released: 0n, charged: 0n });
     }
   }
 
+  /** The first bid: the network's fee statistics, at least the inner transaction's own bid, at most MAX_FEE_RATE. */
+  private async plan(gw: Gateway, d: DecodedTx): Promise<FeePlan> {
+    const floor = max(BASE_FEE, innerRate(d));
+    const rate = max(floor, await gw.feeRate(this.deps.config.feePercentile, d.isSoroban));
+    return { floor, rate: rate > this.deps.config.maxFeeRate ? max(this.deps.config.maxFeeRate, floor) : rate };
+  }
+
+  /** Ends a hold once: the journal's release and charge (for a credit hold) or the fee paid (for the daily spend). */
+  private finish(hold: Hold, s: SettledCredits): void {
+    if (hold.done) return;
+    hold.done = true;
+    hold.payer.settle(hold.id, { ...s, journaled: hold.journaled });
+  }
+
   /** One submission per inner hash: reuse a recorded outcome, resume a recorded intent, or submit. */
-  private async once(gw: Gateway, d: DecodedTx, caller: string): Promise<Outcome> {
+  private async once(gw: Gateway, d: DecodedTx, plan: FeePlan, hold: Hold): Promise<Outcome> {
     const prior = await this.deps.submissions.byInnerHash(gw.name, d.innerHash);
     // answered before: a success, or a failure the network charged for (its sequence number is spent)
     if (prior?.outcome && (prior.outcome.status === 200 || prior.feeCharged !== null)) return prior.outcome;
     if (prior && !prior.outcome) {
       // an intent without an outcome (the relay stopped mid-way): did the network include it?
       const found = await this.lookup(gw, prior.hash);
-      if (found) return this.settle(prior.id, found);
+      if (found) return this.settle(prior.id, found, prior.projectId, hold);
     }
     const id = prior?.id ?? crypto.randomUUID();
     try {
-      return await this.submit(gw, d, caller, id);
+      return await this.submit(gw, d, plan, hold, id);
     } catch (e) {
       const o = outcomeOf(e);
-      // 503 and 504 are not final: a retry looks the intent up on the network again
-      if (o.status !== 503 && o.status !== 504) await this.deps.submissions.recordOutcome(id, o, null);
+      // 503 and 504 are not final: a retry looks the intent up on the network again (the reservation stays journaled)
+      if (o.status !== 503 && o.status !== 504) this.finish(hold, await this.deps.submissions.recordOutcome(id, o, null));
       return o;
     }
   }
@@ -101,32 +150,43 @@ export class SponsorService {
     return { hash, successful: r.status === "SUCCESS", ledger: r.ledger!, resultXdr: r.resultXdr, feeCharged: X.result.decode(fromB64(r.resultXdr)).feeCharged };
   }
 
-  private async settle(id: string, c: Confirmed): Promise<Outcome> {
+  /** Records the network's verdict and settles the credits of the submission's project. */
+  private async settle(id: string, c: Confirmed, projectId: string | null, hold: Hold): Promise<Outcome> {
     const outcome: Outcome = c.successful
       ? { status: 200, body: { hash: c.hash, feePaid: c.feeCharged.toString(), ledger: c.ledger, resultXdr: c.resultXdr } satisfies SponsorResponse }
       : outcomeOf(submissionFailed(c.hash, c.resultXdr, { ledger: c.ledger, feePaid: c.feeCharged }));
-    await this.deps.submissions.recordOutcome(id, outcome, c.feeCharged);
+    const credits = await this.deps.submissions.recordOutcome(id, outcome, c.feeCharged);
+    if (projectId !== hold.payer.projectId) {
+      if (projectId) this.deps.settleProject(projectId, credits);
+    } else {
+      this.finish(hold, hold.credits ? credits : { released: 0n, charged: c.feeCharged });
+    }
     return outcome;
   }
 
-  private async submit(gw: Gateway, d: DecodedTx, caller: string, id: string): Promise<Outcome> {
+  private async submit(gw: Gateway, d: DecodedTx, plan: FeePlan, hold: Hold, id: string): Promise<Outcome> {
     const { config } = this.deps;
     const sponsor = this.deps.sponsors[gw.name];
     if (!sponsor) throw new RelayError("NETWORK_UNAVAILABLE", `no fee account is configured for ${gw.name}`, undefined, { "Retry-After": "30" });
     const deadline = Date.now() + config.submissionTimeoutMs;
     const tryAgainUntil = Date.now() + config.tryAgainLaterMs;
-    let rate = [BASE_FEE, innerRate(d), await gw.feeRate(config.feePercentile, d.isSoroban)].reduce((a, b) => (a > b ? a : b));
-    if (rate > config.maxFeeRate) rate = config.maxFeeRate > innerRate(d) ? config.maxFeeRate : innerRate(d);
+    // the highest bid the reservation covers
+    const cap = (hold.grant - d.resourceFee) / BigInt(d.operations + 1);
+    let rate = min(plan.rate, cap);
     for (let attempt = 0; ; attempt++) {
       const fb = buildFeeBump(d, sponsor, rate, gw.passphrase);
       const hash = Buffer.from(fb.hash()).toString("hex");
-      await this.deps.submissions.recordIntent({ id, network: gw.name, innerHash: d.innerHash, hash, caller, maxFee: feeBumpFee(d, rate) });
+      const journaled = await this.deps.submissions.recordIntent(
+        { id, network: gw.name, innerHash: d.innerHash, hash, caller: hold.payer.scope, projectId: hold.payer.projectId, maxFee: feeBumpFee(d, rate) },
+        hold.credits ? hold.grant : 0n,
+      );
+      hold.journaled ||= journaled;
       const watch = gw.watcher.watch(hash, Math.max(1, deadline - Date.now()));
       const sent = (await gw.call("sendTransaction", (s) => s._sendTransaction(fb)).catch((e) => { watch.cancel(); throw e; })) as { status: string; errorResultXdr?: string };
       if (sent.status === "PENDING" || sent.status === "DUPLICATE") {
         const c = await watch.promise;
         if (!c) throw new RelayError("SUBMISSION_TIMEOUT", `no confirmation within ${config.submissionTimeoutMs} ms`, { hash });
-        return this.settle(id, c);
+        return this.settle(id, c, hold.payer.projectId, hold);
       }
       watch.cancel();
       if (sent.status === "TRY_AGAIN_LATER") {
@@ -135,8 +195,8 @@ export class SponsorService {
         continue;
       }
       const codes = clientResultCodes(sent.errorResultXdr!);
-      if (codes.network === TX_INSUFFICIENT_FEE && rate < config.maxFeeRate) {
-        rate = rate * 2n > config.maxFeeRate ? config.maxFeeRate : rate * 2n;
+      if (codes.network === TX_INSUFFICIENT_FEE && rate < cap) {
+        rate = min(rate * 2n, cap);
         continue;
       }
       throw submissionFailed(hash, sent.errorResultXdr!);

@@ -13,7 +13,17 @@ export interface SubmissionIntent {
   /** Hash of the fee-bump sent. */
   hash: string;
   caller: string;
+  /** The paying project; null for anonymous callers. */
+  projectId: string | null;
   maxFee: bigint;
+}
+
+/** What settling a submission did to its project's credit journal. */
+export interface SettledCredits {
+  /** The reservation given back (journaled earlier with the intent). */
+  released: bigint;
+  /** The fee charged to the credits. */
+  charged: bigint;
 }
 
 export interface SubmissionRecord extends SubmissionIntent {
@@ -22,9 +32,13 @@ export interface SubmissionRecord extends SubmissionIntent {
 }
 
 export interface SubmissionStore {
-  /** Writes the intent before the fee-bump is sent (a resend with a new hash updates it). */
-  recordIntent(s: SubmissionIntent): Promise<void>;
-  recordOutcome(id: string, outcome: Outcome, feeCharged: bigint | null): Promise<void>;
+  /**
+   * Writes the intent before the fee-bump is sent (a resend with a new hash updates it) and, with a
+   * `hold`, journals the credit reservation unless one is still outstanding; true when it did.
+   */
+  recordIntent(s: SubmissionIntent, hold?: bigint): Promise<boolean>;
+  /** Records the outcome; a reserved submission's reservation is released and the fee charged. */
+  recordOutcome(id: string, outcome: Outcome, feeCharged: bigint | null): Promise<SettledCredits>;
   /** The latest submission of an inner transaction on a network. */
   byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null>;
 }

@@ -22,7 +22,13 @@ export interface TestRelay extends Omit<Relay, "stop"> {
   /** A signed 1-operation payment from `from` (to the localnet root unless given). */
   payment(from: Keypair, opts?: { amount?: string; to?: string; fee?: string; seqOffset?: bigint }): Promise<Transaction>;
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; body: any }>;
+  /** A request to the admin API with the test token. */
+  admin(method: string, path: string, body?: unknown): Promise<{ status: number; headers: Headers; body: any }>;
+  /** A new project (optional policy and credits) with an sr_test_ and an sr_live_ key. */
+  project(opts?: { policy?: Record<string, unknown>; credits?: bigint }): Promise<{ id: string; testKey: string; liveKey: string }>;
 }
+
+export const TEST_ADMIN_TOKEN = "test-admin-token-0123456789";
 
 /** Postgres for the relay suites when TEST_DATABASE_URL is set (CI sets it); embedded PGlite otherwise. */
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
@@ -41,6 +47,8 @@ async function dropSchema(schema: string): Promise<void> {
 export async function startTestRelay(env: Record<string, string> = {}): Promise<TestRelay> {
   const full: Record<string, string> = {
     PORT: "0", DATA_DIR: mkdtempSync(join(tmpdir(), "relay-")), LEDGER_CLOSE_MS: "100", WATCHER_POLL_MS: "50", SUBMISSION_TIMEOUT_MS: "5000", TRY_AGAIN_LATER_MS: "500",
+    // suites that test limits set their own; the rest must not run into the open relay's per-IP limit
+    ANONYMOUS_POLICY: JSON.stringify({ requestsPerSecond: 100_000, burst: 100_000 }), ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     ...(TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: `t_${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}` } : {}),
     ...env,
   };
@@ -73,12 +81,30 @@ export async function startTestRelay(env: Record<string, string> = {}): Promise<
       tx.sign(from);
       return tx;
     },
-    async post(path, body, headers = {}) {
-      const r = await fetch(`${relay.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
-      const text = await r.text();
-      let parsed: unknown = text;
-      try { parsed = JSON.parse(text); } catch { /* keep the text */ }
-      return { status: r.status, headers: r.headers, body: parsed };
+    post: (path, body, headers = {}) => request(relay.url, "POST", path, body, headers),
+    admin: (method, path, body) => request(relay.url, method, `/v1/admin${path}`, body, { authorization: `Bearer ${full.ADMIN_TOKEN}` }),
+    async project(opts = {}) {
+      const admin = (method: string, path: string, body?: unknown) => request(relay.url, method, `/v1/admin${path}`, body, { authorization: `Bearer ${full.ADMIN_TOKEN}` });
+      const p = await admin("POST", "/projects", { name: `project ${crypto.randomUUID().slice(0, 8)}`, ...(opts.policy ? { policy: opts.policy } : {}) });
+      if (p.status !== 201) throw new Error(`creating a project: ${p.status} ${JSON.stringify(p.body)}`);
+      const test = await admin("POST", `/projects/${p.body.id}/keys`, { environment: "test" });
+      const live = await admin("POST", `/projects/${p.body.id}/keys`, { environment: "live" });
+      if (opts.credits) {
+        const c = await admin("POST", `/projects/${p.body.id}/credits`, { amount: opts.credits.toString() });
+        if (c.status !== 200) throw new Error(`adding credits: ${c.status} ${JSON.stringify(c.body)}`);
+      }
+      return { id: p.body.id, testKey: test.body.key, liveKey: live.body.key };
     },
   };
+}
+
+async function request(base: string, method: string, path: string, body: unknown, headers: Record<string, string>) {
+  const r = await fetch(`${base}${path}`, {
+    method, headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
+  });
+  const text = await r.text();
+  let parsed: unknown = text;
+  try { parsed = JSON.parse(text); } catch { /* keep the text */ }
+  return { status: r.status, headers: r.headers, body: parsed as any };
 }

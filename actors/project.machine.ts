@@ -1,0 +1,196 @@
+/**
+ * The project actor: one per project (and one per client IP of the anonymous testnet project).
+ * It holds the rate-limit bucket, the credit balance, the open reservations and the day's spend,
+ * and answers each request in one event, so that the requests of a project are serialized without
+ * locks: ADMIT takes a rate-limit token; RESERVE checks the policy and reserves the fee; SETTLE
+ * turns a reservation into what the network charged. No I/O: time comes with the events, replies
+ * are emitted (`reply` with the request's id), journaling is the caller's.
+ *
+ * `balance` mirrors the credit journal: a credit reservation lowers it at once (the caller
+ * journals it), and SETTLE applies what the journal released and charged.
+ */
+import { setup, enqueueActions } from "xstate";
+import { checkRules, type Policy, type SpendRequest } from "../src/relay/policy.ts";
+
+export interface Hold {
+  amount: bigint;
+  /** Drawn on the credit balance (mainnet) or only counted against the daily spend. */
+  credits: boolean;
+}
+
+export interface ProjectContext {
+  projectId: string;
+  policy: Policy;
+  balance: bigint;
+  holds: Record<string, Hold>;
+  /** UTC day (YYYY-MM-DD) that `spent` counts. */
+  spentDay: string;
+  spent: bigint;
+  tokens: number;
+  refilledAt: number;
+}
+
+export type ProjectStatus = "active" | "suspended";
+
+/** A new actor starts active; a suspended project is sent CONFIGURE right away. */
+export interface ProjectInput {
+  projectId: string;
+  policy: Policy;
+  balance: bigint;
+  spent: bigint;
+  now: number;
+}
+
+export type ProjectEvent =
+  | { type: "ADMIT"; id: string; now: number }
+  | { type: "RESERVE"; id: string; now: number; credits: boolean; request: SpendRequest }
+  /** `journaled`: the reservation reached the journal (its release is in `released`); otherwise it is dropped here. */
+  | { type: "SETTLE"; id: string; now: number; charged: bigint; released: bigint; journaled: boolean }
+  /** A top-up or positive adjustment already journaled. */
+  | { type: "CREDIT"; amount: bigint }
+  /** A negative adjustment: checked against the balance and taken before it is journaled (CREDIT gives it back if that fails). */
+  | { type: "DEBIT"; id: string; amount: bigint }
+  | { type: "CONFIGURE"; policy: Policy; status: ProjectStatus }
+  /** The durable truth after a restore: balance and today's spend from Postgres (kept when not given); in-flight holds died with the process. */
+  | { type: "SYNC"; now: number; balance: bigint; spent?: bigint; policy: Policy; status: ProjectStatus };
+
+export interface RateState {
+  limit: number;
+  remaining: number;
+  /** Seconds until the bucket is full again. */
+  resetSeconds: number;
+}
+
+export type ReplyError = { code: "RATE_LIMIT_EXCEEDED" | "FORBIDDEN" | "POLICY_VIOLATION" | "INSUFFICIENT_CREDITS"; message: string; details?: Record<string, unknown>; retryAfterSeconds?: number };
+
+export type ProjectReply =
+  | { type: "reply"; id: string; ok: true; rate?: RateState; grant?: bigint }
+  | { type: "reply"; id: string; ok: false; error: ReplyError; rate?: RateState };
+
+export const utcDay = (now: number): string => new Date(now).toISOString().slice(0, 10);
+
+/** The bucket refilled up to `now`. */
+function refill(c: ProjectContext, now: number): number {
+  const elapsed = Math.max(0, now - c.refilledAt) / 1000;
+  return Math.min(c.policy.burst, c.tokens + elapsed * c.policy.requestsPerSecond);
+}
+
+function rateState(c: ProjectContext, tokens: number): RateState {
+  return { limit: c.policy.burst, remaining: Math.floor(tokens), resetSeconds: Math.ceil((c.policy.burst - tokens) / c.policy.requestsPerSecond) };
+}
+
+const spentToday = (c: ProjectContext, now: number): bigint => (c.spentDay === utcDay(now) ? c.spent : 0n);
+const held = (c: ProjectContext): bigint => Object.values(c.holds).reduce((a, h) => a + h.amount, 0n);
+const suspended: ReplyError = { code: "FORBIDDEN", message: "the project is suspended", details: { reason: "project_suspended" } };
+
+export const projectMachine = setup({
+  types: {
+    context: {} as ProjectContext,
+    input: {} as ProjectInput,
+    events: {} as ProjectEvent,
+    emitted: {} as ProjectReply,
+  },
+  actions: {
+    admit: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== "ADMIT") return;
+      const tokens = refill(c, event.now);
+      if (tokens >= 1) {
+        enqueue.assign({ tokens: tokens - 1, refilledAt: event.now });
+        enqueue.emit({ type: "reply", id: event.id, ok: true, rate: rateState(c, tokens - 1) });
+        return;
+      }
+      const retryAfterSeconds = Math.max(1, Math.ceil((1 - tokens) / c.policy.requestsPerSecond));
+      enqueue.assign({ tokens, refilledAt: event.now });
+      enqueue.emit({
+        type: "reply", id: event.id, ok: false, rate: rateState(c, tokens),
+        error: { code: "RATE_LIMIT_EXCEEDED", message: `rate limit of ${c.policy.requestsPerSecond} requests per second (burst ${c.policy.burst}) exceeded; retry in ${retryAfterSeconds} s`, details: { limit: c.policy.burst, requestsPerSecond: c.policy.requestsPerSecond, retryAfter: retryAfterSeconds }, retryAfterSeconds },
+      });
+    }),
+    reserve: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== "RESERVE") return;
+      const fail = (error: ReplyError) => enqueue.emit({ type: "reply", id: event.id, ok: false, error });
+      const checked = checkRules(c.policy, event.request);
+      if ("rule" in checked) return fail({ code: "POLICY_VIOLATION", message: checked.message, details: { rule: checked.rule, ...checked.details } });
+      const { grant } = checked;
+      const limit = c.policy.dailySpendLimit;
+      const spent = spentToday(c, event.now);
+      if (limit !== null && spent + held(c) + grant > limit) {
+        return fail({ code: "POLICY_VIOLATION", message: `the daily spend limit of ${limit} stroops would be exceeded`, details: { rule: "dailySpendLimit", limit: limit.toString(), spent: spent.toString(), reserved: held(c).toString(), required: grant.toString() } });
+      }
+      if (event.credits && grant > c.balance) {
+        return fail({ code: "INSUFFICIENT_CREDITS", message: `the credit balance of ${c.balance} stroops cannot cover a fee of up to ${grant} stroops`, details: { balance: c.balance.toString(), required: grant.toString() } });
+      }
+      enqueue.assign({
+        holds: { ...c.holds, [event.id]: { amount: grant, credits: event.credits } },
+        balance: event.credits ? c.balance - grant : c.balance,
+        spent, spentDay: utcDay(event.now),
+      });
+      enqueue.emit({ type: "reply", id: event.id, ok: true, grant });
+    }),
+    settle: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== "SETTLE") return;
+      const hold = c.holds[event.id];
+      const { [event.id]: _, ...holds } = c.holds;
+      const dropped = hold && hold.credits && !event.journaled ? hold.amount : 0n;
+      enqueue.assign({ holds, balance: c.balance + dropped + event.released - event.charged, spent: spentToday(c, event.now) + event.charged, spentDay: utcDay(event.now) });
+      enqueue.emit({ type: "reply", id: event.id, ok: true });
+    }),
+    credit: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type === "CREDIT") enqueue.assign({ balance: c.balance + event.amount });
+    }),
+    debit: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== "DEBIT") return;
+      if (event.amount > c.balance) {
+        enqueue.emit({ type: "reply", id: event.id, ok: false, error: { code: "INSUFFICIENT_CREDITS", message: `the credit balance of ${c.balance} stroops (after open reservations) is lower than ${event.amount}`, details: { balance: c.balance.toString(), required: event.amount.toString() } } });
+        return;
+      }
+      enqueue.assign({ balance: c.balance - event.amount });
+      enqueue.emit({ type: "reply", id: event.id, ok: true });
+    }),
+    configure: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== "CONFIGURE" && event.type !== "SYNC") return;
+      // a new rate keeps the tokens (capped by a smaller burst)
+      enqueue.assign({ policy: event.policy, tokens: Math.min(c.tokens, event.policy.burst) });
+      if (event.type !== "SYNC") return;
+      enqueue.assign({ balance: event.balance, holds: {} });
+      if (event.spent !== undefined) enqueue.assign({ spent: event.spent, spentDay: utcDay(event.now) });
+    }),
+    refuseSuspended: enqueueActions(({ event, enqueue }) => {
+      if (event.type === "ADMIT" || event.type === "RESERVE") enqueue.emit({ type: "reply", id: event.id, ok: false, error: suspended });
+    }),
+  },
+  guards: {
+    toSuspended: ({ event }) => (event.type === "CONFIGURE" || event.type === "SYNC") && event.status === "suspended",
+    toActive: ({ event }) => (event.type === "CONFIGURE" || event.type === "SYNC") && event.status === "active",
+  },
+}).createMachine({
+  id: "project",
+  context: ({ input }) => ({
+    projectId: input.projectId, policy: input.policy, balance: input.balance, holds: {}, spentDay: utcDay(input.now), spent: input.spent,
+    tokens: input.policy.burst, refilledAt: input.now,
+  }),
+  initial: "active",
+  states: {
+    active: {
+      on: {
+        ADMIT: { actions: "admit" },
+        RESERVE: { actions: "reserve" },
+        CONFIGURE: [{ guard: "toSuspended", target: "suspended", actions: "configure" }, { actions: "configure" }],
+        SYNC: [{ guard: "toSuspended", target: "suspended", actions: "configure" }, { actions: "configure" }],
+      },
+    },
+    suspended: {
+      on: {
+        ADMIT: { actions: "refuseSuspended" },
+        RESERVE: { actions: "refuseSuspended" },
+        CONFIGURE: [{ guard: "toActive", target: "active", actions: "configure" }, { actions: "configure" }],
+        SYNC: [{ guard: "toActive", target: "active", actions: "configure" }, { actions: "configure" }],
+      },
+    },
+  },
+  on: {
+    SETTLE: { actions: "settle" },
+    CREDIT: { actions: "credit" },
+    DEBIT: { actions: "debit" },
+  },
+});

@@ -1,0 +1,62 @@
+/**
+ * Authentication and rate limiting, before any other work (before the body is parsed, so that
+ * invalid requests count too):
+ * - /v1/admin/*: `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time (the routes do
+ *   not exist without ADMIN_TOKEN: 404);
+ * - every other /v1 request: X-API-Key -> project (none: the anonymous testnet relay, per client
+ *   IP), then one rate-limit token from the project's actor, with the RateLimit-* headers
+ *   (and X-RateLimit-*) on the response, and 429 + Retry-After when the bucket is empty.
+ */
+import { timingSafeEqual } from "node:crypto";
+import { Elysia } from "elysia";
+import { RelayError } from "./errors.ts";
+import { clientIp } from "./caller.ts";
+import { ProjectsService, type Principal } from "../relay/projects.service.ts";
+import type { NetworkName } from "../network/gateway.ts";
+import type { ProjectActors } from "../relay/project-actors.ts";
+
+const principals = new WeakMap<Request, Principal>();
+
+/** The principal the auth plugin resolved for a /v1 request. */
+export function principalOf(request: Request): Principal {
+  const p = principals.get(request);
+  if (!p) throw new Error("no principal: the auth plugin did not run for this route");
+  return p;
+}
+
+/** The network of a simulate or estimate request: the one named, else the caller's (checked against its key). */
+export function callerNetwork(request: Request, requested: NetworkName | undefined): NetworkName {
+  const principal = principalOf(request);
+  const network = requested ?? ProjectsService.defaultNetwork(principal);
+  ProjectsService.checkNetwork(principal, network);
+  return network;
+}
+
+const digest = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest();
+
+export function authPlugin(deps: { projects: ProjectsService; actors: ProjectActors; adminToken?: string; trustProxy: boolean }) {
+  const admin = deps.adminToken ? digest(deps.adminToken) : null;
+  return new Elysia({ name: "auth" }).onRequest(async ({ request, server, set }) => {
+    const url = request.url;
+    const path = url.slice(url.indexOf("/", url.indexOf("//") + 2)).split("?", 1)[0]!;
+    if (!path.startsWith("/v1/")) return;
+    if (path.startsWith("/v1/admin/") || path === "/v1/admin") {
+      if (!admin) return; // no admin API: the router answers 404
+      const m = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "");
+      if (!m || !timingSafeEqual(digest(m[1]!), admin)) throw new RelayError("UNAUTHORIZED", "the admin API needs Authorization: Bearer <ADMIN_TOKEN>", undefined, { "WWW-Authenticate": "Bearer" });
+      return;
+    }
+    const principal = await deps.projects.authenticate(request.headers.get("x-api-key"), clientIp(request, server, deps.trustProxy));
+    principals.set(request, principal);
+    const admitted = await deps.actors.admit(principal.actor);
+    if (admitted.rate) {
+      const { limit, remaining, resetSeconds } = admitted.rate;
+      for (const prefix of ["", "x-"]) {
+        set.headers[`${prefix}ratelimit-limit`] = String(limit);
+        set.headers[`${prefix}ratelimit-remaining`] = String(remaining);
+        set.headers[`${prefix}ratelimit-reset`] = String(resetSeconds);
+      }
+    }
+    if (!admitted.ok) throw admitted.error;
+  });
+}

@@ -1,0 +1,230 @@
+/**
+ * Projects as the relay sees them: authentication of API keys to a paying principal, and the
+ * operator's changes (projects, policies, keys, credits), each applied to Postgres and to the
+ * project's actor so that it takes effect at once.
+ */
+import { RelayError, validationError } from "../http/errors.ts";
+import type { NetworkName } from "../network/gateway.ts";
+import type { ProjectsRepo, ProjectRow, KeyRow, KeyEnvironment, ProjectStatus } from "../store/projects.repo.ts";
+import type { CreditsRepo, JournalEntry } from "../store/credits.repo.ts";
+import type { SubmissionsRepo } from "../store/submissions.repo.ts";
+import type { Logger } from "../log.ts";
+import { ask } from "../../actors/ask.ts";
+import { utcDay, type ProjectReply } from "../../actors/project.machine.ts";
+import { KEY_NETWORK, generateKey, hashKey, keyEnvironment, keyPrefix } from "./api-keys.ts";
+import { effectivePolicy, mergeOverrides, policyView, type Policy, type PolicyPatch, type PolicyView } from "./policy.ts";
+import { replyError, type Payer, type ProjectActor, type ProjectActors } from "./project-actors.ts";
+
+/** The caller of a /v1 request, resolved from its API key or client IP. */
+export interface Principal {
+  projectId: string | null;
+  /** The key's environment; null for the anonymous testnet relay. */
+  environment: KeyEnvironment | null;
+  actor: ProjectActor;
+  payer: Payer;
+}
+
+export interface ProjectView {
+  id: string;
+  name: string;
+  status: ProjectStatus;
+  /** Stroops available: top-ups and adjustments less charges and open reservations. */
+  creditBalance: string;
+  /** Stroops held by transactions in flight. */
+  creditReserved: string;
+  policy: PolicyView;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface KeyView {
+  id: string;
+  prefix: string;
+  environment: KeyEnvironment;
+  label: string | null;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+const NEGATIVE_CACHE_MS = 10_000;
+const NEGATIVE_CACHE_MAX = 10_000;
+
+const unauthorized = (message: string) => new RelayError("UNAUTHORIZED", message);
+const notFound = (what: string) => new RelayError("NOT_FOUND", `${what} not found`);
+
+export const keyView = (k: KeyRow): KeyView => ({
+  id: k.id, prefix: k.prefix, environment: k.environment, label: k.label, createdAt: k.createdAt.toISOString(), revokedAt: k.revokedAt?.toISOString() ?? null,
+});
+
+export class ProjectsService {
+  /** Live keys by hash; revoking through this service removes them at once. */
+  private readonly keys = new Map<string, KeyRow>();
+  private readonly unknown = new Map<string, number>();
+
+  constructor(private readonly deps: {
+    projects: ProjectsRepo; credits: CreditsRepo; submissions: SubmissionsRepo; actors: ProjectActors; defaults: Policy; log: Logger;
+  }) {}
+
+  /** Starts an actor for every project with its balance and today's spend from Postgres. */
+  async boot(): Promise<void> {
+    const [rows, balances, spent] = await Promise.all([
+      this.deps.projects.list(), this.deps.credits.balances(), this.deps.submissions.spentSince(new Date(`${utcDay(Date.now())}T00:00:00Z`)),
+    ]);
+    for (const p of rows) {
+      await this.deps.actors.start({ id: p.id, status: p.status, policy: effectivePolicy(this.deps.defaults, p.policy), balance: balances.get(p.id) ?? 0n, spent: spent.get(p.id) ?? 0n });
+    }
+    if (rows.length) this.deps.log.info({ projects: rows.length }, "projects restored");
+  }
+
+  // ---- authentication -------------------------------------------------------------------------
+
+  /** The principal of a request: its API key's project, or the anonymous relay for the client IP. */
+  async authenticate(apiKey: string | null, ip: string): Promise<Principal> {
+    const { actors } = this.deps;
+    if (apiKey === null) {
+      const actor = await actors.anonymousFor(ip);
+      return { projectId: null, environment: null, actor, payer: actors.payer(actor, null, `ip:${ip}`) };
+    }
+    const environment = keyEnvironment(apiKey);
+    if (!environment) throw unauthorized("malformed API key: expected sr_test_ or sr_live_ followed by at least 32 base62 characters");
+    const row = await this.lookup(hashKey(apiKey));
+    const actor = row && actors.project(row.projectId);
+    if (!row || !actor) throw unauthorized("unknown or revoked API key");
+    return { projectId: row.projectId, environment: row.environment, actor, payer: actors.payer(actor, row.projectId, `project:${row.projectId}`) };
+  }
+
+  private async lookup(hash: string): Promise<KeyRow | null> {
+    const cached = this.keys.get(hash);
+    if (cached) return cached;
+    const miss = this.unknown.get(hash);
+    if (miss !== undefined && miss > Date.now()) return null;
+    const row = await this.deps.projects.keyByHash(hash);
+    if (row && !row.revokedAt) {
+      this.keys.set(hash, row);
+      return row;
+    }
+    if (this.unknown.size >= NEGATIVE_CACHE_MAX) this.unknown.clear();
+    this.unknown.set(hash, Date.now() + NEGATIVE_CACHE_MS);
+    return null;
+  }
+
+  /** Which networks a principal may use; no key means the open testnet relay. */
+  static checkNetwork(p: Principal, network: NetworkName): void {
+    if (p.environment === null) {
+      if (network !== "testnet") throw unauthorized("mainnet requires an API key: send X-API-Key with an sr_live_ key");
+      return;
+    }
+    const allowed = KEY_NETWORK[p.environment];
+    if (allowed !== network) {
+      throw new RelayError("FORBIDDEN", `this API key (sr_${p.environment}_) is for ${allowed} only; ${network} needs an sr_${p.environment === "test" ? "live" : "test"}_ key`, { reason: "wrong_network", keyNetwork: allowed, network });
+    }
+  }
+
+  /** The network a principal's requests go to when they name none. */
+  static defaultNetwork(p: Principal): NetworkName {
+    return p.environment ? KEY_NETWORK[p.environment] : "testnet";
+  }
+
+  // ---- projects ---------------------------------------------------------------------------------
+
+  private actorOf(id: string): ProjectActor {
+    const a = this.deps.actors.project(id);
+    if (!a) throw notFound("project");
+    return a;
+  }
+
+  private view(p: ProjectRow): ProjectView {
+    const c = this.actorOf(p.id).getSnapshot().context;
+    const reserved = Object.values(c.holds).reduce((a, h) => (h.credits ? a + h.amount : a), 0n);
+    return {
+      id: p.id, name: p.name, status: p.status, creditBalance: c.balance.toString(), creditReserved: reserved.toString(),
+      policy: policyView(c.policy), createdAt: p.createdAt.toISOString(), updatedAt: p.updatedAt.toISOString(),
+    };
+  }
+
+  async create(name: string, patch: PolicyPatch = {}): Promise<ProjectView> {
+    const row = await this.deps.projects.create({ id: crypto.randomUUID(), name, policy: mergeOverrides({}, patch) });
+    await this.deps.actors.start({ id: row.id, status: row.status, policy: effectivePolicy(this.deps.defaults, row.policy), balance: 0n, spent: 0n });
+    return this.view(row);
+  }
+
+  async list(): Promise<ProjectView[]> {
+    return (await this.deps.projects.list()).filter((p) => this.deps.actors.project(p.id)).map((p) => this.view(p));
+  }
+
+  private async row(id: string): Promise<ProjectRow> {
+    const row = await this.deps.projects.get(id);
+    if (!row) throw notFound("project");
+    return row;
+  }
+
+  async get(id: string): Promise<ProjectView> {
+    return this.view(await this.row(id));
+  }
+
+  async update(id: string, change: { name?: string; status?: ProjectStatus; policy?: PolicyPatch }): Promise<ProjectView> {
+    const current = await this.row(id);
+    const policy = change.policy ? mergeOverrides(current.policy, change.policy) : undefined;
+    const row = (await this.deps.projects.update(id, { ...(change.name !== undefined ? { name: change.name } : {}), ...(change.status ? { status: change.status } : {}), ...(policy ? { policy } : {}) }))!;
+    this.actorOf(id).send({ type: "CONFIGURE", policy: effectivePolicy(this.deps.defaults, row.policy), status: row.status });
+    return this.view(row);
+  }
+
+  // ---- keys ---------------------------------------------------------------------------------------
+
+  async createKey(projectId: string, environment: KeyEnvironment, label: string | null): Promise<KeyView & { key: string }> {
+    await this.row(projectId);
+    const key = generateKey(environment);
+    const hash = hashKey(key);
+    const row = await this.deps.projects.createKey({ id: crypto.randomUUID(), projectId, environment, hash, prefix: keyPrefix(key), label });
+    this.unknown.delete(hash);
+    return { ...keyView(row), key };
+  }
+
+  async listKeys(projectId: string): Promise<KeyView[]> {
+    await this.row(projectId);
+    return (await this.deps.projects.keys(projectId)).map(keyView);
+  }
+
+  async revokeKey(projectId: string, keyId: string): Promise<KeyView> {
+    const row = await this.deps.projects.revokeKey(projectId, keyId);
+    if (!row) throw notFound("key");
+    for (const [hash, k] of this.keys) if (k.id === keyId) this.keys.delete(hash);
+    return keyView(row);
+  }
+
+  // ---- credits ------------------------------------------------------------------------------------
+
+  /** A top-up (positive, no reason) or an adjustment (a reason; negative ones may not overdraw). */
+  async addCredits(projectId: string, amount: bigint, reference: string | null, reason: string | null): Promise<{ creditBalance: string }> {
+    await this.row(projectId);
+    const actor = this.actorOf(projectId);
+    if (amount === 0n) throw validationError("amount: must not be zero", { field: "amount", reason: "zero amount" });
+    if (amount < 0n && !reason) throw validationError("reason: a negative adjustment needs a reason", { field: "reason", reason: "missing reason" });
+    const kind = amount > 0n && !reason ? "topup" : "adjustment";
+    if (amount < 0n) {
+      const r = await ask<ProjectReply>(actor, { type: "DEBIT", id: crypto.randomUUID(), amount: -amount } as never);
+      if (!r.ok) throw replyError(r.error);
+      try {
+        await this.deps.credits.append({ projectId, kind, amount, reference, reason });
+      } catch (e) {
+        actor.send({ type: "CREDIT", amount: -amount });
+        throw e;
+      }
+    } else {
+      await this.deps.credits.append({ projectId, kind, amount, reference, reason });
+      actor.send({ type: "CREDIT", amount });
+    }
+    return { creditBalance: actor.getSnapshot().context.balance.toString() };
+  }
+
+  async journal(projectId: string, limit: number, before?: bigint): Promise<{ entries: ReturnType<typeof entryView>[]; nextCursor: string | null }> {
+    await this.row(projectId);
+    const rows = await this.deps.credits.page(projectId, { limit, before });
+    return { entries: rows.map(entryView), nextCursor: rows.length === limit ? rows[rows.length - 1]!.id.toString() : null };
+  }
+}
+
+const entryView = (e: JournalEntry) => ({
+  id: e.id.toString(), kind: e.kind, amount: e.amount.toString(), submissionId: e.submissionId, txHash: e.txHash, reference: e.reference, reason: e.reason, createdAt: e.createdAt.toISOString(),
+});

@@ -1,0 +1,74 @@
+/** Projects and their API keys (only the key's SHA-256 is stored). */
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
+import { apiKeys, projects } from "./schema.ts";
+import type { Db } from "./db.ts";
+import type { PolicyOverrides } from "../relay/policy.ts";
+
+export type ProjectStatus = "active" | "suspended";
+export type KeyEnvironment = "test" | "live";
+
+export interface ProjectRow {
+  id: string;
+  name: string;
+  status: ProjectStatus;
+  policy: PolicyOverrides;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface KeyRow {
+  id: string;
+  projectId: string;
+  environment: KeyEnvironment;
+  prefix: string;
+  label: string | null;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+const asProject = (r: typeof projects.$inferSelect): ProjectRow => ({ ...r, policy: r.policy as PolicyOverrides });
+const keyColumns = { id: apiKeys.id, projectId: apiKeys.projectId, environment: apiKeys.environment, prefix: apiKeys.prefix, label: apiKeys.label, createdAt: apiKeys.createdAt, revokedAt: apiKeys.revokedAt };
+
+export class ProjectsRepo {
+  constructor(private readonly db: Db) {}
+
+  async create(p: { id: string; name: string; policy: PolicyOverrides }): Promise<ProjectRow> {
+    const [r] = await this.db.insert(projects).values(p).returning();
+    return asProject(r!);
+  }
+
+  async list(): Promise<ProjectRow[]> {
+    return (await this.db.select().from(projects).orderBy(asc(projects.createdAt), asc(projects.id))).map(asProject);
+  }
+
+  async get(id: string): Promise<ProjectRow | null> {
+    const [r] = await this.db.select().from(projects).where(eq(projects.id, id));
+    return r ? asProject(r) : null;
+  }
+
+  async update(id: string, change: { name?: string; status?: ProjectStatus; policy?: PolicyOverrides }): Promise<ProjectRow | null> {
+    const [r] = await this.db.update(projects).set({ ...change, updatedAt: sql`now()` }).where(eq(projects.id, id)).returning();
+    return r ? asProject(r) : null;
+  }
+
+  async createKey(k: { id: string; projectId: string; environment: KeyEnvironment; hash: string; prefix: string; label: string | null }): Promise<KeyRow> {
+    const [r] = await this.db.insert(apiKeys).values(k).returning(keyColumns);
+    return r!;
+  }
+
+  async keys(projectId: string): Promise<KeyRow[]> {
+    return this.db.select(keyColumns).from(apiKeys).where(eq(apiKeys.projectId, projectId)).orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
+  }
+
+  /** Revokes a key of a project; null when the project has no such key. Revoking twice keeps the first time. */
+  async revokeKey(projectId: string, keyId: string): Promise<KeyRow | null> {
+    await this.db.update(apiKeys).set({ revokedAt: sql`now()` }).where(and(eq(apiKeys.projectId, projectId), eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)));
+    const [r] = await this.db.select(keyColumns).from(apiKeys).where(and(eq(apiKeys.projectId, projectId), eq(apiKeys.id, keyId)));
+    return r ?? null;
+  }
+
+  async keyByHash(hash: string): Promise<KeyRow | null> {
+    const [r] = await this.db.select(keyColumns).from(apiKeys).where(eq(apiKeys.hash, hash));
+    return r ?? null;
+  }
+}
