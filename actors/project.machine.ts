@@ -131,8 +131,11 @@ export const projectMachine = setup({
       if (event.type !== "SETTLE") return;
       const hold = c.holds[event.id];
       const { [event.id]: _, ...holds } = c.holds;
+      // a testnet hold only counts toward the daily spend; a credit hold (or a journal settlement without one) moves the balance
+      const credits = hold ? hold.credits : event.journaled;
       const dropped = hold && hold.credits && !event.journaled ? hold.amount : 0n;
-      enqueue.assign({ holds, balance: c.balance + dropped + event.released - event.charged, spent: spentToday(c, event.now) + event.charged, spentDay: utcDay(event.now) });
+      const balance = credits ? c.balance + dropped + event.released - event.charged : c.balance;
+      enqueue.assign({ holds, balance, spent: spentToday(c, event.now) + event.charged, spentDay: utcDay(event.now) });
       enqueue.emit({ type: "reply", id: event.id, ok: true });
     }),
     credit: enqueueActions(({ context: c, event, enqueue }) => {

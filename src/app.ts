@@ -43,7 +43,8 @@ export interface AppDeps {
 }
 
 export function createApp(deps: AppDeps) {
-  const app = new Elysia()
+  // normalize off: a body with an unknown field is a VALIDATION_ERROR (where its schema says so), never silently dropped
+  const app = new Elysia({ normalize: false })
     .use(errorsPlugin({ maxBodyBytes: deps.maxBodyBytes, log: deps.log }))
     .use(openapi({ path: "/openapi", documentation: { info: { title: "Stellar sponsorship relay", version: VERSION } } }))
     .use(authPlugin(deps))

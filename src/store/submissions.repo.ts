@@ -1,61 +1,61 @@
 /**
  * Submission intents and outcomes in the database, and the credit journal entries that go with
- * them: a credit reservation is journaled with the intent, in one transaction; the outcome
- * releases it and charges what the network charged, in one transaction.
+ * them: a credit reservation is journaled with the intent, in one statement; the outcome releases
+ * it and charges what the network charged, in one statement.
  */
 import { and, eq, inArray, isNotNull, gte, sql } from "drizzle-orm";
 import { creditJournal, submissions } from "./schema.ts";
 import type { Db } from "./db.ts";
 import type { Outcome, SettledCredits, SubmissionIntent, SubmissionRecord, SubmissionStore } from "./types.ts";
 
-type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
-
-/** What the journal still holds for a submission (a positive number), and whether it was ever reserved or charged. */
-async function journalOf(tx: Tx, id: string): Promise<{ outstanding: bigint; reserved: boolean; charged: boolean }> {
-  const [r] = await tx.select({
-    net: sql<string>`coalesce(sum(${creditJournal.amount}) filter (where ${creditJournal.kind} in ('reserve', 'release')), 0)`,
-    reserves: sql<number>`count(*) filter (where ${creditJournal.kind} = 'reserve')`,
-    charges: sql<number>`count(*) filter (where ${creditJournal.kind} = 'charge')`,
-  }).from(creditJournal).where(eq(creditJournal.submissionId, id));
-  return { outstanding: -BigInt(r?.net ?? 0), reserved: Number(r?.reserves ?? 0) > 0, charged: Number(r?.charges ?? 0) > 0 };
-}
+/** Rows of a raw statement, from either driver (postgres-js answers an array, PGlite `{ rows }`). */
+const rowsOf = <T>(r: unknown): T[] => (Array.isArray(r) ? r : (r as { rows: T[] }).rows);
 
 export class SubmissionsRepo implements SubmissionStore {
   constructor(private readonly db: Db) {}
 
+  /**
+   * One statement (so atomic, and one round trip): upsert the intent and, with a hold, journal the
+   * reservation unless one is still outstanding for this submission (a resumed intent).
+   */
   async recordIntent(s: SubmissionIntent, hold = 0n): Promise<boolean> {
-    const upsert = (db: Db | Tx) => db.insert(submissions).values(s).onConflictDoUpdate({
-      target: submissions.id,
-      set: { hash: s.hash, maxFee: s.maxFee, updatedAt: sql`now()` },
-    });
+    const upsert = sql`insert into ${submissions} (id, network, inner_hash, hash, caller, project_id, max_fee)
+      values (${s.id}, ${s.network}, ${s.innerHash}, ${s.hash}, ${s.caller}, ${s.projectId}, ${s.maxFee})
+      on conflict (id) do update set hash = excluded.hash, max_fee = excluded.max_fee, updated_at = now()`;
     if (hold <= 0n || !s.projectId) {
-      await upsert(this.db);
+      await this.db.execute(upsert);
       return false;
     }
-    return this.db.transaction(async (tx) => {
-      await upsert(tx);
-      // a reservation still outstanding for this submission (a resumed intent) already covers it
-      if ((await journalOf(tx, s.id)).outstanding > 0n) return false;
-      await tx.insert(creditJournal).values({ projectId: s.projectId!, kind: "reserve", amount: -hold, submissionId: s.id, txHash: s.hash });
-      return true;
-    });
+    const r = await this.db.execute(sql`with up as (${upsert} returning id),
+      j as (select coalesce(sum(amount), 0) as net from ${creditJournal} where submission_id = ${s.id} and kind in ('reserve', 'release'))
+      insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
+      select ${s.projectId}, 'reserve', ${-hold}, up.id, ${s.hash} from up, j where j.net = 0
+      returning id`);
+    return rowsOf(r).length > 0;
   }
 
+  /**
+   * One statement: record the outcome and, for a submission whose project reserved credits,
+   * release what is outstanding and charge the fee (once).
+   */
   async recordOutcome(id: string, outcome: Outcome, feeCharged: bigint | null): Promise<SettledCredits> {
-    return this.db.transaction(async (tx) => {
-      const [row] = await tx.update(submissions).set({ outcome, outcomeStatus: outcome.status, feeCharged, updatedAt: sql`now()` })
-        .where(eq(submissions.id, id)).returning({ projectId: submissions.projectId, hash: submissions.hash });
-      if (!row?.projectId) return { released: 0n, charged: 0n };
-      const j = await journalOf(tx, id);
-      if (!j.reserved) return { released: 0n, charged: 0n };
-      const charged = feeCharged && feeCharged > 0n && !j.charged ? feeCharged : 0n;
-      const entries = [
-        ...(j.outstanding > 0n ? [{ projectId: row.projectId, kind: "release" as const, amount: j.outstanding, submissionId: id, txHash: row.hash }] : []),
-        ...(charged > 0n ? [{ projectId: row.projectId, kind: "charge" as const, amount: -charged, submissionId: id, txHash: row.hash }] : []),
-      ];
-      if (entries.length) await tx.insert(creditJournal).values(entries);
-      return { released: j.outstanding > 0n ? j.outstanding : 0n, charged };
-    });
+    const fee = feeCharged ?? 0n;
+    const r = await this.db.execute(sql`with upd as (
+        update ${submissions} set outcome = ${JSON.stringify(outcome)}::jsonb, outcome_status = ${outcome.status}, fee_charged = ${feeCharged}, updated_at = now()
+        where id = ${id} returning project_id, hash),
+      j as (select coalesce(sum(amount) filter (where kind in ('reserve', 'release')), 0) as net,
+                   count(*) filter (where kind = 'reserve') as reserves, count(*) filter (where kind = 'charge') as charges
+            from ${creditJournal} where submission_id = ${id}),
+      entries as (
+        select upd.project_id, 'release' as kind, -j.net as amount, upd.hash from upd, j where upd.project_id is not null and j.net < 0
+        union all
+        select upd.project_id, 'charge', ${-fee}::bigint, upd.hash from upd, j where upd.project_id is not null and j.reserves > 0 and j.charges = 0 and ${fee}::bigint > 0)
+      insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
+      select project_id, kind, amount, ${id}, hash from entries
+      returning kind, amount`);
+    const rows = rowsOf<{ kind: string; amount: string | bigint }>(r);
+    const sum = (kind: string) => rows.filter((x) => x.kind === kind).reduce((a, x) => a + BigInt(x.amount), 0n);
+    return { released: sum("release"), charged: -sum("charge") };
   }
 
   async byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null> {
