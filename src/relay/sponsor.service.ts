@@ -58,6 +58,8 @@ const max = (...xs: bigint[]) => xs.reduce((a, b) => (a > b ? a : b));
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 
 const TX_INSUFFICIENT_FEE = "tx_insufficient_fee";
+/** Sponsoring draws on credits on mainnet only. */
+const CREDIT_NETWORK: NetworkName = "mainnet";
 
 /** A RelayError as an outcome (kept and replayed); anything else is a bug and is rethrown. */
 export function outcomeOf(e: unknown): Outcome {
@@ -89,7 +91,7 @@ export class SponsorService {
       const gw = this.gateway(network);
       const d = decodeTransaction(transaction, gw.passphrase, { signatures: true, sorobanData: true });
       const plan = await this.plan(gw, d);
-      const credits = network === "mainnet" && payer.projectId !== null;
+      const credits = network === CREDIT_NETWORK && payer.projectId !== null;
       const id = crypto.randomUUID();
       const grant = await payer.reserve(id, credits, {
         operationTypes: d.operationTypes, contractIds: d.contractIds,
@@ -131,7 +133,7 @@ export class SponsorService {
     if (prior && !prior.outcome) {
       // an intent without an outcome (the relay stopped mid-way): did the network include it?
       const found = await this.lookup(gw, prior.hash);
-      if (found) return this.settle(prior.id, found, prior.projectId, hold);
+      if (found) return this.settle(gw.name, prior.id, found, prior.projectId, hold);
     }
     const id = prior?.id ?? crypto.randomUUID();
     try {
@@ -139,7 +141,7 @@ export class SponsorService {
     } catch (e) {
       const o = outcomeOf(e);
       // 503 and 504 are not final: a retry looks the intent up on the network again (the reservation stays journaled)
-      if (o.status !== 503 && o.status !== 504) this.finish(hold, await this.deps.submissions.recordOutcome(id, o, null));
+      if (o.status !== 503 && o.status !== 504) this.finish(hold, await this.deps.submissions.recordOutcome(id, o, null, gw.name === CREDIT_NETWORK));
       return o;
     }
   }
@@ -151,11 +153,11 @@ export class SponsorService {
   }
 
   /** Records the network's verdict and settles the credits of the submission's project. */
-  private async settle(id: string, c: Confirmed, projectId: string | null, hold: Hold): Promise<Outcome> {
+  private async settle(network: NetworkName, id: string, c: Confirmed, projectId: string | null, hold: Hold): Promise<Outcome> {
     const outcome: Outcome = c.successful
       ? { status: 200, body: { hash: c.hash, feePaid: c.feeCharged.toString(), ledger: c.ledger, resultXdr: c.resultXdr } satisfies SponsorResponse }
       : outcomeOf(submissionFailed(c.hash, c.resultXdr, { ledger: c.ledger, feePaid: c.feeCharged }));
-    const credits = await this.deps.submissions.recordOutcome(id, outcome, c.feeCharged);
+    const credits = await this.deps.submissions.recordOutcome(id, outcome, c.feeCharged, network === CREDIT_NETWORK);
     if (projectId !== hold.payer.projectId) {
       if (projectId) this.deps.settleProject(projectId, credits);
     } else {
@@ -186,7 +188,7 @@ export class SponsorService {
       if (sent.status === "PENDING" || sent.status === "DUPLICATE") {
         const c = await watch.promise;
         if (!c) throw new RelayError("SUBMISSION_TIMEOUT", `no confirmation within ${config.submissionTimeoutMs} ms`, { hash });
-        return this.settle(id, c, hold.payer.projectId, hold);
+        return this.settle(gw.name, id, c, hold.payer.projectId, hold);
       }
       watch.cancel();
       if (sent.status === "TRY_AGAIN_LATER") {

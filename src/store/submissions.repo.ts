@@ -38,7 +38,11 @@ export class SubmissionsRepo implements SubmissionStore {
    * One statement: record the outcome and, for a submission whose project reserved credits,
    * release what is outstanding and charge the fee (once).
    */
-  async recordOutcome(id: string, outcome: Outcome, feeCharged: bigint | null): Promise<SettledCredits> {
+  async recordOutcome(id: string, outcome: Outcome, feeCharged: bigint | null, credits: boolean): Promise<SettledCredits> {
+    if (!credits) {
+      await this.db.update(submissions).set({ outcome, outcomeStatus: outcome.status, feeCharged, updatedAt: sql`now()` }).where(eq(submissions.id, id));
+      return { released: 0n, charged: 0n };
+    }
     const fee = feeCharged ?? 0n;
     const r = await this.db.execute(sql`with upd as (
         update ${submissions} set outcome = ${JSON.stringify(outcome)}::jsonb, outcome_status = ${outcome.status}, fee_charged = ${feeCharged}, updated_at = now()

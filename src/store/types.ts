@@ -37,8 +37,11 @@ export interface SubmissionStore {
    * `hold`, journals the credit reservation unless one is still outstanding; true when it did.
    */
   recordIntent(s: SubmissionIntent, hold?: bigint): Promise<boolean>;
-  /** Records the outcome; a reserved submission's reservation is released and the fee charged. */
-  recordOutcome(id: string, outcome: Outcome, feeCharged: bigint | null): Promise<SettledCredits>;
+  /**
+   * Records the outcome; with `credits` (a network where credits apply), a reserved submission's
+   * reservation is released and the fee charged.
+   */
+  recordOutcome(id: string, outcome: Outcome, feeCharged: bigint | null, credits: boolean): Promise<SettledCredits>;
   /** The latest submission of an inner transaction on a network. */
   byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null>;
 }

@@ -1,0 +1,445 @@
+/**
+ * Credits on mainnet (sr_live_ keys): the journal (topup, adjustment, reserve, release, charge) is
+ * the balance, reservations stop concurrent overspending, and balances, keys, policies (Postgres)
+ * and rate-limit buckets (Redis checkpoints) survive a restart. On embedded PGlite always, and on
+ * Postgres too when TEST_DATABASE_URL is set.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Account, Asset, Keypair, Operation, rpc, TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
+import { Redis } from "ioredis";
+import { databaseKind, startTestRelay, type TestRelay } from "./support/relay.ts";
+
+// embedded PGlite always; Postgres too when the suite has one (TEST_DATABASE_URL)
+const kinds = databaseKind === "postgres" ? ["pglite", "postgres"] : ["pglite"];
+const envFor = (kind: string): Record<string, string> => (kind === "pglite" ? { DATABASE_URL: "", DATABASE_SCHEMA: "" } : {});
+
+const REDIS_URL = "redis://127.0.0.1:6379";
+async function redisReachable(): Promise<boolean> {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  redis.on("error", () => {});
+  try {
+    await redis.connect();
+    return (await redis.ping()) === "PONG";
+  } catch {
+    return false;
+  } finally {
+    redis.disconnect();
+  }
+}
+const redisUp = await redisReachable();
+
+/** The reservation of a 1-operation classic transaction: MAX_FEE_RATE (100,000) x (1 op + the fee-bump). */
+const ONE_OP_RESERVATION = 200_000n;
+const HASH = /^[0-9a-f]{64}$/;
+
+type Res = { status: number; headers: Headers; body: any };
+interface Entry { id: string; kind: string; amount: string; submissionId: string | null; txHash: string | null; reference: string | null; reason: string | null; createdAt: string }
+
+const xdrOf = (tx: Transaction) => tx.toEnvelope().toXdr("base64");
+const sum = (xs: bigint[]) => xs.reduce((a, b) => a + b, 0n);
+
+function expectError(res: Res, status: number, code: string) {
+  if (res.status !== status) throw new Error(`expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
+  expect(res.body.error.code).toBe(code);
+}
+
+/** Resolves true once `cond` holds, false after `ms`. */
+async function until(cond: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) return false;
+    await Bun.sleep(5);
+  }
+  return true;
+}
+
+/** The embedded mainnet of a relay: funded accounts, payments, sponsoring with a key, the fee the network charged. */
+function mainnetOf(r: TestRelay) {
+  const net = r.localnets.mainnet!;
+  const server = new rpc.Server(`${r.url}/localnet/mainnet/rpc`, { allowHttp: true });
+  return {
+    net, server,
+    /** `n` new accounts funded by the mainnet friendbot (concurrently: it batches them). */
+    async fund(n: number): Promise<Keypair[]> {
+      const kps = Array.from({ length: n }, () => Keypair.random());
+      await Promise.all(kps.map(async (kp) => {
+        const res = await fetch(`${r.url}/localnet/mainnet/friendbot?addr=${kp.publicKey()}`);
+        const text = await res.text();
+        if (!res.ok) throw new Error(`mainnet friendbot ${res.status}: ${text}`);
+      }));
+      return kps;
+    },
+    /** A signed 1-operation payment to the mainnet root. */
+    async payment(from: Keypair, opts: { amount?: string; seqOffset?: bigint } = {}): Promise<Transaction> {
+      const acc = await server.getAccount(from.publicKey());
+      for (let i = 0n; i < (opts.seqOffset ?? 0n); i++) acc.incrementSequenceNumber();
+      const tx = new TransactionBuilder(acc, { fee: "100", networkPassphrase: net.passphrase })
+        .addOperation(Operation.payment({ destination: net.root.publicKey(), asset: Asset.native(), amount: opts.amount ?? "1" }))
+        .setTimeout(60).build();
+      tx.sign(from);
+      return tx;
+    },
+    sponsor: (key: string, tx: Transaction) => r.post("/v1/sponsor", { transaction: xdrOf(tx), network: "mainnet" }, { "x-api-key": key }),
+    /** feeCharged of a transaction's result as the network reports it (null: not in the ledger). */
+    async feeCharged(hash: string): Promise<bigint | null> {
+      const t = await server.getTransaction(hash);
+      if (t.status === rpc.Api.GetTransactionStatus.NOT_FOUND) return null;
+      return BigInt(t.resultXdr.feeCharged);
+    },
+  };
+}
+
+/** The whole journal, newest first, read in pages of `limit` through nextCursor. */
+async function journal(r: TestRelay, id: string, limit = 4): Promise<Entry[]> {
+  const entries: Entry[] = [];
+  let cursor: string | null = null;
+  for (let page = 0; page < 1000; page++) {
+    const res: Res = await r.admin("GET", `/projects/${id}/credits?limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`);
+    expect(res.status).toBe(200);
+    expect(res.body.entries.length).toBeLessThanOrEqual(limit);
+    entries.push(...res.body.entries);
+    cursor = res.body.nextCursor;
+    if (!cursor) break;
+  }
+  const ids = entries.map((e) => BigInt(e.id));
+  for (let i = 1; i < ids.length; i++) expect(ids[i]! < ids[i - 1]!).toBe(true); // newest first, no entry twice
+  return entries;
+}
+
+async function projectView(r: TestRelay, id: string) {
+  const res = await r.admin("GET", `/projects/${id}`);
+  expect(res.status).toBe(200);
+  return res.body as { id: string; creditBalance: string; creditReserved: string; policy: Record<string, unknown> };
+}
+
+/**
+ * The journal and the project agree: creditBalance is the journal's sum, nothing is reserved,
+ * every reservation was released once in full, every charge names its transaction.
+ */
+async function expectSettled(r: TestRelay, id: string): Promise<{ entries: Entry[]; balance: bigint }> {
+  const entries = await journal(r, id);
+  const view = await projectView(r, id);
+  expect(view.creditReserved).toBe("0");
+  expect(view.creditBalance).toBe(sum(entries.map((e) => BigInt(e.amount))).toString());
+  const bySubmission = new Map<string, Entry[]>();
+  for (const e of entries) {
+    if (e.kind === "topup" || e.kind === "adjustment") {
+      expect(e.submissionId).toBeNull();
+      continue;
+    }
+    expect(["reserve", "release", "charge"]).toContain(e.kind);
+    expect(e.submissionId).toEqual(expect.any(String));
+    expect(e.txHash).toMatch(HASH);
+    bySubmission.set(e.submissionId!, [...(bySubmission.get(e.submissionId!) ?? []), e]);
+  }
+  for (const group of bySubmission.values()) {
+    const of = (kind: string) => group.filter((e) => e.kind === kind);
+    expect(of("reserve")).toHaveLength(1);
+    expect(of("release")).toHaveLength(1);
+    expect(of("charge").length).toBeLessThanOrEqual(1);
+    expect(BigInt(of("reserve")[0]!.amount) < 0n).toBe(true);
+    expect(BigInt(of("release")[0]!.amount)).toBe(-BigInt(of("reserve")[0]!.amount));
+    for (const c of of("charge")) expect(BigInt(c.amount) < 0n).toBe(true);
+  }
+  return { entries, balance: BigInt(view.creditBalance) };
+}
+
+describe.each(kinds)("credits (%s)", (kind) => {
+  let r: TestRelay;
+  let main: ReturnType<typeof mainnetOf>;
+  beforeAll(async () => {
+    r = await startTestRelay(envFor(kind));
+    main = mainnetOf(r);
+  });
+  afterAll(() => r.stop());
+
+  test("exact accounting: balance = journal = top-ups less what the network charged", async () => {
+    const p = await r.project();
+    const topup = await r.admin("POST", `/projects/${p.id}/credits`, { amount: "1000000", reference: "inv-1" });
+    expect(topup.status).toBe(200);
+    expect(topup.body).toEqual({ creditBalance: "1000000" });
+
+    const [a, b, c, poor, early] = await main.fund(5);
+    // three payments that succeed (concurrently: 3 x 200,000 reserved out of 1,000,000)
+    const ok = await Promise.all([a!, b!, c!].map(async (kp) => main.sponsor(p.liveKey, await main.payment(kp))));
+    for (const res of ok) {
+      expect(res.status).toBe(200);
+      expect(res.body.hash).toMatch(HASH);
+    }
+    // applied and failed: more than the account has; the network charges the fee
+    const failed = await main.sponsor(p.liveKey, await main.payment(poor!, { amount: "20000" }));
+    expectError(failed, 422, "SUBMISSION_FAILED");
+    expect(failed.body.error.details.result_codes).toEqual({ transaction: "tx_failed", operations: ["op_underfunded"] });
+    expect(BigInt(failed.body.error.details.feePaid) > 0n).toBe(true);
+    // rejected before inclusion: a future sequence number; nothing is charged
+    const rejected = await main.sponsor(p.liveKey, await main.payment(early!, { seqOffset: 3n }));
+    expectError(rejected, 422, "SUBMISSION_FAILED");
+    expect(rejected.body.error.details.result_codes).toEqual({ transaction: "tx_bad_seq" });
+    expect(rejected.body.error.details.feePaid).toBeUndefined();
+    const rejectedHash: string = rejected.body.error.details.hash;
+    expect(rejectedHash).toMatch(HASH);
+    expect(await main.feeCharged(rejectedHash)).toBeNull();
+
+    // what the network charged, from each transaction's result
+    const charged = new Map<string, bigint>();
+    for (const res of ok) {
+      const fee = await main.feeCharged(res.body.hash);
+      expect(fee).toBe(BigInt(res.body.feePaid));
+      charged.set(res.body.hash, fee!);
+    }
+    const failedFee = await main.feeCharged(failed.body.error.details.hash);
+    expect(failedFee).toBe(BigInt(failed.body.error.details.feePaid));
+    charged.set(failed.body.error.details.hash, failedFee!);
+
+    const { entries, balance } = await expectSettled(r, p.id);
+    expect(balance).toBe(1_000_000n - sum([...charged.values()]));
+    expect(entries).toHaveLength(1 + 5 + 5 + 4); // topup, 5 reserves and releases, 4 charges
+    const top = entries.filter((e) => e.kind === "topup");
+    expect(top).toHaveLength(1);
+    expect(top[0]).toMatchObject({ amount: "1000000", reference: "inv-1", reason: null, txHash: null });
+    expect(entries[entries.length - 1]!.kind).toBe("topup"); // the oldest
+    // every reservation is the 1-operation maximum
+    for (const e of entries.filter((e) => e.kind === "reserve")) expect(e.amount).toBe((-ONE_OP_RESERVATION).toString());
+    // one charge per transaction in the ledger, with its hash and the fee it was charged
+    const charges = entries.filter((e) => e.kind === "charge");
+    expect(new Set(charges.map((e) => e.txHash))).toEqual(new Set(charged.keys()));
+    for (const e of charges) expect(BigInt(e.amount)).toBe(-charged.get(e.txHash!)!);
+    // the rejected transaction: reserved and released, never charged
+    expect(entries.filter((e) => e.txHash === rejectedHash).map((e) => e.kind).sort()).toEqual(["release", "reserve"]);
+  });
+
+  test("INSUFFICIENT_CREDITS on mainnet without credits; testnet needs none", async () => {
+    const p = await r.project();
+    const [user] = await main.fund(1);
+    const tx = await main.payment(user!);
+    const res = await main.sponsor(p.liveKey, tx);
+    expectError(res, 402, "INSUFFICIENT_CREDITS");
+    expect(res.body.error.details).toEqual({ balance: "0", required: ONE_OP_RESERVATION.toString() });
+
+    // one stroop short of the reservation is not enough either
+    const short = await r.admin("POST", `/projects/${p.id}/credits`, { amount: (ONE_OP_RESERVATION - 1n).toString() });
+    expect(short.status).toBe(200);
+    const again = await main.sponsor(p.liveKey, tx);
+    expectError(again, 402, "INSUFFICIENT_CREDITS");
+    expect(again.body.error.details).toEqual({ balance: (ONE_OP_RESERVATION - 1n).toString(), required: ONE_OP_RESERVATION.toString() });
+    expect(await main.feeCharged(Buffer.from(tx.hash()).toString("hex"))).toBeNull(); // never sent
+
+    // the same project's sr_test_ key on testnet: no credits involved
+    const testUser = await r.funded();
+    const ok = await r.post("/v1/sponsor", { transaction: xdrOf(await r.payment(testUser)), network: "testnet" }, { "x-api-key": p.testKey });
+    expect(ok.status).toBe(200);
+    const journalOnly = await expectSettled(r, p.id); // the testnet fee touched no credits
+    expect(journalOnly.balance).toBe(ONE_OP_RESERVATION - 1n);
+    expect(journalOnly.entries.map((e) => e.kind)).toEqual(["topup"]);
+
+    // one more stroop and the mainnet payment is covered
+    const last = await r.admin("POST", `/projects/${p.id}/credits`, { amount: "1" });
+    expect(last.body).toEqual({ creditBalance: ONE_OP_RESERVATION.toString() });
+    const paid = await main.sponsor(p.liveKey, tx);
+    expect(paid.status).toBe(200);
+    const { entries, balance } = await expectSettled(r, p.id);
+    expect(balance).toBe(ONE_OP_RESERVATION - BigInt(paid.body.feePaid));
+    expect(entries.map((e) => e.kind)).toEqual(["charge", "release", "reserve", "topup", "topup"]);
+  });
+
+  test("adjustments: negative ones need a reason and may not overdraw; zero and non-numbers are invalid", async () => {
+    const p = await r.project({ credits: 500_000n });
+    const credits = (body: unknown) => r.admin("POST", `/projects/${p.id}/credits`, body);
+
+    const noReason = await credits({ amount: "-1000" });
+    expectError(noReason, 400, "VALIDATION_ERROR");
+    expect(noReason.body.error.details.field).toBe("reason");
+
+    const down = await credits({ amount: "-1000", reason: "refund of a duplicate top-up" });
+    expect(down.status).toBe(200);
+    expect(down.body).toEqual({ creditBalance: "499000" });
+
+    const overdraw = await credits({ amount: "-499001", reason: "too much" });
+    expectError(overdraw, 402, "INSUFFICIENT_CREDITS");
+    expect(overdraw.body.error.details).toEqual({ balance: "499000", required: "499001" });
+
+    for (const amount of ["0", "abc", "-0", "1.5", ""]) {
+      const bad = await credits({ amount, reason: "invalid" });
+      expectError(bad, 400, "VALIDATION_ERROR");
+      expect(bad.body.error.details.field).toBe("amount");
+    }
+    expectError(await credits({ amount: 5 }), 400, "VALIDATION_ERROR"); // a number, not a string
+
+    const up = await credits({ amount: "2500", reason: "goodwill" });
+    expect(up.status).toBe(200);
+    expect(up.body).toEqual({ creditBalance: "501500" });
+    const all = await credits({ amount: "-501500", reason: "closing the account" }); // exactly the balance
+    expect(all.status).toBe(200);
+    expect(all.body).toEqual({ creditBalance: "0" });
+
+    const { entries, balance } = await expectSettled(r, p.id);
+    expect(balance).toBe(0n);
+    expect(entries.map((e) => [e.kind, e.amount, e.reason])).toEqual([
+      ["adjustment", "-501500", "closing the account"],
+      ["adjustment", "2500", "goodwill"],
+      ["adjustment", "-1000", "refund of a duplicate top-up"],
+      ["topup", "500000", null],
+    ]);
+  });
+
+  test("concurrent requests cannot overspend: exactly N of M are sponsored", async () => {
+    const N = 4;
+    const M = 12;
+    const p = await r.project();
+    const users = await main.fund(M);
+    const txs = await Promise.all(users.map((u) => main.payment(u)));
+
+    // learn what one payment reserves
+    const probe = await main.sponsor(p.liveKey, txs[0]!);
+    expectError(probe, 402, "INSUFFICIENT_CREDITS");
+    const required = BigInt(probe.body.error.details.required);
+    expect(required).toBe(ONE_OP_RESERVATION);
+    const topup = await r.admin("POST", `/projects/${p.id}/credits`, { amount: (BigInt(N) * required).toString() });
+    expect(topup.status).toBe(200);
+
+    // no ledger closes while the requests come in: no reservation can be settled (and its rest
+    // released) before every request has either reserved or been refused
+    const results: (Res | undefined)[] = new Array(M);
+    let refused = 0;
+    main.net.stop();
+    let pending: Promise<Res>[];
+    try {
+      pending = txs.map((tx, i) => main.sponsor(p.liveKey, tx).then((res) => {
+        results[i] = res;
+        if (res.status === 402) refused++;
+        return res;
+      }));
+      await until(() => refused >= M - N && main.net.queue.size >= N, 5000);
+      // in flight: the N reservations are the whole balance, journaled
+      const view = await projectView(r, p.id);
+      expect(view.creditReserved).toBe((BigInt(N) * required).toString());
+      expect(view.creditBalance).toBe("0");
+      expect(sum((await journal(r, p.id)).map((e) => BigInt(e.amount)))).toBe(0n);
+    } finally {
+      main.net.start();
+    }
+    await Promise.all(pending);
+
+    const statuses = results.map((res) => res!.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(N);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(M - N);
+    for (const res of results) {
+      if (res!.status !== 402) continue;
+      expectError(res!, 402, "INSUFFICIENT_CREDITS");
+      expect(res!.body.error.details.required).toBe(required.toString());
+      expect(BigInt(res!.body.error.details.balance) < required).toBe(true);
+    }
+    const hashes = results.filter((res) => res!.status === 200).map((res) => res!.body.hash as string);
+    const fees = await Promise.all(hashes.map(async (h) => (await main.feeCharged(h))!));
+    const { entries, balance } = await expectSettled(r, p.id);
+    expect(balance).toBe(BigInt(N) * required - sum(fees));
+    expect(entries.filter((e) => e.kind === "reserve")).toHaveLength(N); // refusals journal nothing
+    expect(new Set(entries.filter((e) => e.kind === "charge").map((e) => e.txHash))).toEqual(new Set(hashes));
+  });
+
+  test("a restart keeps balances, keys and policies", async () => {
+    const first = await startTestRelay(envFor(kind));
+    let p: { id: string; testKey: string; liveKey: string };
+    let user: Keypair;
+    let revoked: string;
+    let before: Awaited<ReturnType<typeof projectView>>;
+    let stopped = false;
+    try {
+      const m1 = mainnetOf(first);
+      p = await first.project({ credits: 1_000_000n });
+      [user] = (await m1.fund(1)) as [Keypair];
+      const paid = await m1.sponsor(p.liveKey, await m1.payment(user));
+      expect(paid.status).toBe(200);
+      const patched = await first.admin("PATCH", `/projects/${p.id}`, { policy: { maxFee: "150000", requestsPerSecond: 7, burst: 9 } });
+      expect(patched.status).toBe(200);
+      expect(patched.body.policy).toMatchObject({ maxFee: "150000", requestsPerSecond: 7, burst: 9 });
+      const extra = await first.admin("POST", `/projects/${p.id}/keys`, { environment: "live", label: "to revoke" });
+      expect(extra.status).toBe(201);
+      revoked = extra.body.key;
+      const del = await first.admin("DELETE", `/projects/${p.id}/keys/${extra.body.id}`);
+      expect(del.status).toBe(200);
+      expect(del.body.revokedAt).toEqual(expect.any(String));
+      expectError(await m1.sponsor(revoked, await m1.payment(user)), 401, "UNAUTHORIZED");
+      await expectSettled(first, p.id);
+      before = await projectView(first, p.id);
+      expect(before.creditBalance).toBe((1_000_000n - BigInt(paid.body.feePaid)).toString());
+      await first.stop({ keepData: true });
+      stopped = true;
+    } finally {
+      if (!stopped) await first.stop();
+    }
+
+    const second = await startTestRelay(first.env);
+    try {
+      const m2 = mainnetOf(second);
+      const after = await projectView(second, p.id);
+      expect(after.creditBalance).toBe(before.creditBalance);
+      expect(after.policy).toEqual(before.policy);
+      expect((await expectSettled(second, p.id)).balance).toBe(BigInt(before.creditBalance));
+
+      // the live key still pays; the reservation is capped by the kept policy's maxFee
+      const paid = await m2.sponsor(p.liveKey, await m2.payment(user));
+      expect(paid.status).toBe(200);
+      const { entries, balance } = await expectSettled(second, p.id);
+      expect(balance).toBe(BigInt(before.creditBalance) - BigInt(paid.body.feePaid));
+      const latest = entries.filter((e) => e.txHash === paid.body.hash);
+      expect(latest.map((e) => [e.kind, e.amount]).sort()).toEqual([["charge", `-${paid.body.feePaid}`], ["release", "150000"], ["reserve", "-150000"]]);
+
+      expectError(await m2.sponsor(revoked, await m2.payment(user)), 401, "UNAUTHORIZED");
+      const keys = await second.admin("GET", `/projects/${p.id}/keys`);
+      expect(keys.body.keys.filter((k: { revokedAt: string | null }) => k.revokedAt !== null)).toHaveLength(1);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  test.skipIf(!redisUp)("a rate-limit bucket comes back from its Redis checkpoint; the balance from the journal", async () => {
+    const prefix = `test-${crypto.randomUUID().slice(0, 8)}:`;
+    const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    await redis.connect();
+    try {
+      const env = { ...envFor(kind), REDIS_URL, REDIS_PREFIX: prefix, CHECKPOINT_DEBOUNCE_MS: "10" };
+      const first = await startTestRelay(env);
+      let p: { id: string; testKey: string; liveKey: string };
+      let body: { transaction: string };
+      let stopped = false;
+      try {
+        p = await first.project({ policy: { requestsPerSecond: 0.01, burst: 2 }, credits: 300_000n });
+        const kp = Keypair.random();
+        const tx = new TransactionBuilder(new Account(kp.publicKey(), "1"), { fee: "100", networkPassphrase: first.localnets.mainnet!.passphrase })
+          .addOperation(Operation.payment({ destination: first.localnets.mainnet!.root.publicKey(), asset: Asset.native(), amount: "1" }))
+          .setTimeout(60).build();
+        body = { transaction: xdrOf(tx) };
+        const remaining: (string | null)[] = [];
+        for (let i = 0; i < 2; i++) {
+          const res = await first.post("/v1/estimate", body, { "x-api-key": p.liveKey });
+          expect(res.status).toBe(200);
+          remaining.push(res.headers.get("ratelimit-remaining"));
+        }
+        expect(remaining).toEqual(["1", "0"]);
+        await Bun.sleep(100); // the debounced checkpoint
+        expect(await redis.exists(`${prefix}project:${p.id}`)).toBe(1);
+        await first.stop({ keepData: true });
+        stopped = true;
+      } finally {
+        if (!stopped) await first.stop();
+      }
+
+      const second = await startTestRelay(first.env);
+      try {
+        const res = await second.post("/v1/estimate", body, { "x-api-key": p.liveKey });
+        expectError(res, 429, "RATE_LIMIT_EXCEEDED");
+        expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+        const { balance } = await expectSettled(second, p.id);
+        expect(balance).toBe(300_000n);
+        expect((await projectView(second, p.id)).creditBalance).toBe("300000");
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length) await redis.del(...keys);
+      await redis.quit();
+    }
+  });
+});
