@@ -6,7 +6,7 @@ import { Elysia } from "elysia";
 import { openapi } from "@elysiajs/openapi";
 import type { Localnet } from "./localnet/ledger.ts";
 import { localnetHttp } from "./localnet/server.ts";
-import { errorsPlugin } from "./http/errors.plugin.ts";
+import { bodyLimitPlugin, errorsPlugin } from "./http/errors.plugin.ts";
 import { sponsorRoutes } from "./http/sponsor.routes.ts";
 import { simulateRoutes } from "./http/simulate.routes.ts";
 import { estimateRoutes } from "./http/estimate.routes.ts";
@@ -45,9 +45,10 @@ export interface AppDeps {
 export function createApp(deps: AppDeps) {
   // normalize off: a body with an unknown field is a VALIDATION_ERROR (where its schema says so), never silently dropped
   const app = new Elysia({ normalize: false })
-    .use(errorsPlugin({ maxBodyBytes: deps.maxBodyBytes, log: deps.log }))
+    .use(errorsPlugin({ log: deps.log }))
     .use(openapi({ path: "/openapi", documentation: { info: { title: "Stellar sponsorship relay", version: VERSION } } }))
     .use(authPlugin(deps))
+    .use(bodyLimitPlugin(deps.maxBodyBytes))
     .use(sponsorRoutes(deps))
     .use(simulateRoutes(deps))
     .use(estimateRoutes(deps))

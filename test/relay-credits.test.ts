@@ -208,6 +208,24 @@ describe.each(kinds)("credits (%s)", (kind) => {
     expect(entries.filter((e) => e.txHash === rejectedHash).map((e) => e.kind).sort()).toEqual(["release", "reserve"]);
   });
 
+  test("two projects sending the same inner transaction: each pays only for its own submission", async () => {
+    const [kp] = await main.fund(1);
+    const a = await r.project({ credits: 1_000_000n });
+    const b = await r.project({ credits: 1_000_000n });
+    const tx1 = await main.payment(kp!);
+    const tx2 = await main.payment(kp!, { seqOffset: 1n }); // not valid until tx1 is in
+    expectError(await main.sponsor(a.liveKey, tx2), 422, "SUBMISSION_FAILED"); // rejected before inclusion: A pays nothing
+    const first = await main.sponsor(a.liveKey, tx1);
+    expect(first.status).toBe(200);
+    const second = await main.sponsor(b.liveKey, tx2); // the same inner transaction, now valid, for B
+    expect(second.status).toBe(200);
+    const charges = async (id: string) => (await expectSettled(r, id)).entries.filter((e) => e.kind === "charge").map((e) => [e.txHash, e.amount]);
+    expect(await charges(a.id)).toEqual([[first.body.hash, `-${first.body.feePaid}`]]);
+    expect(await charges(b.id)).toEqual([[second.body.hash, `-${second.body.feePaid}`]]);
+    expect((await projectView(r, a.id)).creditBalance).toBe((1_000_000n - BigInt(first.body.feePaid)).toString());
+    expect((await projectView(r, b.id)).creditBalance).toBe((1_000_000n - BigInt(second.body.feePaid)).toString());
+  });
+
   test("INSUFFICIENT_CREDITS on mainnet without credits; testnet needs none", async () => {
     const p = await r.project();
     const [user] = await main.fund(1);
@@ -258,12 +276,13 @@ describe.each(kinds)("credits (%s)", (kind) => {
     expectError(overdraw, 402, "INSUFFICIENT_CREDITS");
     expect(overdraw.body.error.details).toEqual({ balance: "499000", required: "499001" });
 
-    for (const amount of ["0", "abc", "-0", "1.5", ""]) {
+    for (const amount of ["0", "abc", "-0", "1.5", "", "9999999999999999999", "-9999999999999999999"]) {
       const bad = await credits({ amount, reason: "invalid" });
       expectError(bad, 400, "VALIDATION_ERROR");
       expect(bad.body.error.details.field).toBe("amount");
     }
     expectError(await credits({ amount: 5 }), 400, "VALIDATION_ERROR"); // a number, not a string
+    expectError(await r.admin("GET", `/projects/${p.id}/credits?cursor=99999999999999999999`), 400, "VALIDATION_ERROR"); // beyond bigint: no 500
 
     const up = await credits({ amount: "2500", reason: "goodwill" });
     expect(up.status).toBe(200);

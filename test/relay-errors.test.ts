@@ -14,7 +14,7 @@ test("every error code has its status and the spec's envelope with the request i
     INTERNAL_ERROR: 500, NETWORK_UNAVAILABLE: 503, SUBMISSION_TIMEOUT: 504,
   };
   expect({ ...ERROR_STATUS } as Record<string, number>).toEqual(expected);
-  const app = new Elysia().use(errorsPlugin({ maxBodyBytes: 1000, log: createLogger("silent") }))
+  const app = new Elysia().use(errorsPlugin({ log: createLogger("silent") }))
     .get("/e/:code", ({ params }) => { throw new RelayError(params.code as ErrorCode, `failed with ${params.code}`, { n: 1 }, { "Retry-After": "3" }); })
     .get("/boom", () => { throw new Error("secret internals"); });
   for (const [code, status] of Object.entries(expected)) {

@@ -165,6 +165,7 @@ describe("limits and routes", () => {
   test("a body over the size limit is PAYLOAD_TOO_LARGE; an unknown route is NOT_FOUND", async () => {
     const big = await r.post("/v1/sponsor", { transaction: "A".repeat(300_000), network: "testnet" });
     expectEnvelope(big, 413, "PAYLOAD_TOO_LARGE");
+    expect(big.headers.get("ratelimit-limit")).not.toBeNull(); // counted against the rate limit like any /v1 request
     const res = await fetch(`${r.url}/v1/nothing`);
     const body = (await res.json()) as { error: { code: string } };
     expect(res.status).toBe(404);

@@ -47,14 +47,14 @@ export function adminRoutes(deps: { projects: ProjectsService }) {
     .post("/projects/:id/credits", ({ params, body }) => p.addCredits(params.id, BigInt(body.amount), body.reference ?? null, body.reason ?? null), {
       params,
       body: t.Object({
-        amount: t.String({ pattern: "^-?[1-9][0-9]{0,18}$", error: "amount must be a non-zero integer string of stroops", description: "stroops; negative for an adjustment (needs reason)" }),
+        amount: t.String({ pattern: "^-?[1-9][0-9]{0,17}$", error: "amount must be a non-zero integer string of stroops (at most 18 digits)", description: "stroops; negative for an adjustment (needs reason)" }),
         reference: t.Optional(t.String({ maxLength: 200 })), reason: t.Optional(t.String({ minLength: 1, maxLength: 500 })),
       }, { additionalProperties: false }),
       response: { 200: t.Object({ creditBalance: t.String() }), ...errors, 402: ErrorResponse }, detail: { summary: "Top up (or adjust) a project's credits", tags },
     })
     .get("/projects/:id/credits", ({ params, query }) => p.journal(params.id, query.limit ?? 50, query.cursor !== undefined ? BigInt(query.cursor) : undefined), {
       params,
-      query: t.Object({ limit: t.Optional(t.Integer({ minimum: 1, maximum: 500 })), cursor: t.Optional(t.String({ pattern: "^[0-9]{1,19}$" })) }),
+      query: t.Object({ limit: t.Optional(t.Integer({ minimum: 1, maximum: 500 })), cursor: t.Optional(t.String({ pattern: "^[0-9]{1,18}$" })) }),
       response: { 200: t.Object({ entries: t.Array(Entry), nextCursor: t.Union([t.String(), t.Null()]) }), ...errors }, detail: { summary: "The credit journal, newest first", tags },
     });
 }

@@ -21,15 +21,13 @@ function fromValidation(e: ValidationError): RelayError {
   return new RelayError("VALIDATION_ERROR", message, { ...(field ? { field } : {}), reason: first?.summary ?? first?.message ?? "invalid" });
 }
 
-export function errorsPlugin(opts: { maxBodyBytes: number; log: Logger }) {
+export function errorsPlugin(opts: { log: Logger }) {
   return new Elysia({ name: "errors" })
     .onRequest(({ request, set }) => {
       const id = crypto.randomUUID();
       ids.set(request, id);
       started.set(request, performance.now());
       set.headers["x-request-id"] = id;
-      const length = Number(request.headers.get("content-length") ?? 0);
-      if (length > opts.maxBodyBytes) throw new RelayError("PAYLOAD_TOO_LARGE", `the request body is larger than ${opts.maxBodyBytes} bytes`, { limit: opts.maxBodyBytes });
     })
     .onAfterResponse({ as: "global" }, ({ request, route, set }) => {
       const t0 = started.get(request);
@@ -53,4 +51,12 @@ export function errorsPlugin(opts: { maxBodyBytes: number; log: Logger }) {
       for (const [k, v] of Object.entries(e.headers)) set.headers[k.toLowerCase()] = v;
       return envelope(e, id);
     });
+}
+
+/** 413 for a declared body over the limit (registered after authentication, so that it counts against the rate limit). */
+export function bodyLimitPlugin(maxBodyBytes: number) {
+  return new Elysia({ name: "body-limit" }).onRequest(({ request }) => {
+    const length = Number(request.headers.get("content-length") ?? 0);
+    if (length > maxBodyBytes) throw new RelayError("PAYLOAD_TOO_LARGE", `the request body is larger than ${maxBodyBytes} bytes`, { limit: maxBodyBytes });
+  });
 }

@@ -25,7 +25,7 @@ export interface Policy {
 
 export type PolicyRule = "maxFee" | "allowedOperations" | "allowedContractIds" | "maxOperations" | "dailySpendLimit";
 
-const stroops = Type.String({ pattern: "^[0-9]{1,19}$", description: "stroops (decimal string)" });
+const stroops = Type.String({ pattern: "^[0-9]{1,18}$", description: "stroops (decimal string, at most 18 digits)" });
 const nullable = <T extends TSchema>(s: T) => Type.Optional(Type.Union([s, Type.Null()]));
 export const OPERATION_TYPES = Object.keys(Op);
 

@@ -60,6 +60,8 @@ export class ProjectsService {
   /** Live keys by hash; revoking through this service removes them at once. */
   private readonly keys = new Map<string, KeyRow>();
   private readonly unknown = new Map<string, number>();
+  /** Keys revoked by this process: a lookup that read the row before the revocation must not cache it. */
+  private readonly revoked = new Set<string>();
 
   constructor(private readonly deps: {
     projects: ProjectsRepo; credits: CreditsRepo; submissions: SubmissionsRepo; actors: ProjectActors; defaults: Policy; log: Logger;
@@ -99,7 +101,7 @@ export class ProjectsService {
     const miss = this.unknown.get(hash);
     if (miss !== undefined && miss > Date.now()) return null;
     const row = await this.deps.projects.keyByHash(hash);
-    if (row && !row.revokedAt) {
+    if (row && !row.revokedAt && !this.revoked.has(row.id)) {
       this.keys.set(hash, row);
       return row;
     }
@@ -189,6 +191,7 @@ export class ProjectsService {
   async revokeKey(projectId: string, keyId: string): Promise<KeyView> {
     const row = await this.deps.projects.revokeKey(projectId, keyId);
     if (!row) throw notFound("key");
+    this.revoked.add(keyId);
     for (const [hash, k] of this.keys) if (k.id === keyId) this.keys.delete(hash);
     return keyView(row);
   }

@@ -133,7 +133,7 @@ export class SponsorService {
     if (prior && !prior.outcome) {
       // an intent without an outcome (the relay stopped mid-way): did the network include it?
       const found = await this.lookup(gw, prior.hash);
-      if (found) return this.settle(gw.name, prior.id, found, prior.projectId, hold);
+      if (found) return this.settle(gw.name, prior.id, found, hold);
     }
     const id = prior?.id ?? crypto.randomUUID();
     try {
@@ -141,7 +141,7 @@ export class SponsorService {
     } catch (e) {
       const o = outcomeOf(e);
       // 503 and 504 are not final: a retry looks the intent up on the network again (the reservation stays journaled)
-      if (o.status !== 503 && o.status !== 504) this.finish(hold, await this.deps.submissions.recordOutcome(id, o, null, gw.name === CREDIT_NETWORK));
+      if (o.status !== 503 && o.status !== 504) this.applySettlement(gw.name, hold, await this.deps.submissions.recordOutcome(id, o, null, gw.name === CREDIT_NETWORK), 0n);
       return o;
     }
   }
@@ -153,17 +153,24 @@ export class SponsorService {
   }
 
   /** Records the network's verdict and settles the credits of the submission's project. */
-  private async settle(network: NetworkName, id: string, c: Confirmed, projectId: string | null, hold: Hold): Promise<Outcome> {
+  private async settle(network: NetworkName, id: string, c: Confirmed, hold: Hold): Promise<Outcome> {
     const outcome: Outcome = c.successful
       ? { status: 200, body: { hash: c.hash, feePaid: c.feeCharged.toString(), ledger: c.ledger, resultXdr: c.resultXdr } satisfies SponsorResponse }
       : outcomeOf(submissionFailed(c.hash, c.resultXdr, { ledger: c.ledger, feePaid: c.feeCharged }));
-    const credits = await this.deps.submissions.recordOutcome(id, outcome, c.feeCharged, network === CREDIT_NETWORK);
-    if (projectId !== hold.payer.projectId) {
-      if (projectId) this.deps.settleProject(projectId, credits);
-    } else {
-      this.finish(hold, hold.credits ? credits : { released: 0n, charged: c.feeCharged });
-    }
+    this.applySettlement(network, hold, await this.deps.submissions.recordOutcome(id, outcome, c.feeCharged, network === CREDIT_NETWORK), c.feeCharged);
     return outcome;
+  }
+
+  /**
+   * Gives the journal's settlement to the project it belongs to (the submission's, whose
+   * reservation was outstanding): this request's hold, or another project's actor when this
+   * request resumed that project's submission (this request's own hold is then dropped).
+   */
+  private applySettlement(network: NetworkName, hold: Hold, s: SettledCredits, feeCharged: bigint): void {
+    const owner = s.projectId ?? null;
+    if (network !== CREDIT_NETWORK) return this.finish(hold, { released: 0n, charged: owner === hold.payer.projectId ? feeCharged : 0n });
+    if (owner === hold.payer.projectId) return this.finish(hold, s);
+    if (owner) this.deps.settleProject(owner, s);
   }
 
   private async submit(gw: Gateway, d: DecodedTx, plan: FeePlan, hold: Hold, id: string): Promise<Outcome> {
@@ -188,11 +195,15 @@ export class SponsorService {
       if (sent.status === "PENDING" || sent.status === "DUPLICATE") {
         const c = await watch.promise;
         if (!c) throw new RelayError("SUBMISSION_TIMEOUT", `no confirmation within ${config.submissionTimeoutMs} ms`, { hash });
-        return this.settle(gw.name, id, c, hold.payer.projectId, hold);
+        return this.settle(gw.name, id, c, hold);
       }
       watch.cancel();
       if (sent.status === "TRY_AGAIN_LATER") {
-        if (Date.now() + 250 > tryAgainUntil) throw new RelayError("NETWORK_UNAVAILABLE", "the network asked to try again later", { hash }, { "Retry-After": "5" });
+        if (Date.now() + 250 > tryAgainUntil) {
+          // the network accepted none of this request's attempts: its reservation is given back now
+          if (hold.journaled) this.finish(hold, { released: await this.deps.submissions.releaseOutstanding(id), charged: 0n });
+          throw new RelayError("NETWORK_UNAVAILABLE", "the network asked to try again later", { hash }, { "Retry-After": "5" });
+        }
         await Bun.sleep(Math.min(250 * 2 ** Math.min(attempt, 3), Math.max(0, tryAgainUntil - Date.now())));
         continue;
       }

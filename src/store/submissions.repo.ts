@@ -3,10 +3,13 @@
  * them: a credit reservation is journaled with the intent, in one statement; the outcome releases
  * it and charges what the network charged, in one statement.
  */
-import { and, eq, inArray, isNotNull, gte, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, gte, sql, type SQL } from "drizzle-orm";
 import { creditJournal, submissions } from "./schema.ts";
 import type { Db } from "./db.ts";
 import type { Outcome, SettledCredits, SubmissionIntent, SubmissionRecord, SubmissionStore } from "./types.ts";
+
+/** The journal's net reserve for a submission (negative while a reservation is outstanding). */
+const outstanding = (submissionId: SQL) => sql`(select coalesce(sum(amount), 0) from ${creditJournal} where submission_id = ${submissionId} and kind in ('reserve', 'release'))`;
 
 /** Rows of a raw statement, from either driver (postgres-js answers an array, PGlite `{ rows }`). */
 const rowsOf = <T>(r: unknown): T[] => (Array.isArray(r) ? r : (r as { rows: T[] }).rows);
@@ -21,13 +24,14 @@ export class SubmissionsRepo implements SubmissionStore {
   async recordIntent(s: SubmissionIntent, hold = 0n): Promise<boolean> {
     const upsert = sql`insert into ${submissions} (id, network, inner_hash, hash, caller, project_id, max_fee)
       values (${s.id}, ${s.network}, ${s.innerHash}, ${s.hash}, ${s.caller}, ${s.projectId}, ${s.maxFee})
-      on conflict (id) do update set hash = excluded.hash, max_fee = excluded.max_fee, updated_at = now()`;
+      on conflict (id) do update set hash = excluded.hash, max_fee = excluded.max_fee, updated_at = now(),
+        project_id = case when ${outstanding(sql`excluded.id`)} = 0 then excluded.project_id else ${submissions}.project_id end`;
     if (hold <= 0n || !s.projectId) {
       await this.db.execute(upsert);
       return false;
     }
     const r = await this.db.execute(sql`with up as (${upsert} returning id),
-      j as (select coalesce(sum(amount), 0) as net from ${creditJournal} where submission_id = ${s.id} and kind in ('reserve', 'release'))
+      j as (select ${outstanding(sql`${s.id}`)} as net)
       insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
       select ${s.projectId}, 'reserve', ${-hold}, up.id, ${s.hash} from up, j where j.net = 0
       returning id`);
@@ -36,12 +40,14 @@ export class SubmissionsRepo implements SubmissionStore {
 
   /**
    * One statement: record the outcome and, for a submission whose project reserved credits,
-   * release what is outstanding and charge the fee (once).
+   * release what is outstanding and charge the fee (once). The submission's project is the one
+   * whose reservation is outstanding (the last to journal one), and the one charged.
    */
   async recordOutcome(id: string, outcome: Outcome, feeCharged: bigint | null, credits: boolean): Promise<SettledCredits> {
     if (!credits) {
-      await this.db.update(submissions).set({ outcome, outcomeStatus: outcome.status, feeCharged, updatedAt: sql`now()` }).where(eq(submissions.id, id));
-      return { released: 0n, charged: 0n };
+      const [row] = await this.db.update(submissions).set({ outcome, outcomeStatus: outcome.status, feeCharged, updatedAt: sql`now()` })
+        .where(eq(submissions.id, id)).returning({ projectId: submissions.projectId });
+      return { projectId: row?.projectId ?? null, released: 0n, charged: 0n };
     }
     const fee = feeCharged ?? 0n;
     const r = await this.db.execute(sql`with upd as (
@@ -53,13 +59,23 @@ export class SubmissionsRepo implements SubmissionStore {
       entries as (
         select upd.project_id, 'release' as kind, -j.net as amount, upd.hash from upd, j where upd.project_id is not null and j.net < 0
         union all
-        select upd.project_id, 'charge', ${-fee}::bigint, upd.hash from upd, j where upd.project_id is not null and j.reserves > 0 and j.charges = 0 and ${fee}::bigint > 0)
+        select upd.project_id, 'charge', ${-fee}::bigint, upd.hash from upd, j where upd.project_id is not null and j.reserves > 0 and j.charges = 0 and ${fee}::bigint > 0),
+      ins as (insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
+        select project_id, kind, amount, ${id}, hash from entries returning kind, amount)
+      select (select project_id from upd) as project_id,
+        (select coalesce(sum(amount) filter (where kind = 'release'), 0) from ins) as released,
+        (select coalesce(-sum(amount) filter (where kind = 'charge'), 0) from ins) as charged`);
+    const [row] = rowsOf<{ project_id: string | null; released: string | bigint; charged: string | bigint }>(r);
+    return { projectId: row?.project_id ?? null, released: BigInt(row?.released ?? 0), charged: BigInt(row?.charged ?? 0) };
+  }
+
+  /** Releases a reservation still outstanding for a submission the network never accepted; the amount released. */
+  async releaseOutstanding(id: string): Promise<bigint> {
+    const r = await this.db.execute(sql`with j as (select ${outstanding(sql`${id}`)} as net)
       insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
-      select project_id, kind, amount, ${id}, hash from entries
-      returning kind, amount`);
-    const rows = rowsOf<{ kind: string; amount: string | bigint }>(r);
-    const sum = (kind: string) => rows.filter((x) => x.kind === kind).reduce((a, x) => a + BigInt(x.amount), 0n);
-    return { released: sum("release"), charged: -sum("charge") };
+      select s.project_id, 'release', -j.net, s.id, s.hash from ${submissions} s, j where s.id = ${id} and s.project_id is not null and j.net < 0
+      returning amount`);
+    return rowsOf<{ amount: string | bigint }>(r).reduce((a, x) => a + BigInt(x.amount), 0n);
   }
 
   async byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null> {

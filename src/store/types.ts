@@ -20,6 +20,8 @@ export interface SubmissionIntent {
 
 /** What settling a submission did to its project's credit journal. */
 export interface SettledCredits {
+  /** The submission's project (the one whose reservation was outstanding). */
+  projectId?: string | null;
   /** The reservation given back (journaled earlier with the intent). */
   released: bigint;
   /** The fee charged to the credits. */
@@ -42,6 +44,8 @@ export interface SubmissionStore {
    * reservation is released and the fee charged.
    */
   recordOutcome(id: string, outcome: Outcome, feeCharged: bigint | null, credits: boolean): Promise<SettledCredits>;
+  /** Releases an outstanding reservation of a submission the network never accepted. */
+  releaseOutstanding(id: string): Promise<bigint>;
   /** The latest submission of an inner transaction on a network. */
   byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null>;
 }
