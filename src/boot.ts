@@ -65,7 +65,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   const pruneTimer = setInterval(prune, 3600_000);
   const sponsor = new SponsorService({
     gateways, sponsors, submissions, log,
-    settleProject: (projectId, s) => actors.project(projectId)?.send({ type: "SETTLE", id: crypto.randomUUID(), now: Date.now(), ...s, journaled: true }),
+    settleProject: (projectId, s) => actors.project(projectId)?.send({ type: "SETTLE", id: crypto.randomUUID(), now: Date.now(), released: s.released, charged: s.charged, journaled: true }),
     config: { feePercentile: config.FEE_PERCENTILE, maxFeeRate: BigInt(config.MAX_FEE_RATE), submissionTimeoutMs: config.SUBMISSION_TIMEOUT_MS, tryAgainLaterMs: config.TRY_AGAIN_LATER_MS },
   });
   // the server's own body limit is only a backstop (chunked bodies): the errors plugin answers 413 in the envelope

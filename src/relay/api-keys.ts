@@ -11,7 +11,6 @@ const base62 = basex("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv
 const FORMAT = /^sr_(test|live)_[0-9A-Za-z]{32,128}$/;
 
 export const KEY_NETWORK: Record<KeyEnvironment, NetworkName> = { test: "testnet", live: "mainnet" };
-export const NETWORK_KEY: Record<NetworkName, KeyEnvironment> = { testnet: "test", mainnet: "live" };
 
 export function generateKey(environment: KeyEnvironment): string {
   return `sr_${environment}_${base62.encode(crypto.getRandomValues(new Uint8Array(32)))}`;

@@ -31,11 +31,6 @@ export class CreditsRepo {
     return new Map(rows.map((r) => [r.projectId, BigInt(r.total)]));
   }
 
-  async balance(projectId: string): Promise<bigint> {
-    const [r] = await this.db.select({ total: sql<string>`coalesce(sum(${creditJournal.amount}), 0)` }).from(creditJournal).where(eq(creditJournal.projectId, projectId));
-    return BigInt(r?.total ?? 0);
-  }
-
   /** Newest first; `before` is the id of the last entry of the previous page. */
   async page(projectId: string, opts: { limit: number; before?: bigint }): Promise<JournalEntry[]> {
     return this.db.select().from(creditJournal)

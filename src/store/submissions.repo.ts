@@ -3,7 +3,7 @@
  * them: a credit reservation is journaled with the intent, in one statement; the outcome releases
  * it and charges what the network charged, in one statement.
  */
-import { and, eq, inArray, isNotNull, gte, sql, type SQL } from "drizzle-orm";
+import { and, eq, isNotNull, gte, sql, type SQL } from "drizzle-orm";
 import { creditJournal, submissions } from "./schema.ts";
 import type { Db } from "./db.ts";
 import type { Outcome, SettledCredits, SubmissionIntent, SubmissionRecord, SubmissionStore } from "./types.ts";
@@ -85,10 +85,10 @@ export class SubmissionsRepo implements SubmissionStore {
   }
 
   /** Fees the network charged per project since `since` (for the daily spend limits after a restart). */
-  async spentSince(since: Date, projectIds?: string[]): Promise<Map<string, bigint>> {
+  async spentSince(since: Date): Promise<Map<string, bigint>> {
     const rows = await this.db.select({ projectId: submissions.projectId, total: sql<string>`coalesce(sum(${submissions.feeCharged}), 0)` })
       .from(submissions)
-      .where(and(isNotNull(submissions.projectId), gte(submissions.updatedAt, since), ...(projectIds ? [inArray(submissions.projectId, projectIds)] : [])))
+      .where(and(isNotNull(submissions.projectId), gte(submissions.updatedAt, since)))
       .groupBy(submissions.projectId);
     return new Map(rows.map((r) => [r.projectId!, BigInt(r.total)]));
   }
