@@ -18,6 +18,8 @@ import type { ProjectActors } from "./relay/project-actors.ts";
 import type { Gateway, NetworkName } from "./network/gateway.ts";
 import type { SponsorService } from "./relay/sponsor.service.ts";
 import type { SimulateService } from "./relay/simulate.service.ts";
+import type { ChannelPool } from "./relay/channel-pool.ts";
+import { channelRoutes } from "./http/channels.routes.ts";
 import type { Idempotency } from "./relay/idempotency.ts";
 import type { Logger } from "./log.ts";
 
@@ -33,6 +35,7 @@ export interface AppDeps {
   idempotency: Idempotency;
   projects: ProjectsService;
   actors: ProjectActors;
+  pools: Partial<Record<NetworkName, ChannelPool>>;
   /** The admin API's bearer token; without it the admin API does not exist (404). */
   adminToken?: string;
   storage: () => Promise<{ database: string; status: string; checkpoints: string }>;
@@ -53,6 +56,7 @@ export function createApp(deps: AppDeps) {
     .use(simulateRoutes(deps))
     .use(estimateRoutes(deps))
     .use(deps.adminToken ? adminRoutes(deps) : new Elysia())
+    .use(deps.adminToken ? channelRoutes(deps) : new Elysia())
     .use(healthRoutes({ gateways: deps.gateways, version: VERSION, startedAt: deps.startedAt, storage: deps.storage }));
   for (const [name, net] of Object.entries(deps.localnets)) {
     const base = `/localnet/${name}`;

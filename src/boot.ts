@@ -20,41 +20,53 @@ import { openCheckpoints } from "./store/checkpoints.ts";
 import { ProjectActors } from "./relay/project-actors.ts";
 import { ProjectsService } from "./relay/projects.service.ts";
 import { PROJECT_POLICY_DEFAULTS } from "./relay/policy.ts";
+import { ChannelPool } from "./relay/channel-pool.ts";
+import { SecretBox } from "./relay/secret-box.ts";
+import { ChannelsRepo } from "./store/channels.repo.ts";
 import type { Logger } from "./log.ts";
 
 const PUBLIC_PASSPHRASES: Record<NetworkName, string> = { testnet: Networks.TESTNET, mainnet: Networks.PUBLIC };
 
-/** The embedded network's fee account: derived from its passphrase (local lumens only, like the root account). */
-export const localSponsor = (passphrase: string): Keypair =>
+/** The embedded network's funder account: derived from its passphrase (local lumens only, like the root account; the seed string predates the pool, so existing localnet data stays valid). */
+export const localFunder = (passphrase: string): Keypair =>
   Keypair.fromRawEd25519Seed(new Uint8Array(new Bun.CryptoHasher("sha256").update(`stellar-sponsor-relay/localnet-sponsor/${passphrase}`).digest()));
 
-/** The embedded fee account's genesis balance: 1,000,000 XLM. */
-const LOCAL_FEE_ACCOUNT_STROOPS = 10_000_000_000_000n;
+/** The embedded funder's genesis balance: 1,000,000 XLM. */
+const LOCAL_FUNDER_STROOPS = 10_000_000_000_000n;
 
 export interface Relay {
   url: string;
   app: ReturnType<typeof createApp>;
   localnets: Partial<Record<NetworkName, Localnet>>;
   gateways: Partial<Record<NetworkName, Gateway>>;
+  pools: Partial<Record<NetworkName, ChannelPool>>;
   stop(): Promise<void>;
 }
 
 export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   const upstream: Record<NetworkName, string | undefined> = { testnet: config.TESTNET_RPC_URL, mainnet: config.MAINNET_RPC_URL };
-  const secrets: Record<NetworkName, string | undefined> = { testnet: config.TESTNET_SPONSOR_SECRET, mainnet: config.MAINNET_SPONSOR_SECRET };
+  const secrets: Record<NetworkName, string | undefined> = { testnet: config.TESTNET_FUNDER_SECRET, mainnet: config.MAINNET_FUNDER_SECRET };
+  const channelCounts: Record<NetworkName, number> = { testnet: config.TESTNET_CHANNELS, mainnet: config.MAINNET_CHANNELS };
   const passphrases: Record<NetworkName, string | undefined> = { testnet: config.TESTNET_PASSPHRASE, mainnet: config.MAINNET_PASSPHRASE };
   const localnets: Partial<Record<NetworkName, Localnet>> = {};
   for (const name of NETWORKS) {
     if (upstream[name]) continue;
     localnets[name] = new Localnet({
       passphrase: PUBLIC_PASSPHRASES[name], ledgerCloseMs: config.LEDGER_CLOSE_MS, maxTxSetSize: config.LOCALNET_MAX_TX_SET_SIZE,
-      dataDir: join(config.DATA_DIR, "localnet"), genesisAccounts: [{ id: localSponsor(PUBLIC_PASSPHRASES[name]).publicKey(), balance: LOCAL_FEE_ACCOUNT_STROOPS }],
+      dataDir: join(config.DATA_DIR, "localnet"), genesisAccounts: [{ id: localFunder(PUBLIC_PASSPHRASES[name]).publicKey(), balance: LOCAL_FUNDER_STROOPS }],
     });
   }
   const gateways: Partial<Record<NetworkName, Gateway>> = {};
-  const sponsors: Partial<Record<NetworkName, Keypair>> = {};
+  const pools: Partial<Record<NetworkName, ChannelPool>> = {};
   const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, schema: config.DATABASE_SCHEMA });
   const submissions = new SubmissionsRepo(database.db);
+  const channels = new ChannelsRepo(database.db);
+  const box = SecretBox.open(config.CHANNEL_ENCRYPTION_KEY, config.DATA_DIR);
+  const startingBalance = BigInt(config.CHANNEL_STARTING_BALANCE);
+  const poolConfig = {
+    startingBalance, topUpThreshold: config.CHANNEL_TOPUP_THRESHOLD ? BigInt(config.CHANNEL_TOPUP_THRESHOLD) : startingBalance / 2n,
+    waitMs: config.CHANNEL_WAIT_MS, feePercentile: config.FEE_PERCENTILE,
+  };
   const idempotencyKeys = new IdempotencyRepo(database.db);
   const checkpoints = await openCheckpoints({ url: config.REDIS_URL, prefix: config.REDIS_PREFIX });
   const actors = new ProjectActors(checkpoints.store, { anonymousPolicy: anonymousPolicy(config.ANONYMOUS_POLICY), debounceMs: config.CHECKPOINT_DEBOUNCE_MS, maxAnonymousClients: config.ANONYMOUS_MAX_CLIENTS }, log);
@@ -64,14 +76,14 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   await prune();
   const pruneTimer = setInterval(prune, 3600_000);
   const sponsor = new SponsorService({
-    gateways, sponsors, submissions, log,
+    gateways, pools, submissions, log,
     settleProject: (projectId, s) => actors.project(projectId)?.send({ type: "SETTLE", id: crypto.randomUUID(), now: Date.now(), released: s.released, charged: s.charged, journaled: true }),
     config: { feePercentile: config.FEE_PERCENTILE, maxFeeRate: BigInt(config.MAX_FEE_RATE), submissionTimeoutMs: config.SUBMISSION_TIMEOUT_MS, tryAgainLaterMs: config.TRY_AGAIN_LATER_MS },
   });
   // the server's own body limit is only a backstop (chunked bodies): the errors plugin answers 413 in the envelope
   const app = createApp({
     localnets, gateways, publicUrl: `http://localhost:${config.PORT}`, sponsor, simulate: new SimulateService(config.FEE_PERCENTILE),
-    idempotency: new Idempotency(idempotencyKeys, config.IDEMPOTENCY_TTL_MS), projects, actors, adminToken: config.ADMIN_TOKEN,
+    idempotency: new Idempotency(idempotencyKeys, config.IDEMPOTENCY_TTL_MS), projects, actors, pools, adminToken: config.ADMIN_TOKEN,
     storage: async () => ({ database: database.kind, status: (await database.ping()) ? "ok" : "down", checkpoints: checkpoints.kind }),
     log, maxBodyBytes: config.MAX_BODY_BYTES, trustProxy: config.TRUST_PROXY, startedAt: Date.now(),
   }).listen({ port: config.PORT, maxRequestBodySize: config.MAX_BODY_BYTES * 4 });
@@ -87,26 +99,30 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
       throw new Error(`cannot read the ${name} network's passphrase from ${upstream[name]}: set ${name.toUpperCase()}_PASSPHRASE or make it reachable (${e instanceof Error ? e.message : e})`);
     });
     gateways[name] = gw;
+    const funder = net ? localFunder(net.passphrase) : secrets[name] ? Keypair.fromSecret(secrets[name]!) : null;
     if (net) {
       net.start();
       net.onLedgerClosed(() => gw.watcher.poke()); // confirm the moment the embedded ledger closes
-      const kp = localSponsor(net.passphrase);
-      if (!net.account(kp.publicKey())) throw new Error(`the ${name} localnet in ${config.DATA_DIR} has no fee account: remove its snapshot to start afresh`);
-      sponsors[name] = kp;
-      log.warn({ network: name, passphrase: net.passphrase, rpc: `${url}/localnet/${name}/rpc`, friendbot: `${url}/localnet/${name}/friendbot`, horizon: `${url}/localnet/${name}/horizon`, ledgerCloseMs: net.ledgerCloseMs, feeAccount: kp.publicKey() }, `LOCAL NETWORK: ${name} is an embedded localnet, not the public ${name}`);
-    } else if (secrets[name]) {
-      sponsors[name] = Keypair.fromSecret(secrets[name]!);
-      log.info({ network: name, upstream: gw.upstream, feeAccount: sponsors[name]!.publicKey() }, "network upstream");
+      if (!net.account(funder!.publicKey())) throw new Error(`the ${name} localnet in ${config.DATA_DIR} has no funder account: remove its snapshot to start afresh`);
+      log.warn({ network: name, passphrase: net.passphrase, rpc: `${url}/localnet/${name}/rpc`, friendbot: `${url}/localnet/${name}/friendbot`, horizon: `${url}/localnet/${name}/horizon`, ledgerCloseMs: net.ledgerCloseMs, funder: funder!.publicKey() }, `LOCAL NETWORK: ${name} is an embedded localnet, not the public ${name}`);
+    } else if (funder) {
+      log.info({ network: name, upstream: gw.upstream, funder: funder.publicKey() }, "network upstream");
     } else {
-      log.error({ network: name }, `no ${name.toUpperCase()}_SPONSOR_SECRET: sponsoring on ${name} answers NETWORK_UNAVAILABLE`);
+      log.error({ network: name }, `no ${name.toUpperCase()}_FUNDER_SECRET: sponsoring on ${name} answers NETWORK_UNAVAILABLE`);
+      continue;
     }
+    const pool = new ChannelPool({ network: name, gateway: gw, funder: funder!, repo: channels, box, log, config: { ...poolConfig, channels: channelCounts[name] } });
+    pools[name] = pool;
+    if (net) await startLocalPool(pool, net);
+    else void startUpstreamPool(pool, log);
   }
   log.info({ port: app.server!.port }, "relay listening");
 
   return {
-    url, app, localnets, gateways,
+    url, app, localnets, gateways, pools,
     async stop() {
       await app.stop(); // stop accepting; in-flight requests finish
+      for (const p of Object.values(pools)) p.stop();
       clearInterval(pruneTimer);
       for (const g of Object.values(gateways)) g.stop();
       for (const n of Object.values(localnets)) n.stop();
@@ -115,4 +131,28 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
       await database.close();
     },
   };
+}
+
+/** An embedded network's pool is ready before the relay answers (a ledger is closed for it when the localnet closes only on demand). */
+async function startLocalPool(pool: ChannelPool, net: Localnet): Promise<void> {
+  let done = false;
+  const starting = pool.start().finally(() => { done = true; });
+  while (net.ledgerCloseMs <= 0 && !done) {
+    await Bun.sleep(5);
+    if (net.queue.size > 0) net.closeLedger();
+  }
+  await starting;
+}
+
+/** An upstream network's pool starts in the background, retried until the network answers. */
+async function startUpstreamPool(pool: ChannelPool, log: Logger): Promise<void> {
+  for (;;) {
+    try {
+      return await pool.start();
+    } catch (e) {
+      if (pool.stopped) return;
+      log.error({ network: pool.network, err: e instanceof Error ? e.message : String(e) }, "the channel pool cannot start; retrying in 5 s");
+      await Bun.sleep(5000);
+    }
+  }
 }

@@ -19,8 +19,20 @@ export const ConfigSchema = Type.Object({
   MAINNET_RPC_URL: Type.Optional(Type.String({ minLength: 1 })),
   TESTNET_PASSPHRASE: Type.Optional(Type.String({ minLength: 1 })),
   MAINNET_PASSPHRASE: Type.Optional(Type.String({ minLength: 1 })),
-  TESTNET_SPONSOR_SECRET: Type.Optional(Type.String({ pattern: "^S[A-Z2-7]{55}$" })),
-  MAINNET_SPONSOR_SECRET: Type.Optional(Type.String({ pattern: "^S[A-Z2-7]{55}$" })),
+  /** The account that funds the channel accounts of an upstream network (the embedded ones have their own). */
+  TESTNET_FUNDER_SECRET: Type.Optional(Type.String({ pattern: "^S[A-Z2-7]{55}$" })),
+  MAINNET_FUNDER_SECRET: Type.Optional(Type.String({ pattern: "^S[A-Z2-7]{55}$" })),
+  /** Channel accounts of a new pool (afterwards the admin API's count is kept). */
+  TESTNET_CHANNELS: NumberFromEnv(4, 1),
+  MAINNET_CHANNELS: NumberFromEnv(4, 1),
+  /** Lumens (stroops) a new channel account starts with, and is topped up to. */
+  CHANNEL_STARTING_BALANCE: Type.String({ pattern: "^[0-9]{8,18}$", default: "100000000" }),
+  /** A channel whose balance falls under this (stroops) is topped up; default: half the starting balance. */
+  CHANNEL_TOPUP_THRESHOLD: Type.Optional(Type.String({ pattern: "^[0-9]{1,18}$" })),
+  /** How long a request waits for a channel account that can pay its fee. */
+  CHANNEL_WAIT_MS: NumberFromEnv(5000, 0),
+  /** 32 bytes, base64 or hex, that seal channel secret keys; default: a key generated into DATA_DIR. */
+  CHANNEL_ENCRYPTION_KEY: Type.Optional(Type.String({ minLength: 32 })),
   SUBMISSION_TIMEOUT_MS: NumberFromEnv(30_000, 1),
   TRY_AGAIN_LATER_MS: NumberFromEnv(10_000, 0),
   FEE_PERCENTILE: Type.Unsafe<FeePercentile>(Type.Union(PERCENTILES.map((p) => Type.Literal(p)), { default: "p70" })),

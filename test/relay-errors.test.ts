@@ -37,7 +37,7 @@ describe("networks that cannot be reached", () => {
     r = await startTestRelay({
       TESTNET_RPC_URL: "http://127.0.0.1:9/rpc", MAINNET_RPC_URL: "http://127.0.0.1:9/rpc",
       TESTNET_PASSPHRASE: Networks.TESTNET, MAINNET_PASSPHRASE: Networks.PUBLIC,
-      TESTNET_SPONSOR_SECRET: Keypair.random().secret(),
+      TESTNET_FUNDER_SECRET: Keypair.random().secret(),
     });
   });
   afterAll(() => r.stop());

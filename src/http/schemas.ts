@@ -5,7 +5,8 @@ const network = t.Union([t.Literal("testnet"), t.Literal("mainnet")], { error: "
 const transaction = t.String({ minLength: 1, error: "transaction must be a base64 XDR TransactionEnvelope", description: "Base64 XDR of a signed transaction (or of a fee-bump, which the relay re-wraps)" });
 const stroops = (description: string) => t.String({ pattern: "^[0-9]+$", description: `${description}, in stroops` });
 
-export const SponsorBody = t.Object({ transaction, network }, { additionalProperties: true });
+const operation = t.String({ minLength: 1, error: "operation must be a base64 XDR Operation", description: "Base64 XDR of an invokeHostFunction Operation with its signed authorization entries (func+auth mode, instead of transaction)" });
+export const SponsorBody = t.Object({ transaction: t.Optional(transaction), operation: t.Optional(operation), network }, { additionalProperties: true });
 export const SponsorResponse = t.Object({
   hash: t.String({ description: "Hash of the fee-bump transaction" }),
   feePaid: stroops("Fee the network charged"),

@@ -5,21 +5,27 @@ import { principalOf } from "./auth.plugin.ts";
 import { bodyHash, checkIdempotencyKey, type Idempotency } from "../relay/idempotency.ts";
 import { answer, type SponsorService } from "../relay/sponsor.service.ts";
 import { ProjectsService } from "../relay/projects.service.ts";
+import { validationError } from "./errors.ts";
 
 export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idempotency }) {
   return new Elysia({ name: "sponsor.routes" }).post("/v1/sponsor", async ({ body, request, set }) => {
     const principal = principalOf(request);
     ProjectsService.checkNetwork(principal, body.network);
+    if ((body.transaction === undefined) === (body.operation === undefined)) {
+      throw validationError("send either transaction (a signed transaction) or operation (an invokeHostFunction operation with signed authorization entries)", { field: "transaction", reason: "transaction_or_operation" });
+    }
     const key = request.headers.get("x-idempotency-key");
-    const run = () => deps.sponsor.sponsor(body.transaction, body.network, principal.payer);
+    const run = () => body.transaction !== undefined
+      ? deps.sponsor.sponsor(body.transaction, body.network, principal.payer)
+      : deps.sponsor.sponsorOperation(body.operation!, body.network, principal.payer);
     if (key === null) return answer(await run());
     checkIdempotencyKey(key);
-    const { outcome, replayed } = await deps.idempotency.run(principal.payer.scope, key, bodyHash({ transaction: body.transaction, network: body.network }), run);
+    const { outcome, replayed } = await deps.idempotency.run(principal.payer.scope, key, bodyHash({ transaction: body.transaction, operation: body.operation, network: body.network }), run);
     if (replayed) set.headers["idempotent-replayed"] = "true";
     return answer(outcome); // an error outcome is thrown again, enveloped with this request's id
   }, {
     body: SponsorBody,
     response: { 200: SponsorResponse, 400: ErrorResponse, 401: ErrorResponse, 402: ErrorResponse, 403: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse, 504: ErrorResponse },
-    detail: { summary: "Wrap a signed transaction in a fee-bump paid by the relay and submit it", tags: ["relay"] },
+    detail: { summary: "Wrap a signed transaction in a fee-bump paid by a relay channel account, or run an invokeHostFunction operation from one, and submit it", tags: ["relay"] },
   });
 }

@@ -1,20 +1,27 @@
 /**
  * POST /v1/sponsor: decode, plan the fee, have the project's actor check the policy and reserve
- * the maximum fee, wrap in a fee-bump signed by the network's sponsor account, record the intent
- * (with the credit reservation), send, wait for the ledger watcher's confirmation, and settle:
- * charge what the network charged and release the rest. The same inner transaction is never paid
- * for twice: concurrent and later requests for an inner hash already sponsored get that
+ * the maximum fee, wrap in a fee-bump whose fee source is a channel account from the pool, record
+ * the intent (with the credit reservation), send, wait for the ledger watcher's confirmation, and
+ * settle: charge what the network charged and release the rest. The same inner transaction is
+ * never paid for twice: concurrent and later requests for an inner hash already sponsored get that
  * submission's outcome (and pay nothing).
+ *
+ * The func+auth mode (`sponsorOperation`) runs a client's invokeHostFunction operation from a
+ * channel account: simulated in enforce mode, assembled, signed by the channel with the sequence
+ * number its actor gives, then the same intent / send / settle path.
  */
-import type { Keypair } from "@stellar/stellar-sdk";
+import { Account, TransactionBuilder, type FeeBumpTransaction, type Transaction } from "@stellar/stellar-sdk";
 import { RelayError } from "../http/errors.ts";
 import { X, fromB64 } from "../stellar/xdr.ts";
 import type { Gateway, FeePercentile, NetworkName } from "../network/gateway.ts";
 import type { Confirmed } from "../network/ledger-watcher.ts";
 import type { Outcome, SettledCredits, SubmissionStore } from "../store/types.ts";
 import type { Logger } from "../log.ts";
-import { decodeTransaction, type DecodedTx } from "./decode.ts";
-import { BASE_FEE, buildFeeBump, feeBumpFee, innerRate } from "./fee-bump.ts";
+import { decodeTransaction } from "./decode.ts";
+import { BASE_FEE, buildFeeBump, innerRate } from "./fee-bump.ts";
+import { decodeOperation, type DecodedOperation } from "./invoke.ts";
+import { describeEvent } from "./simulate.service.ts";
+import type { ChannelPool } from "./channel-pool.ts";
 import { clientResultCodes, submissionFailed, type SponsorResponse } from "./outcome.ts";
 import type { Payer } from "./project-actors.ts";
 
@@ -29,7 +36,7 @@ export interface SponsorConfig {
 
 export interface SponsorDeps {
   gateways: Partial<Record<NetworkName, Gateway>>;
-  sponsors: Partial<Record<NetworkName, Keypair>>;
+  pools: Partial<Record<NetworkName, ChannelPool>>;
   submissions: SubmissionStore;
   config: SponsorConfig;
   log: Logger;
@@ -47,6 +54,31 @@ interface Hold {
   done: boolean;
 }
 
+/** The account that pays and signs one submission (a fee source, or the source of an own transaction). */
+interface Signer {
+  envelope(rate: bigint): Transaction | FeeBumpTransaction;
+  /** After tx_bad_seq, for an own transaction: re-read the sequence number. */
+  badSeq?(): Promise<void>;
+  end(charged: bigint, consumed: boolean): void;
+}
+
+/** What one request submits: its dedup hash, its fee shape and how its signer is leased. */
+interface Job {
+  /** The inner transaction's hash, or the operation's (func+auth mode). */
+  innerHash: string;
+  /** Operations the inclusion fee is bid for (a fee-bump counts one more than its inner transaction). */
+  feeOps: bigint;
+  resourceFee: bigint;
+  signer(pool: ChannelPool, maxFee: bigint): Promise<Signer>;
+}
+
+const jobFee = (job: Job, rate: bigint) => rate * job.feeOps + job.resourceFee;
+const BAD_SEQ_RETRIES = 3;
+/** Ledger time bounds of a transaction the relay builds (func+auth mode). */
+const OWN_TX_TIMEOUT_SECONDS = 300;
+
+interface RawSimulation { error?: string; events?: string[]; transactionData?: string; minResourceFee?: string }
+
 interface FeePlan {
   /** The first bid (stroops per operation). */
   rate: bigint;
@@ -58,6 +90,7 @@ const max = (...xs: bigint[]) => xs.reduce((a, b) => (a > b ? a : b));
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 
 const TX_INSUFFICIENT_FEE = "tx_insufficient_fee";
+const TX_BAD_SEQ = "tx_bad_seq";
 /** Sponsoring draws on credits on mainnet only. */
 const CREDIT_NETWORK: NetworkName = "mainnet";
 
@@ -86,35 +119,104 @@ export class SponsorService {
 
   /** Sponsors a client transaction for `payer`; resolves with the outcome to answer (200 body or an error). */
   async sponsor(transaction: string, network: NetworkName, payer: Payer): Promise<Outcome> {
-    let hold: Hold | undefined;
+    let hold: { hold: Hold; plan: FeePlan } | undefined;
     try {
       const gw = this.gateway(network);
       const d = decodeTransaction(transaction, gw.passphrase, { signatures: true, sorobanData: true });
-      const plan = await this.plan(gw, d);
-      const credits = network === CREDIT_NETWORK && payer.projectId !== null;
-      const id = crypto.randomUUID();
-      const grant = await payer.reserve(id, credits, {
-        operationTypes: d.operationTypes, contractIds: d.contractIds,
-        minFee: feeBumpFee(d, plan.floor), maxFee: feeBumpFee(d, max(plan.rate, this.deps.config.maxFeeRate)), // bids double on tx_insufficient_fee up to MAX_FEE_RATE
-      });
-      hold = { id, payer, credits, grant, journaled: false, done: false };
-      const key = `${network}:${d.innerHash}`;
-      const running = this.inflight.get(key);
-      if (running) return await running; // another request pays for it; this one's hold is released below
-      const run = this.once(gw, d, plan, hold).finally(() => this.inflight.delete(key));
-      this.inflight.set(key, run);
-      return await run;
+      const job: Job = {
+        innerHash: d.innerHash, feeOps: BigInt(d.operations + 1), resourceFee: d.resourceFee,
+        signer: async (pool, maxFee) => {
+          const lease = await pool.assign(maxFee);
+          return { envelope: (rate) => buildFeeBump(d, lease.keypair, rate, gw.passphrase), end: (charged) => lease.end(charged) };
+        },
+      };
+      hold = await this.reserve(gw, job, payer, max(BASE_FEE, innerRate(d)), d.isSoroban, d.operationTypes, d.contractIds);
+      return await this.dedup(gw, job, hold);
     } catch (e) {
       return outcomeOf(e);
     } finally {
-      if (hold) this.finish(hold, { released: 0n, charged: 0n });
+      if (hold) this.finish(hold.hold, { released: 0n, charged: 0n });
     }
   }
 
-  /** The first bid: the network's fee statistics, at least the inner transaction's own bid, at most MAX_FEE_RATE. */
-  private async plan(gw: Gateway, d: DecodedTx): Promise<FeePlan> {
-    const floor = max(BASE_FEE, innerRate(d));
-    const rate = max(floor, await gw.feeRate(this.deps.config.feePercentile, d.isSoroban));
+  /**
+   * Sponsors a client's invokeHostFunction operation (func+auth mode): a channel account is the
+   * transaction's source; the relay simulates it (enforce mode, so the client's signed entries are
+   * checked), reserves the fee, assembles, signs and submits.
+   */
+  async sponsorOperation(operation: string, network: NetworkName, payer: Payer): Promise<Outcome> {
+    let hold: { hold: Hold; plan: FeePlan } | undefined;
+    try {
+      const gw = this.gateway(network);
+      const pool = this.pool(network);
+      const op = decodeOperation(operation, (a) => pool.isRelayAccount(a));
+      const sim = await this.simulateOperation(gw, pool, op);
+      const job: Job = {
+        innerHash: op.hash, feeOps: 1n, resourceFee: sim.resourceFee,
+        signer: async (p, maxFee) => {
+          const lease = await p.acquire(maxFee);
+          return {
+            envelope: (rate) => {
+              const tx = new TransactionBuilder(new Account(lease.keypair.publicKey(), (lease.seq - 1n).toString()), {
+                fee: (rate + sim.resourceFee).toString(), networkPassphrase: gw.passphrase, sorobanData: sim.transactionData,
+              }).addOperation(op.operation).setTimeout(OWN_TX_TIMEOUT_SECONDS).build();
+              tx.sign(lease.keypair);
+              return tx;
+            },
+            badSeq: () => lease.resync(),
+            end: (charged, consumed) => lease.end(charged, consumed),
+          };
+        },
+      };
+      hold = await this.reserve(gw, job, payer, BASE_FEE, true, ["invokeHostFunction"], op.contractIds);
+      return await this.dedup(gw, job, hold);
+    } catch (e) {
+      return outcomeOf(e);
+    } finally {
+      if (hold) this.finish(hold.hold, { released: 0n, charged: 0n });
+    }
+  }
+
+  private pool(network: NetworkName): ChannelPool {
+    const p = this.deps.pools[network];
+    if (!p) throw new RelayError("NETWORK_UNAVAILABLE", `no channel accounts are configured for ${network}`, undefined, { "Retry-After": "30" });
+    return p;
+  }
+
+  /** Simulates the operation from a relay channel account in enforce mode: its resource fee and Soroban data. */
+  private async simulateOperation(gw: Gateway, pool: ChannelPool, op: DecodedOperation): Promise<{ resourceFee: bigint; transactionData: string }> {
+    const tx = new TransactionBuilder(new Account(pool.simulationSource(), "0"), { fee: BASE_FEE.toString(), networkPassphrase: gw.passphrase })
+      .addOperation(op.operation).setTimeout(0).build();
+    const raw = (await gw.call("simulateTransaction", (s) => s._simulateTransaction(tx, undefined, "enforce"))) as RawSimulation;
+    if (raw.error || !raw.transactionData) throw new RelayError("SIMULATION_FAILED", raw.error ?? "the simulation returned no transaction data", { events: (raw.events ?? []).map(describeEvent) });
+    return { resourceFee: BigInt(raw.minResourceFee ?? "0"), transactionData: raw.transactionData };
+  }
+
+  /** Plans the fee and has the payer's actor check the policy and reserve the most this request may pay. */
+  private async reserve(gw: Gateway, job: Job, payer: Payer, floor: bigint, soroban: boolean, operationTypes: string[], contractIds: (string | null)[]): Promise<{ hold: Hold; plan: FeePlan }> {
+    const plan = await this.plan(gw, floor, soroban);
+    const credits = gw.name === CREDIT_NETWORK && payer.projectId !== null;
+    const id = crypto.randomUUID();
+    const grant = await payer.reserve(id, credits, {
+      operationTypes, contractIds,
+      minFee: jobFee(job, plan.floor), maxFee: jobFee(job, max(plan.rate, this.deps.config.maxFeeRate)), // bids double on tx_insufficient_fee up to MAX_FEE_RATE
+    });
+    return { hold: { id, payer, credits, grant, journaled: false, done: false }, plan };
+  }
+
+  /** One run per inner hash at a time: a concurrent request for the same one gets its outcome. */
+  private async dedup(gw: Gateway, job: Job, h: { hold: Hold; plan: FeePlan }): Promise<Outcome> {
+    const key = `${gw.name}:${job.innerHash}`;
+    const running = this.inflight.get(key);
+    if (running) return await running; // another request pays for it; this one's hold is released by the caller
+    const run = this.once(gw, job, h.plan, h.hold).finally(() => this.inflight.delete(key));
+    this.inflight.set(key, run);
+    return await run;
+  }
+
+  /** The first bid: the network's fee statistics, at least `floor`, at most MAX_FEE_RATE. */
+  private async plan(gw: Gateway, floor: bigint, soroban: boolean): Promise<FeePlan> {
+    const rate = max(floor, await gw.feeRate(this.deps.config.feePercentile, soroban));
     return { floor, rate: rate > this.deps.config.maxFeeRate ? max(this.deps.config.maxFeeRate, floor) : rate };
   }
 
@@ -126,8 +228,8 @@ export class SponsorService {
   }
 
   /** One submission per inner hash: reuse a recorded outcome, resume a recorded intent, or submit. */
-  private async once(gw: Gateway, d: DecodedTx, plan: FeePlan, hold: Hold): Promise<Outcome> {
-    const prior = await this.deps.submissions.byInnerHash(gw.name, d.innerHash);
+  private async once(gw: Gateway, job: Job, plan: FeePlan, hold: Hold): Promise<Outcome> {
+    const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
     // answered before: a success, or a failure the network charged for (its sequence number is spent)
     if (prior?.outcome && (prior.outcome.status === 200 || prior.feeCharged !== null)) return prior.outcome;
     if (prior && !prior.outcome) {
@@ -137,7 +239,7 @@ export class SponsorService {
     }
     const id = prior?.id ?? crypto.randomUUID();
     try {
-      return await this.submit(gw, d, plan, hold, id);
+      return await this.submit(gw, job, plan, hold, id);
     } catch (e) {
       const o = outcomeOf(e);
       // 503 and 504 are not final: a retry looks the intent up on the network again (the reservation stays journaled)
@@ -173,46 +275,58 @@ export class SponsorService {
     if (owner) this.deps.settleProject(owner, s);
   }
 
-  private async submit(gw: Gateway, d: DecodedTx, plan: FeePlan, hold: Hold, id: string): Promise<Outcome> {
+  private async submit(gw: Gateway, job: Job, plan: FeePlan, hold: Hold, id: string): Promise<Outcome> {
     const { config } = this.deps;
-    const sponsor = this.deps.sponsors[gw.name];
-    if (!sponsor) throw new RelayError("NETWORK_UNAVAILABLE", `no fee account is configured for ${gw.name}`, undefined, { "Retry-After": "30" });
     const deadline = Date.now() + config.submissionTimeoutMs;
     const tryAgainUntil = Date.now() + config.tryAgainLaterMs;
     // the highest bid the reservation covers
-    const cap = (hold.grant - d.resourceFee) / BigInt(d.operations + 1);
+    const cap = (hold.grant - job.resourceFee) / job.feeOps;
     let rate = min(plan.rate, cap);
-    for (let attempt = 0; ; attempt++) {
-      const fb = buildFeeBump(d, sponsor, rate, gw.passphrase);
-      const hash = Buffer.from(fb.hash()).toString("hex");
-      const journaled = await this.deps.submissions.recordIntent(
-        { id, network: gw.name, innerHash: d.innerHash, hash, caller: hold.payer.scope, projectId: hold.payer.projectId, maxFee: feeBumpFee(d, rate) },
-        hold.credits ? hold.grant : 0n,
-      );
-      hold.journaled ||= journaled;
-      const watch = gw.watcher.watch(hash, Math.max(1, deadline - Date.now()));
-      const sent = (await gw.call("sendTransaction", (s) => s._sendTransaction(fb)).catch((e) => { watch.cancel(); throw e; })) as { status: string; errorResultXdr?: string };
-      if (sent.status === "PENDING" || sent.status === "DUPLICATE") {
-        const c = await watch.promise;
-        if (!c) throw new RelayError("SUBMISSION_TIMEOUT", `no confirmation within ${config.submissionTimeoutMs} ms`, { hash });
-        return this.settle(gw.name, id, c, hold);
-      }
-      watch.cancel();
-      if (sent.status === "TRY_AGAIN_LATER") {
-        if (Date.now() + 250 > tryAgainUntil) {
-          // the network accepted none of this request's attempts: its reservation is given back now
-          if (hold.journaled) this.finish(hold, { released: await this.deps.submissions.releaseOutstanding(id), charged: 0n });
-          throw new RelayError("NETWORK_UNAVAILABLE", "the network asked to try again later", { hash }, { "Retry-After": "5" });
+    const signer = await job.signer(this.pool(gw.name), jobFee(job, cap));
+    let charged = 0n;
+    let consumed = false;
+    try {
+      for (let attempt = 0, badSeq = 0; ; attempt++) {
+        const envelope = signer.envelope(rate);
+        const hash = Buffer.from(envelope.hash()).toString("hex");
+        const journaled = await this.deps.submissions.recordIntent(
+          { id, network: gw.name, innerHash: job.innerHash, hash, caller: hold.payer.scope, projectId: hold.payer.projectId, maxFee: jobFee(job, rate) },
+          hold.credits ? hold.grant : 0n,
+        );
+        hold.journaled ||= journaled;
+        const watch = gw.watcher.watch(hash, Math.max(1, deadline - Date.now()));
+        const sent = (await gw.call("sendTransaction", (s) => s._sendTransaction(envelope)).catch((e) => { watch.cancel(); throw e; })) as { status: string; errorResultXdr?: string };
+        if (sent.status === "PENDING" || sent.status === "DUPLICATE") {
+          const c = await watch.promise;
+          consumed = true; // after a timeout it may still be included: its fee room and sequence number stay counted
+          if (!c) throw new RelayError("SUBMISSION_TIMEOUT", `no confirmation within ${config.submissionTimeoutMs} ms`, { hash });
+          charged = c.feeCharged;
+          return await this.settle(gw.name, id, c, hold);
         }
-        await Bun.sleep(Math.min(250 * 2 ** Math.min(attempt, 3), Math.max(0, tryAgainUntil - Date.now())));
-        continue;
+        watch.cancel();
+        if (sent.status === "TRY_AGAIN_LATER") {
+          if (Date.now() + 250 > tryAgainUntil) {
+            // the network accepted none of this request's attempts: its reservation is given back now
+            if (hold.journaled) this.finish(hold, { released: await this.deps.submissions.releaseOutstanding(id), charged: 0n });
+            throw new RelayError("NETWORK_UNAVAILABLE", "the network asked to try again later", { hash }, { "Retry-After": "5" });
+          }
+          await Bun.sleep(Math.min(250 * 2 ** Math.min(attempt, 3), Math.max(0, tryAgainUntil - Date.now())));
+          continue;
+        }
+        const codes = clientResultCodes(sent.errorResultXdr!);
+        if (codes.network === TX_INSUFFICIENT_FEE && rate < cap) {
+          rate = min(rate * 2n, cap);
+          continue;
+        }
+        // the relay's own sequence number was stale (an external transaction moved it): re-read, retry
+        if (codes.network === TX_BAD_SEQ && signer.badSeq && badSeq++ < BAD_SEQ_RETRIES) {
+          await signer.badSeq();
+          continue;
+        }
+        throw submissionFailed(hash, sent.errorResultXdr!);
       }
-      const codes = clientResultCodes(sent.errorResultXdr!);
-      if (codes.network === TX_INSUFFICIENT_FEE && rate < cap) {
-        rate = min(rate * 2n, cap);
-        continue;
-      }
-      throw submissionFailed(hash, sent.errorResultXdr!);
+    } finally {
+      signer.end(charged, consumed);
     }
   }
 }

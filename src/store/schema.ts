@@ -65,3 +65,24 @@ export const creditJournal = pgTable("credit_journal", {
   reason: text("reason"),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
 }, (t) => [index("credit_journal_project").on(t.projectId, t.id), index("credit_journal_submission").on(t.submissionId)]);
+
+/**
+ * Channel accounts per network. The secret key is sealed with AES-256-GCM (`secret` holds the
+ * nonce, the ciphertext and the tag, base64; the network and public key are its associated data).
+ * Merged channels stay, for the record.
+ */
+export const channels = pgTable("channels", {
+  network: text("network").notNull(),
+  publicKey: text("public_key").notNull(),
+  secret: text("secret").notNull(),
+  state: text("state", { enum: ["creating", "active", "draining", "merged"] }).notNull(),
+  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+}, (t) => [primaryKey({ columns: [t.network, t.publicKey] })]);
+
+/** The channel count an operator asked for, per network (kept across restarts). */
+export const channelTargets = pgTable("channel_targets", {
+  network: text("network").primaryKey(),
+  target: integer("target").notNull(),
+  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+});

@@ -1,0 +1,150 @@
+/**
+ * The channel actor: one per relay account on a network (each channel account, and the funder).
+ * It knows the account's balance, the fees it has in flight (holds), its sequence number and its
+ * state. It serializes the transactions whose source is the account itself: stellar-core keeps one
+ * pending transaction per source account, so TAKE grants the next sequence number to one
+ * transaction at a time, and DONE ends it (a transaction that never reached a ledger gives its
+ * sequence number back). No I/O: balances and sequence numbers read from the network come in SYNC.
+ *
+ * States: creating (the createAccount is on its way), active (pays fee-bumps, runs own
+ * transactions), draining (takes no new work; its own merge still runs), merged (final).
+ */
+import { setup, enqueueActions } from "xstate";
+
+export interface ChannelContext {
+  publicKey: string;
+  /** The account's balance as last known, less the fees charged since. */
+  balance: bigint;
+  /** The account's minimum balance: the part of `balance` that can never pay a fee. */
+  reserve: bigint;
+  /** The last sequence number used (the next own transaction uses seq + 1). */
+  seq: bigint;
+  /** Fees in flight by request id: fee-bumps it pays for, and its own pending transaction. */
+  holds: Record<string, bigint>;
+  /** The id of its own pending transaction, if any. */
+  own: string | null;
+  /** The state it was started in (a restored channel may be creating or draining). */
+  startIn: ChannelInput["state"];
+}
+
+export interface ChannelInput {
+  publicKey: string;
+  balance: bigint;
+  reserve: bigint;
+  seq: bigint;
+  state: "creating" | "active" | "draining";
+}
+
+export type ChannelEvent =
+  /** Pay the fee of a fee-bump (up to `fee`); refused unless active and the fee is affordable. */
+  | { type: "HOLD"; id: string; fee: bigint }
+  /** A fee-bump's end: what the network charged (0 when it never reached a ledger). */
+  | { type: "RELEASE"; id: string; charged: bigint }
+  /** Run an own transaction of fee up to `fee`: the reply carries the sequence number to use. `internal`: the relay's own upkeep (a merge), allowed while draining. */
+  | { type: "TAKE"; id: string; fee: bigint; internal?: boolean }
+  /** The own transaction's end: `consumed` when it reached a ledger (its sequence number is spent). */
+  | { type: "DONE"; id: string; charged: bigint; consumed: boolean }
+  /** Values read from the network: the balance is taken as is, the sequence number only raises. */
+  | { type: "SYNC"; balance?: bigint; seq?: bigint }
+  /**
+   * After tx_bad_seq, the pending own transaction `id` moves to the number after the network's
+   * (`seq`, read from it). Raise-only, unless `allowLower` (a repeated tx_bad_seq: a transaction
+   * counted as spent never reached a ledger).
+   */
+  | { type: "RESEQ"; id: string; seq: bigint; allowLower: boolean }
+  /** Lumens received (a top-up). */
+  | { type: "CREDIT"; amount: bigint }
+  | { type: "ACTIVATE"; balance: bigint; seq: bigint }
+  | { type: "RETIRE" }
+  | { type: "MERGED" };
+
+export type ChannelReply =
+  | { type: "reply"; id: string; ok: true; seq?: bigint }
+  | { type: "reply"; id: string; ok: false; reason: "not_active" | "busy" | "insufficient_balance" };
+
+/** What the account can still pay: balance less its reserve and every fee in flight. */
+export const available = (c: ChannelContext): bigint => c.balance - c.reserve - Object.values(c.holds).reduce((a, b) => a + b, 0n);
+
+const without = (holds: Record<string, bigint>, id: string) => {
+  const { [id]: _, ...rest } = holds;
+  return rest;
+};
+
+export const channelMachine = setup({
+  types: {
+    context: {} as ChannelContext,
+    input: {} as ChannelInput,
+    events: {} as ChannelEvent,
+    emitted: {} as ChannelReply,
+  },
+  actions: {
+    hold: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== "HOLD") return;
+      if (available(c) < event.fee) return enqueue.emit({ type: "reply", id: event.id, ok: false, reason: "insufficient_balance" });
+      enqueue.assign({ holds: { ...c.holds, [event.id]: event.fee } });
+      enqueue.emit({ type: "reply", id: event.id, ok: true });
+    }),
+    release: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== "RELEASE" || !(event.id in c.holds)) return;
+      enqueue.assign({ holds: without(c.holds, event.id), balance: c.balance - event.charged });
+    }),
+    take: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== "TAKE") return;
+      if (c.own !== null) return enqueue.emit({ type: "reply", id: event.id, ok: false, reason: "busy" });
+      if (available(c) < event.fee) return enqueue.emit({ type: "reply", id: event.id, ok: false, reason: "insufficient_balance" });
+      enqueue.assign({ own: event.id, seq: c.seq + 1n, holds: { ...c.holds, [event.id]: event.fee } });
+      enqueue.emit({ type: "reply", id: event.id, ok: true, seq: c.seq + 1n });
+    }),
+    done: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== "DONE" || c.own !== event.id) return;
+      enqueue.assign({ own: null, holds: without(c.holds, event.id), balance: c.balance - event.charged, seq: event.consumed ? c.seq : c.seq - 1n });
+    }),
+    sync: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== "SYNC") return;
+      if (event.balance !== undefined) enqueue.assign({ balance: event.balance });
+      if (event.seq !== undefined && event.seq > c.seq) enqueue.assign({ seq: event.seq });
+    }),
+    reseq: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type !== "RESEQ" || c.own !== event.id) return;
+      const next = event.seq + 1n;
+      if (next > c.seq || event.allowLower) enqueue.assign({ seq: next });
+    }),
+    credit: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type === "CREDIT") enqueue.assign({ balance: c.balance + event.amount });
+    }),
+    activate: enqueueActions(({ event, enqueue }) => {
+      if (event.type === "ACTIVATE") enqueue.assign({ balance: event.balance, seq: event.seq });
+    }),
+    refuse: enqueueActions(({ event, enqueue }) => {
+      if (event.type === "HOLD" || event.type === "TAKE") enqueue.emit({ type: "reply", id: event.id, ok: false, reason: "not_active" });
+    }),
+  },
+  guards: {
+    internal: ({ event }) => event.type === "TAKE" && event.internal === true,
+  },
+}).createMachine({
+  id: "channel",
+  context: ({ input }) => ({ publicKey: input.publicKey, balance: input.balance, reserve: input.reserve, seq: input.seq, holds: {}, own: null, startIn: input.state }),
+  initial: "init",
+  states: {
+    init: {
+      always: [
+        { guard: ({ context }) => context.startIn === "creating", target: "creating" },
+        { guard: ({ context }) => context.startIn === "draining", target: "draining" },
+        { target: "active" },
+      ],
+    },
+    creating: { on: { ACTIVATE: { target: "active", actions: "activate" }, HOLD: { actions: "refuse" }, TAKE: { actions: "refuse" }, RETIRE: "draining" } },
+    active: { on: { HOLD: { actions: "hold" }, TAKE: { actions: "take" }, RETIRE: "draining" } },
+    draining: { on: { HOLD: { actions: "refuse" }, TAKE: [{ guard: "internal", actions: "take" }, { actions: "refuse" }] } },
+    merged: { type: "final" },
+  },
+  on: {
+    RELEASE: { actions: "release" },
+    DONE: { actions: "done" },
+    SYNC: { actions: "sync" },
+    RESEQ: { actions: "reseq" },
+    CREDIT: { actions: "credit" },
+    MERGED: ".merged",
+  },
+});
