@@ -11,7 +11,7 @@ import { Gateway, NETWORKS, type NetworkName } from "./network/gateway.ts";
 import { SponsorService } from "./relay/sponsor.service.ts";
 import { SimulateService } from "./relay/simulate.service.ts";
 import { Idempotency } from "./relay/idempotency.ts";
-import { openDatabase } from "./store/db.ts";
+import { openDatabase, type Db } from "./store/db.ts";
 import { SubmissionsRepo } from "./store/submissions.repo.ts";
 import { IdempotencyRepo } from "./store/idempotency.repo.ts";
 import { ProjectsRepo } from "./store/projects.repo.ts";
@@ -40,6 +40,8 @@ export interface Relay {
   localnets: Partial<Record<NetworkName, Localnet>>;
   gateways: Partial<Record<NetworkName, Gateway>>;
   pools: Partial<Record<NetworkName, ChannelPool>>;
+  /** The relay's database (for operators' tooling and tests). */
+  database: Db;
   stop(): Promise<void>;
 }
 
@@ -119,7 +121,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   log.info({ port: app.server!.port }, "relay listening");
 
   return {
-    url, app, localnets, gateways, pools,
+    url, app, localnets, gateways, pools, database: database.db,
     async stop() {
       await app.stop(); // stop accepting; in-flight requests finish
       for (const p of Object.values(pools)) p.stop();
