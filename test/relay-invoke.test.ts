@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
-  Address, Asset, Keypair, Operation, TransactionBuilder, authorizeEntry, nativeToScVal, rpc, scValToNative, xdr,
+  Account, Address, Asset, Keypair, MuxedAccount, Operation, TransactionBuilder, authorizeEntry, nativeToScVal, rpc, scValToNative, xdr,
   type Transaction,
 } from "@stellar/stellar-sdk";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
@@ -68,10 +68,30 @@ async function recordAuth(source: Keypair, op: xdr.Operation, n: NetName = "test
 async function signedTransfer(from: Keypair, to: Keypair, amount: bigint, n: NetName = "testnet") {
   const { auth, latestLedger } = await recordAuth(to, transfer(from.publicKey(), to.publicKey(), amount, n), n);
   expect(auth.length).toBe(1);
-  expect(auth[0]!.credentials.switch().name).toBe("sorobanCredentialsAddress");
+  expect(auth[0]!.credentials.type).toBe("sorobanCredentialsAddress");
   const signed = await authorizeEntry(auth[0]!, from, latestLedger + 100, net(n).passphrase);
   const op = transfer(from.publicKey(), to.publicKey(), amount, n, { auth: [signed] });
   return { op, b64: op.toXDR("base64"), signed };
+}
+
+/** The InvokeHostFunctionResult arm of a transaction result's only operation. */
+function invokeResult(r: xdr.TransactionResult): string {
+  if (r.result.type !== "txSuccess" && r.result.type !== "txFailed") throw new Error(`no operation results in ${r.result.type}`);
+  const op = (r.result.value as xdr.OperationResult[])[0]!;
+  if (op.type !== "opInner") return op.type;
+  if (op.tr.type !== "invokeHostFunction") throw new Error(`not an invoke result: ${op.tr.type}`);
+  return op.tr.invokeHostFunctionResult.type;
+}
+
+/** A copy of a signed address-credential entry with one bit of its ed25519 signature flipped. */
+function corruptSignature(entry: xdr.SorobanAuthorizationEntry): xdr.SorobanAuthorizationEntry {
+  const sig = scValToNative((entry.credentials.value as xdr.SorobanAddressCredentials).signature) as { signature: Buffer }[];
+  expect(sig.length).toBe(1);
+  const raw = Buffer.from(entry.toXdr());
+  const at = raw.indexOf(sig[0]!.signature);
+  expect(at).toBeGreaterThan(0);
+  raw[at + 10] ^= 0x01;
+  return xdr.SorobanAuthorizationEntry.fromXdr(raw);
 }
 
 const sponsorOp = (operation: string, n: NetName = "testnet", headers: Record<string, string> = {}) => r.post("/v1/sponsor", { operation, network: n }, headers);
@@ -95,19 +115,19 @@ async function submitted(hash: string, n: NetName = "testnet") {
   expect(got.status).toBe(rpc.Api.GetTransactionStatus.SUCCESS);
   if (got.status !== rpc.Api.GetTransactionStatus.SUCCESS) throw new Error("unreachable");
   expect(got.feeBump).toBe(false); // the relay's own transaction, not a fee-bump
-  const tx = TransactionBuilder.fromXDR(got.envelopeXdr, net(n).passphrase) as Transaction;
+  const tx = TransactionBuilder.fromXDR(got.envelopeXdr.toXdr("base64"), net(n).passphrase) as Transaction;
   return { got, tx };
 }
 
-function expectSuccessBody(res: Res) {
+function expectSuccessBody(res: Res, type = "txSuccess") {
   if (res.status !== 200) throw new Error(`expected 200, got ${res.status} ${JSON.stringify(res.body)}`);
   expect(Object.keys(res.body).sort()).toEqual(["feePaid", "hash", "ledger", "resultXdr"]);
   expect(res.body.hash).toMatch(HASH);
   expect(res.body.feePaid).toMatch(/^[1-9][0-9]*$/);
   expect(Number.isInteger(res.body.ledger)).toBe(true);
-  const result = xdr.TransactionResult.fromXDR(res.body.resultXdr, "base64");
-  expect(result.result().switch().name).toBe("txSuccess");
-  expect(result.feeCharged().toString()).toBe(res.body.feePaid);
+  const result = xdr.TransactionResult.fromXdr(res.body.resultXdr, "base64");
+  expect(result.result.type as string).toBe(type);
+  expect(result.feeCharged.toString()).toBe(res.body.feePaid);
   return result;
 }
 
@@ -125,9 +145,7 @@ describe("func+auth: a transfer authorised by the sender's address credentials",
 
     const res = await sponsorOp(b64);
     const result = expectSuccessBody(res);
-    const op0 = result.result().results()[0]!;
-    expect(op0.tr().switch().name).toBe("invokeHostFunction");
-    expect(op0.tr().invokeHostFunctionResult().switch().name).toBe("invokeHostFunctionSuccess");
+    expect(invokeResult(result)).toBe("invokeHostFunctionSuccess");
 
     expect(balance(from.publicKey())).toBe(from0 - amount);
     expect(balance(to.publicKey())).toBe(to0 + amount);
@@ -139,15 +157,15 @@ describe("func+auth: a transfer authorised by the sender's address credentials",
     expect(channels).toContain(tx.source);
     expect(tx.source).not.toBe(funder);
     expect(tx.operations.length).toBe(1);
-    expect(tx.toEnvelope().v1().tx().operations()[0]!.toXDR("base64")).toBe(b64);
+    expect((tx.toEnvelope().value as xdr.TransactionV1Envelope).tx.operations[0]!.toXdr("base64")).toBe(b64);
     expect(tx.signatures.length).toBe(1);
-    expect(Keypair.fromPublicKey(tx.source).verify(tx.hash(), tx.signatures[0]!.signature())).toBe(true);
+    expect(Keypair.fromPublicKey(tx.source).verify(tx.hash(), Buffer.from(tx.signatures[0]!.signature.value))).toBe(true);
     // the SAC's transfer event names the sender and recipient
     const ev = got.events.contractEventsXdr[0]!;
     expect(ev.length).toBe(1);
-    const body = ev[0]!.body().v0();
-    expect(body.topics().map((t) => scValToNative(t))).toEqual(["transfer", from.publicKey(), to.publicKey(), "native"]);
-    expect(scValToNative(body.data())).toBe(amount);
+    const body = ev[0]!.body.value as xdr.ContractEventV0;
+    expect(body.topics.map((t) => scValToNative(t))).toEqual(["transfer", from.publicKey(), to.publicKey(), "native"]);
+    expect(scValToNative(body.data)).toBe(amount);
     // localnet's record agrees: the channel is source and fee account
     const rec = net().records.get(res.body.hash)!;
     expect(rec.sourceAccount).toBe(tx.source);
@@ -160,9 +178,21 @@ describe("func+auth: a transfer authorised by the sender's address credentials",
     expect(after[tx.source]!.seq).toBe(before[tx.source]!.seq + 1n);
     expect(BigInt(tx.sequence)).toBe(after[tx.source]!.seq);
     for (const pk of Object.keys(before)) if (pk !== tx.source) expect(after[pk]).toEqual(before[pk]!);
-    // the fee paid: at least the inclusion fee and the declared resource fee's non-refundable part, at most the bid
-    expect(BigInt(res.body.feePaid)).toBeLessThanOrEqual(BigInt(tx.fee));
+    // the fee paid: more than the inclusion fee, at most the transaction's fee
+    const declared = ((tx.toEnvelope().value as xdr.TransactionV1Envelope).tx.ext.value as xdr.SorobanTransactionData).resourceFee;
+    expect(declared).toBeGreaterThan(0n);
     expect(BigInt(res.body.feePaid)).toBeGreaterThan(100n);
+    expect(BigInt(res.body.feePaid)).toBeLessThanOrEqual(100n + declared);
+  });
+
+  test("the transaction's fee is the inclusion bid plus the declared resource fee (not the resource fee twice)", async () => {
+    const [from, to] = [await fund(), await fund()];
+    const res = await sponsorOp((await signedTransfer(from, to, 1_000_000n)).b64);
+    expectSuccessBody(res);
+    const { tx } = await submitted(res.body.hash);
+    const declared = ((tx.toEnvelope().value as xdr.TransactionV1Envelope).tx.ext.value as xdr.SorobanTransactionData).resourceFee;
+    // the inclusion bid (fee less the declared resource fee) on this quiet network is the 100-stroop base fee
+    expect({ inclusionBid: BigInt(tx.fee) - declared, declared }).toEqual({ inclusionBid: 100n, declared });
   });
 });
 
@@ -184,12 +214,7 @@ describe("tampered authorization fails and moves nothing", () => {
     expect(Array.isArray(a.body.error.details.events)).toBe(true);
 
     // (b) the right operation with one bit of the ed25519 signature flipped
-    const bad = xdr.SorobanAuthorizationEntry.fromXDR(signed.toXDR());
-    const sigMap = bad.credentials().address().signature().vec()![0]!.map()!;
-    const sigEntry = sigMap.find((e) => scValToNative(e.key()) === "signature")!;
-    const bytes = Buffer.from(sigEntry.val().bytes());
-    bytes[0] ^= 0x01;
-    sigEntry.val(xdr.ScVal.scvBytes(bytes));
+    const bad = corruptSignature(signed);
     const corrupted = transfer(from.publicKey(), to.publicKey(), amount, "testnet", { auth: [bad] });
     expect(corrupted.toXDR("base64")).not.toBe(b64);
     const b = await sponsorOp(corrupted.toXDR("base64"));
@@ -223,7 +248,7 @@ describe("credentials that would spend the relay's accounts are refused", () => 
 
     // source-account credentials (the simulation's source is the sender): they would be the channel's
     const { auth: sourceAuth } = await recordAuth(user, transfer(user.publicKey(), other.publicKey(), 1_000_000n));
-    expect(sourceAuth[0]!.credentials().switch().name).toBe("sorobanCredentialsSourceAccount");
+    expect(sourceAuth[0]!.credentials.type).toBe("sorobanCredentialsSourceAccount");
     const res = await sponsorOp(transfer(user.publicKey(), other.publicKey(), 1_000_000n, "testnet", { auth: sourceAuth }).toXDR("base64"));
     expectOperationInvalid(res, "relay_account_credentials");
     expect(res.body.error.message).toMatch(/source-account credentials/);
@@ -233,13 +258,25 @@ describe("credentials that would spend the relay's accounts are refused", () => 
       const op = transfer(victim, other.publicKey(), 1_000_000n);
       const { auth, latestLedger } = await recordAuth(other, op, "testnet", upgraded);
       expect(auth.length).toBe(1);
-      expect(auth[0]!.credentials().switch().name).toBe(upgraded ? "sorobanCredentialsAddressV2" : "sorobanCredentialsAddress");
+      expect(auth[0]!.credentials.type).toBe(upgraded ? "sorobanCredentialsAddressV2" : "sorobanCredentialsAddress");
       for (const entry of [auth[0]!, await authorizeEntry(auth[0]!, Keypair.random(), latestLedger + 100, r.passphrase)]) {
         const bad = await sponsorOp(transfer(victim, other.publicKey(), 1_000_000n, "testnet", { auth: [entry] }).toXDR("base64"));
         expectOperationInvalid(bad, "relay_account_credentials");
         expect(bad.body.error.message).toContain(victim);
       }
     }
+
+    // a channel named by a muxed address (M...) of its account
+    const { auth: chAuth } = await recordAuth(other, transfer(channels[0]!, other.publicKey(), 1_000_000n));
+    const cred = chAuth[0]!.credentials.value as xdr.SorobanAddressCredentials;
+    const muxed = new MuxedAccount(new Account(channels[0]!, "0"), "42").accountId();
+    const muxedEntry = new xdr.SorobanAuthorizationEntry({
+      credentials: xdr.SorobanCredentials.sorobanCredentialsAddress(new xdr.SorobanAddressCredentials({
+        address: Address.fromString(muxed).toScAddress(), nonce: cred.nonce, signatureExpirationLedger: cred.signatureExpirationLedger, signature: xdr.ScVal.scvVoid(),
+      })),
+      rootInvocation: chAuth[0]!.rootInvocation,
+    });
+    expectOperationInvalid(await sponsorOp(transfer(channels[0]!, other.publicKey(), 1_000_000n, "testnet", { auth: [muxedEntry] }).toXDR("base64")), "relay_account_credentials");
 
     // a relay account in second place, after the user's own valid entry, is refused too
     const mine = (await signedTransfer(user, other, 1_000_000n)).signed;
@@ -317,21 +354,28 @@ describe("validation", () => {
     expect(balance(from.publicKey())).toBe(from0);
     // each alone is sponsored
     expectSuccessBody(await sponsorOp(b64));
-    expectSuccessBody(await r.post("/v1/sponsor", { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" }));
+    expectSuccessBody(await r.post("/v1/sponsor", { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" }), "txFeeBumpInnerSuccess");
   });
 
   test("a contract call that fails in simulation is 422 SIMULATION_FAILED with its events", async () => {
-    const panic = Operation.invokeContractFunction({ contract: TEST_CONTRACT_ID, function: "panic", args: [] });
+    // signed while the sender could afford it; a second transfer spends most of its balance first
+    const [from, to] = [await fund(), await fund()];
+    const big = await signedTransfer(from, to, 9_000_0000000n);
+    expectSuccessBody(await sponsorOp((await signedTransfer(from, to, 5_000_0000000n)).b64));
+    const from0 = balance(from.publicKey());
+
     const before = await relayState();
+    const panic = Operation.invokeContractFunction({ contract: TEST_CONTRACT_ID, function: "panic", args: [] });
     const res = await sponsorOp(panic.toXDR("base64"));
     expectError(res, 422, "SIMULATION_FAILED");
     expect(res.body.error.message).toContain("Error(Contract, #1)");
     expect(res.body.error.details.events.length).toBeGreaterThan(0);
-    // a transfer larger than the sender's balance
-    const [from, to] = [await fund(), await fund()];
-    const { b64 } = await signedTransfer(from, to, 20_000_0000000n);
-    expectError(await sponsorOp(b64), 422, "SIMULATION_FAILED");
+
+    const poor = await sponsorOp(big.b64);
+    expectError(poor, 422, "SIMULATION_FAILED");
+    expect(poor.body.error.message).toContain("Error(Contract, #10)"); // the SAC's balance error
     expect(await relayState()).toEqual(before);
+    expect(balance(from.publicKey())).toBe(from0);
   });
 });
 
@@ -373,11 +417,6 @@ describe("credits and policies", () => {
     expect(BigInt(charges[0]!.amount)).toBe(-fee);
     expect(charges[0]!.txHash).toBe(res.body.hash);
 
-    // the same operation again: the recorded outcome, charged nothing more
-    const again = await sponsorOp(b64, "mainnet", { "x-api-key": p.liveKey });
-    expect(again.status).toBe(200);
-    expect(again.body).toEqual(res.body);
-    expect((await project(p.id)).creditBalance).toBe((credits - fee).toString());
   });
 
   test("mainnet without a key is refused; without credits it is 402 and nothing is submitted", async () => {
@@ -441,6 +480,35 @@ describe("the same operation is one submission", () => {
     expect(spent).toBe(BigInt(first.body.feePaid));
     const seqs = Object.keys(before).reduce((s, pk) => s + after[pk]!.seq - before[pk]!.seq, 0n);
     expect(seqs).toBe(1n);
+  });
+
+  test("on mainnet with a key: a resend gets the recorded answer and is charged nothing more", async () => {
+    const p = await r.project({ credits: 50_000_000n });
+    const [from, to] = await Promise.all([fund("mainnet"), fund("mainnet")]);
+    const { b64 } = await signedTransfer(from, to, 2_000_000n, "mainnet");
+    const from0 = balance(from.publicKey(), "mainnet");
+    const first = await sponsorOp(b64, "mainnet", { "x-api-key": p.liveKey });
+    expectSuccessBody(first);
+    const again = await sponsorOp(b64, "mainnet", { "x-api-key": p.liveKey });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect(balance(from.publicKey(), "mainnet")).toBe(from0 - 2_000_000n);
+    const view = (await r.admin("GET", `/projects/${p.id}`)).body;
+    expect(BigInt(view.creditBalance)).toBe(50_000_000n - BigInt(first.body.feePaid));
+  });
+
+  test("with the same X-Idempotency-Key: the stored answer is replayed", async () => {
+    const [from, to] = [await fund(), await fund()];
+    const { b64 } = await signedTransfer(from, to, 1_000_000n);
+    const from0 = balance(from.publicKey());
+    const key = { "x-idempotency-key": crypto.randomUUID() };
+    const first = await sponsorOp(b64, "testnet", key);
+    expectSuccessBody(first);
+    const again = await sponsorOp(b64, "testnet", key);
+    expect(again.status).toBe(200);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body).toEqual(first.body);
+    expect(balance(from.publicKey())).toBe(from0 - 1_000_000n);
   });
 
   test("sent concurrently: every request gets the one outcome", async () => {

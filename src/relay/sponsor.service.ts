@@ -150,6 +150,11 @@ export class SponsorService {
       const gw = this.gateway(network);
       const pool = this.pool(network);
       const op = decodeOperation(operation, (a) => pool.isRelayAccount(a));
+      // answered or running already: its nonce is spent (or about to be), so it would not simulate again
+      const running = this.inflight.get(`${network}:${op.hash}`);
+      if (running) return await running;
+      const prior = await this.deps.submissions.byInnerHash(network, op.hash);
+      if (prior?.outcome && (prior.outcome.status === 200 || prior.feeCharged !== null)) return prior.outcome;
       const sim = await this.simulateOperation(gw, pool, op);
       const job: Job = {
         innerHash: op.hash, feeOps: 1n, resourceFee: sim.resourceFee,
@@ -158,7 +163,7 @@ export class SponsorService {
           return {
             envelope: (rate) => {
               const tx = new TransactionBuilder(new Account(lease.keypair.publicKey(), (lease.seq - 1n).toString()), {
-                fee: (rate + sim.resourceFee).toString(), networkPassphrase: gw.passphrase, sorobanData: sim.transactionData,
+                fee: rate.toString(), networkPassphrase: gw.passphrase, sorobanData: sim.transactionData, // build() adds the resource fee
               }).addOperation(op.operation).setTimeout(OWN_TX_TIMEOUT_SECONDS).build();
               tx.sign(lease.keypair);
               return tx;
