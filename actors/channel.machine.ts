@@ -136,7 +136,8 @@ export const channelMachine = setup({
     },
     creating: { on: { ACTIVATE: { target: "active", actions: "activate" }, HOLD: { actions: "refuse" }, TAKE: { actions: "refuse" }, RETIRE: "draining" } },
     active: { on: { HOLD: { actions: "hold" }, TAKE: { actions: "take" }, RETIRE: "draining" } },
-    draining: { on: { HOLD: { actions: "refuse" }, TAKE: [{ guard: "internal", actions: "take" }, { actions: "refuse" }] } },
+    // retired while being created: its account still comes into being (and is then merged)
+    draining: { on: { HOLD: { actions: "refuse" }, TAKE: [{ guard: "internal", actions: "take" }, { actions: "refuse" }], ACTIVATE: { actions: "activate" } } },
     merged: { type: "final" },
   },
   on: {

@@ -91,47 +91,52 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   }).listen({ port: config.PORT, maxRequestBodySize: config.MAX_BODY_BYTES * 4 });
   const url = `http://127.0.0.1:${app.server!.port}`;
 
-  for (const name of NETWORKS) {
-    const net = localnets[name];
-    const gw = new Gateway({
-      name, rpcUrl: upstream[name] ?? `${url}/localnet/${name}/rpc`, upstream: net ? "localnet" : new URL(upstream[name]!).host,
-      passphrase: net ? net.passphrase : passphrases[name], pollMs: config.WATCHER_POLL_MS, log,
-    });
-    await gw.start().catch((e) => {
-      throw new Error(`cannot read the ${name} network's passphrase from ${upstream[name]}: set ${name.toUpperCase()}_PASSPHRASE or make it reachable (${e instanceof Error ? e.message : e})`);
-    });
-    gateways[name] = gw;
-    const funder = net ? localFunder(net.passphrase) : secrets[name] ? Keypair.fromSecret(secrets[name]!) : null;
-    if (net) {
-      net.start();
-      net.onLedgerClosed(() => gw.watcher.poke()); // confirm the moment the embedded ledger closes
-      if (!net.account(funder!.publicKey())) throw new Error(`the ${name} localnet in ${config.DATA_DIR} has no funder account: remove its snapshot to start afresh`);
-      log.warn({ network: name, passphrase: net.passphrase, rpc: `${url}/localnet/${name}/rpc`, friendbot: `${url}/localnet/${name}/friendbot`, horizon: `${url}/localnet/${name}/horizon`, ledgerCloseMs: net.ledgerCloseMs, funder: funder!.publicKey() }, `LOCAL NETWORK: ${name} is an embedded localnet, not the public ${name}`);
-    } else if (funder) {
-      log.info({ network: name, upstream: gw.upstream, funder: funder.publicKey() }, "network upstream");
-    } else {
-      log.error({ network: name }, `no ${name.toUpperCase()}_FUNDER_SECRET: sponsoring on ${name} answers NETWORK_UNAVAILABLE`);
-      continue;
+  const stop = async () => {
+    await app.stop(); // stop accepting; in-flight requests finish
+    for (const p of Object.values(pools)) p.stop();
+    clearInterval(pruneTimer);
+    for (const g of Object.values(gateways)) g.stop();
+    for (const n of Object.values(localnets)) n.stop();
+    await actors.stop();
+    await checkpoints.store.close();
+    await database.close();
+  };
+  try {
+    for (const name of NETWORKS) {
+      const net = localnets[name];
+      const gw = new Gateway({
+        name, rpcUrl: upstream[name] ?? `${url}/localnet/${name}/rpc`, upstream: net ? "localnet" : new URL(upstream[name]!).host,
+        passphrase: net ? net.passphrase : passphrases[name], pollMs: config.WATCHER_POLL_MS, log,
+      });
+      await gw.start().catch((e) => {
+        throw new Error(`cannot read the ${name} network's passphrase from ${upstream[name]}: set ${name.toUpperCase()}_PASSPHRASE or make it reachable (${e instanceof Error ? e.message : e})`);
+      });
+      gateways[name] = gw;
+      const funder = net ? localFunder(net.passphrase) : secrets[name] ? Keypair.fromSecret(secrets[name]!) : null;
+      if (net) {
+        net.start();
+        net.onLedgerClosed(() => gw.watcher.poke()); // confirm the moment the embedded ledger closes
+        if (!net.account(funder!.publicKey())) throw new Error(`the ${name} localnet in ${config.DATA_DIR} has no funder account: remove its snapshot to start afresh`);
+        log.warn({ network: name, passphrase: net.passphrase, rpc: `${url}/localnet/${name}/rpc`, friendbot: `${url}/localnet/${name}/friendbot`, horizon: `${url}/localnet/${name}/horizon`, ledgerCloseMs: net.ledgerCloseMs, funder: funder!.publicKey() }, `LOCAL NETWORK: ${name} is an embedded localnet, not the public ${name}`);
+      } else if (funder) {
+        log.info({ network: name, upstream: gw.upstream, funder: funder.publicKey() }, "network upstream");
+      } else {
+        log.error({ network: name }, `no ${name.toUpperCase()}_FUNDER_SECRET: sponsoring on ${name} answers NETWORK_UNAVAILABLE`);
+        continue;
+      }
+      const pool = new ChannelPool({ network: name, gateway: gw, funder: funder!, repo: channels, box, log, config: { ...poolConfig, channels: channelCounts[name] } });
+      pools[name] = pool;
+      if (net) await startLocalPool(pool, net);
+      else void startUpstreamPool(pool, log);
     }
-    const pool = new ChannelPool({ network: name, gateway: gw, funder: funder!, repo: channels, box, log, config: { ...poolConfig, channels: channelCounts[name] } });
-    pools[name] = pool;
-    if (net) await startLocalPool(pool, net);
-    else void startUpstreamPool(pool, log);
+  } catch (e) {
+    await stop(); // a relay that cannot start leaves nothing running
+    throw e;
   }
   log.info({ port: app.server!.port }, "relay listening");
 
   return {
-    url, app, localnets, gateways, pools, database: database.db,
-    async stop() {
-      await app.stop(); // stop accepting; in-flight requests finish
-      for (const p of Object.values(pools)) p.stop();
-      clearInterval(pruneTimer);
-      for (const g of Object.values(gateways)) g.stop();
-      for (const n of Object.values(localnets)) n.stop();
-      await actors.stop();
-      await checkpoints.store.close();
-      await database.close();
-    },
+    url, app, localnets, gateways, pools, database: database.db, stop,
   };
 }
 

@@ -106,6 +106,14 @@ describe("channel: states", () => {
     expect(c.state()).toBe("merged");
   });
 
+  test("retired while being created: it stays draining and learns its balance when the account exists", () => {
+    const c = channel({ state: "creating", balance: 0n, seq: 0n });
+    c.actor.send({ type: "RETIRE" });
+    c.actor.send({ type: "ACTIVATE", balance: RESERVE + 500n, seq: SEQ });
+    expect(c.state()).toBe("draining");
+    expect(c.ctx()).toMatchObject({ balance: RESERVE + 500n, seq: SEQ });
+  });
+
   test("a restored channel starts in its stored state", () => {
     expect(channel({ state: "draining" }).state()).toBe("draining");
   });

@@ -100,6 +100,8 @@ export class ChannelPool {
   private reconciling: Promise<void> | null = null;
   private again = false;
   private readonly merging = new Set<string>();
+  /** Channels whose createAccount has not confirmed yet (a retired one is merged only after). */
+  private readonly unconfirmed = new Set<string>();
   private timer: ReturnType<typeof setInterval> | null = null;
   stopped = false;
   /** The last reconcile failure, shown to operators. */
@@ -312,9 +314,10 @@ export class ChannelPool {
       // retire the channels with the least in flight first
       const retire = live.filter((c) => c.s.value === "active").sort((a, b) => Object.keys(a.s.context.holds).length - Object.keys(b.s.context.holds).length);
       await this.startDraining(retire.slice(0, live.length - this.target).map((c) => c.pk));
+      this.again = true; // the next pass merges those that are idle already
     }
     for (const c of snaps) {
-      if (c.s.value === "draining" && c.s.context.own === null && Object.keys(c.s.context.holds).length === 0 && !this.merging.has(c.pk)) {
+      if (c.s.value === "draining" && c.s.context.own === null && Object.keys(c.s.context.holds).length === 0 && !this.merging.has(c.pk) && !this.unconfirmed.has(c.pk)) {
         this.merging.add(c.pk);
         void this.merge(c.pk).finally(() => this.merging.delete(c.pk));
       }
@@ -341,18 +344,23 @@ export class ChannelPool {
         this.pool.send({ type: "ADD", channel: { publicKey: kp.publicKey(), balance: 0n, reserve: ACCOUNT_RESERVE, seq: 0n, state: "creating" } });
       }
       const pks = batch.map((kp) => kp.publicKey());
+      for (const pk of pks) this.unconfirmed.add(pk);
       let c: Confirmed;
       try {
         c = await this.runOwn(this.funderActor!, this.deps.funder, batch.map((kp) => Operation.createAccount({ destination: kp.publicKey(), startingBalance: stroopsToXlm(config.startingBalance) })), "create channels");
       } catch (e) {
         await repo.remove(network, pks);
-        for (const pk of pks) { this.pool.send({ type: "REMOVE", publicKey: pk }); this.keys.delete(pk); }
+        for (const pk of pks) { this.pool.send({ type: "REMOVE", publicKey: pk }); this.keys.delete(pk); this.unconfirmed.delete(pk); }
         throw e;
       }
-      await repo.setState(network, pks, "active");
+      // a channel retired while it was being created stays draining (and is merged next)
+      await repo.setState(network, pks.filter((pk) => this.channel(pk)?.value === "creating"), "active");
       await this.resync(this.funder);
       // a new account's sequence number is the creating ledger's sequence << 32
-      for (const pk of pks) this.pool.send({ type: "TO", publicKey: pk, event: { type: "ACTIVATE", balance: config.startingBalance, seq: BigInt(c.ledger) << 32n } });
+      for (const pk of pks) {
+        this.pool.send({ type: "TO", publicKey: pk, event: { type: "ACTIVATE", balance: config.startingBalance, seq: BigInt(c.ledger) << 32n } });
+        this.unconfirmed.delete(pk);
+      }
       this.deps.log.info({ network, created: pks.length, ledger: c.ledger }, "channel accounts created");
       this.notify();
     }
