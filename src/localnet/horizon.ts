@@ -2,6 +2,7 @@
  * The Horizon subset localnet serves: POST /transactions (synchronous), POST /transactions_async,
  * GET /accounts/:id, GET /fee_stats and GET /. Responses follow stellar-horizon's shapes.
  */
+import { formatXlm } from "../stellar/amount.ts";
 import { fromB64 } from "../stellar/xdr.ts";
 import { resultCodes } from "../stellar/result-codes.ts";
 import type { Localnet } from "./ledger.ts";
@@ -148,11 +149,4 @@ export class Horizon {
       },
     };
   }
-}
-
-/** Stroops as a 7-decimal XLM string. */
-export function formatXlm(stroops: bigint): string {
-  const neg = stroops < 0n;
-  const v = neg ? -stroops : stroops;
-  return `${neg ? "-" : ""}${v / 10_000_000n}.${(v % 10_000_000n).toString().padStart(7, "0")}`;
 }

@@ -18,12 +18,13 @@ import type { ChannelsRepo } from "../store/channels.repo.ts";
 import type { Logger } from "../log.ts";
 import type { SecretBox } from "./secret-box.ts";
 import { BASE_FEE } from "./fee-bump.ts";
+import { MAX_OPS_PER_TX } from "./decode.ts";
+import { formatXlm } from "../stellar/amount.ts";
 import { clientResultCodes } from "./outcome.ts";
 
 /** 0.5 XLM: an account's minimum balance is (2 + subentries) base reserves. */
-export const BASE_RESERVE = 5_000_000n;
+const BASE_RESERVE = 5_000_000n;
 const ACCOUNT_RESERVE = 2n * BASE_RESERVE;
-const MAX_OPS_PER_TX = 100;
 const LEDGER_ENTRIES_PER_CALL = 200;
 const RECONCILE_EVERY_MS = 5_000;
 const INTERNAL_TIMEOUT_MS = 60_000;
@@ -347,7 +348,7 @@ export class ChannelPool {
       for (const pk of pks) this.unconfirmed.add(pk);
       let c: Confirmed;
       try {
-        c = await this.runOwn(this.funderActor!, this.deps.funder, batch.map((kp) => Operation.createAccount({ destination: kp.publicKey(), startingBalance: stroopsToXlm(config.startingBalance) })), "create channels");
+        c = await this.runOwn(this.funderActor!, this.deps.funder, batch.map((kp) => Operation.createAccount({ destination: kp.publicKey(), startingBalance: formatXlm(config.startingBalance) })), "create channels");
       } catch (e) {
         await repo.remove(network, pks);
         for (const pk of pks) { this.pool.send({ type: "REMOVE", publicKey: pk }); this.keys.delete(pk); this.unconfirmed.delete(pk); }
@@ -392,7 +393,7 @@ export class ChannelPool {
     for (let i = 0; i < pks.length; i += MAX_OPS_PER_TX) {
       const batch = pks.slice(i, i + MAX_OPS_PER_TX).map((pk) => ({ pk, amount: this.deps.config.startingBalance - this.channel(pk)!.context.balance })).filter((b) => b.amount > 0n);
       if (!batch.length) continue;
-      await this.runOwn(this.funderActor!, this.deps.funder, batch.map((b) => Operation.payment({ destination: b.pk, asset: Asset.native(), amount: stroopsToXlm(b.amount) })), "top up channels");
+      await this.runOwn(this.funderActor!, this.deps.funder, batch.map((b) => Operation.payment({ destination: b.pk, asset: Asset.native(), amount: formatXlm(b.amount) })), "top up channels");
       for (const b of batch) this.toChannel(b.pk, { type: "CREDIT", amount: b.amount });
       await this.resync(this.funder);
       this.deps.log.info({ network: this.network, channels: batch.length }, "channel accounts topped up");
@@ -497,11 +498,4 @@ function view(pk: string, ref: ChannelRef): ChannelView {
     publicKey: pk, state: String(s.value), balance: s.context.balance.toString(), available: (s.value === "creating" ? 0n : available(s.context)).toString(),
     sequence: s.context.seq.toString(), inFlight: { count: holds.length, fees: sum(holds).toString() },
   };
-}
-
-/** Stroops as the SDK's decimal XLM amount string (7 decimals). */
-export function stroopsToXlm(stroops: bigint): string {
-  const whole = stroops / 10_000_000n;
-  const frac = (stroops % 10_000_000n).toString().padStart(7, "0");
-  return `${whole}.${frac}`;
 }

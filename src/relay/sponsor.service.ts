@@ -99,6 +99,11 @@ export function outcomeOf(e: unknown): Outcome {
   if (e instanceof RelayError) return { status: e.status, body: { code: e.code, message: e.message, details: e.details, headers: e.headers } };
   throw e;
 }
+/** A recorded outcome that stands: a success, or a failure the network charged for (its sequence number or nonce is spent). */
+function finalOutcome(prior: { outcome: Outcome | null; feeCharged: bigint | null } | null): Outcome | null {
+  return prior?.outcome && (prior.outcome.status === 200 || prior.feeCharged !== null) ? prior.outcome : null;
+}
+
 /** Turns an outcome back into an answer: the 200 body, or the RelayError it was (thrown). */
 export function answer(o: Outcome): SponsorResponse {
   if (o.status === 200) return o.body as SponsorResponse;
@@ -153,8 +158,8 @@ export class SponsorService {
       // answered or running already: its nonce is spent (or about to be), so it would not simulate again
       const running = this.inflight.get(`${network}:${op.hash}`);
       if (running) return await running;
-      const prior = await this.deps.submissions.byInnerHash(network, op.hash);
-      if (prior?.outcome && (prior.outcome.status === 200 || prior.feeCharged !== null)) return prior.outcome;
+      const answered = finalOutcome(await this.deps.submissions.byInnerHash(network, op.hash));
+      if (answered) return answered;
       const sim = await this.simulateOperation(gw, pool, op);
       const job: Job = {
         innerHash: op.hash, feeOps: 1n, resourceFee: sim.resourceFee,
@@ -235,8 +240,8 @@ export class SponsorService {
   /** One submission per inner hash: reuse a recorded outcome, resume a recorded intent, or submit. */
   private async once(gw: Gateway, job: Job, plan: FeePlan, hold: Hold): Promise<Outcome> {
     const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
-    // answered before: a success, or a failure the network charged for (its sequence number is spent)
-    if (prior?.outcome && (prior.outcome.status === 200 || prior.feeCharged !== null)) return prior.outcome;
+    const answered = finalOutcome(prior);
+    if (answered) return answered;
     if (prior && !prior.outcome) {
       // an intent without an outcome (the relay stopped mid-way): did the network include it?
       const found = await this.lookup(gw, prior.hash);
