@@ -38,6 +38,12 @@ export interface ChannelInput {
 export type ChannelEvent =
   /** Pay the fee of a fee-bump (up to `fee`); refused unless active and the fee is affordable. */
   | { type: "HOLD"; id: string; fee: bigint }
+  /**
+   * Pay again for a fee-bump this channel signed before (a resumed submission sends the same
+   * envelope): held in any state, unchecked (its fee was granted when it was first sent), so a
+   * draining channel is not merged while the envelope may still be charged to it.
+   */
+  | { type: "KEEP"; id: string; fee: bigint }
   /** A fee-bump's end: what the network charged (0 when it never reached a ledger). */
   | { type: "RELEASE"; id: string; charged: bigint }
   /** Run an own transaction of fee up to `fee`: the reply carries the sequence number to use. `internal`: the relay's own upkeep (a merge), allowed while draining. */
@@ -83,6 +89,9 @@ export const channelMachine = setup({
       if (available(c) < event.fee) return enqueue.emit({ type: "reply", id: event.id, ok: false, reason: "insufficient_balance" });
       enqueue.assign({ holds: { ...c.holds, [event.id]: event.fee } });
       enqueue.emit({ type: "reply", id: event.id, ok: true });
+    }),
+    keep: enqueueActions(({ context: c, event, enqueue }) => {
+      if (event.type === "KEEP") enqueue.assign({ holds: { ...c.holds, [event.id]: event.fee } });
     }),
     release: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "RELEASE" || !(event.id in c.holds)) return;
@@ -141,6 +150,7 @@ export const channelMachine = setup({
     merged: { type: "final" },
   },
   on: {
+    KEEP: { actions: "keep" },
     RELEASE: { actions: "release" },
     DONE: { actions: "done" },
     SYNC: { actions: "sync" },

@@ -91,7 +91,18 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   }).listen({ port: config.PORT, maxRequestBodySize: config.MAX_BODY_BYTES * 4 });
   const url = `http://127.0.0.1:${app.server!.port}`;
 
+  const recovering = new Set<NetworkName>();
+  const recover = () => {
+    for (const name of Object.keys(gateways) as NetworkName[]) {
+      if (recovering.has(name)) continue;
+      recovering.add(name);
+      sponsor.recover(name).catch((e) => log.warn({ network: name, err: e instanceof Error ? e.message : String(e) }, "recovering submissions failed; retrying"))
+        .finally(() => recovering.delete(name));
+    }
+  };
+  const recoverTimer = setInterval(recover, config.RECOVERY_INTERVAL_MS);
   const stop = async () => {
+    clearInterval(recoverTimer);
     await app.stop(); // stop accepting; in-flight requests finish
     for (const p of Object.values(pools)) p.stop();
     clearInterval(pruneTimer);
@@ -106,7 +117,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
       const net = localnets[name];
       const gw = new Gateway({
         name, rpcUrl: upstream[name] ?? `${url}/localnet/${name}/rpc`, upstream: net ? "localnet" : new URL(upstream[name]!).host,
-        passphrase: net ? net.passphrase : passphrases[name], pollMs: config.WATCHER_POLL_MS, log,
+        passphrase: net ? net.passphrase : passphrases[name], pollMs: config.WATCHER_POLL_MS, timeoutMs: config.RPC_TIMEOUT_MS, log,
       });
       await gw.start().catch((e) => {
         throw new Error(`cannot read the ${name} network's passphrase from ${upstream[name]}: set ${name.toUpperCase()}_PASSPHRASE or make it reachable (${e instanceof Error ? e.message : e})`);
@@ -133,6 +144,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
     await stop(); // a relay that cannot start leaves nothing running
     throw e;
   }
+  recover(); // what a crash left unsettled, at once
   log.info({ port: app.server!.port }, "relay listening");
 
   return {

@@ -40,6 +40,10 @@ export const ConfigSchema = Type.Object({
   IDEMPOTENCY_TTL_MS: NumberFromEnv(24 * 3600 * 1000, 1),
   MAX_BODY_BYTES: NumberFromEnv(262_144, 1024),
   WATCHER_POLL_MS: NumberFromEnv(1000, 10),
+  /** The longest one call to a network's RPC may take before the relay gives up on it. */
+  RPC_TIMEOUT_MS: NumberFromEnv(5000, 50),
+  /** How often submissions without an outcome (a crash, an unanswered 504) are resolved against the network. */
+  RECOVERY_INTERVAL_MS: NumberFromEnv(10_000, 100),
   TRUST_PROXY: Type.Boolean({ default: false }),
   /** Bearer token of the admin API; without it the admin API answers 404. */
   ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),

@@ -1,9 +1,14 @@
 /**
- * The gateway to one Stellar network: its RPC client (the official SDK's rpc.Server), passphrase,
- * ledger watcher and fee statistics (read once per new ledger).
+ * The gateway to one Stellar network: typed RPC calls (each with a timeout, each answer's shape
+ * checked), the passphrase, the ledger watcher and fee statistics (read once per new ledger).
+ * Nothing else in the relay talks to the network's RPC.
  */
-import { rpc } from "@stellar/stellar-sdk";
-import { LedgerWatcher } from "./ledger-watcher.ts";
+import { Keypair, StrKey, TransactionBuilder, xdr, type FeeBumpTransaction, type Transaction } from "@stellar/stellar-sdk";
+import type { Static } from "@sinclair/typebox";
+import { LedgerWatcher, type Confirmed } from "./ledger-watcher.ts";
+import { RpcClient, RpcFailure, messageOf } from "./rpc-client.ts";
+import * as S from "./rpc-schemas.ts";
+import { X, fromB64, resultSummary, type LedgerEntryDataW } from "../stellar/xdr.ts";
 import type { Logger } from "../log.ts";
 import { RelayError } from "../http/errors.ts";
 
@@ -18,61 +23,160 @@ export interface GatewayOptions {
   /** Known passphrase (embedded networks); otherwise read with getNetwork. */
   passphrase?: string;
   pollMs: number;
+  /** The longest any one RPC call may take. */
+  timeoutMs: number;
   log: Logger;
 }
 
 export type FeePercentile = "p10" | "p20" | "p30" | "p40" | "p50" | "p60" | "p70" | "p80" | "p90" | "p95" | "p99";
 
+/** What sendTransaction said; `errorResultXdr` (a decodable TransactionResult) comes with ERROR. */
+export type Sent = Static<typeof S.SendResult>;
+
+/** A transaction the network applied, found by its hash or (for a fee-bump) its inner hash. */
+export interface Found extends Confirmed {
+  /** The account that paid the fee: the fee-bump's fee source, or the transaction's source. */
+  feeSource: string;
+}
+
+export interface AccountState {
+  balance: bigint;
+  seq: bigint;
+  /** The minimum balance: (2 + subentries) base reserves. */
+  reserve: bigint;
+}
+
+/** 0.5 XLM: an account's minimum balance is (2 + subentries) base reserves. */
+export const BASE_RESERVE = 5_000_000n;
+const LEDGER_ENTRIES_PER_CALL = 200;
+
 export class Gateway {
   readonly name: NetworkName;
   readonly upstream: string;
-  readonly rpc: rpc.Server;
   readonly watcher: LedgerWatcher;
   passphrase = "";
-  private fees: Promise<{ ledger: number; classic: Record<string, string>; soroban: Record<string, string> }> | null = null;
+  private readonly client: RpcClient;
+  private fees: Promise<Static<typeof S.FeeStats>> | null = null;
   private feesLedger = -1;
 
   constructor(private readonly opts: GatewayOptions) {
     this.name = opts.name;
     this.upstream = opts.upstream;
-    this.rpc = new rpc.Server(opts.rpcUrl, { allowHttp: opts.rpcUrl.startsWith("http://") });
-    this.watcher = new LedgerWatcher(this.rpc, { pollMs: opts.pollMs, log: opts.log, network: opts.name });
+    this.client = new RpcClient(opts.rpcUrl, opts.timeoutMs);
+    this.watcher = new LedgerWatcher(this.client, { pollMs: opts.pollMs, log: opts.log, network: opts.name });
   }
 
   /** Reads the passphrase (unless configured) and starts the watcher; throws when the passphrase cannot be had. */
   async start(): Promise<void> {
-    this.passphrase = this.opts.passphrase ?? (await this.rpc.getNetwork()).passphrase;
+    this.passphrase = this.opts.passphrase ?? (await this.client.call("getNetwork", {}, S.NetworkInfo)).passphrase;
     await this.watcher.start();
   }
 
-  /** Whether the network answered its last poll. */
-  get reachable(): boolean {
-    return this.watcher.lastError === null && this.watcher.latestLedger > 0;
+  stop(): void {
+    this.watcher.stop();
   }
-  stop(): void { this.watcher.stop(); }
 
-  /** Runs an RPC call; a network that cannot be reached is NETWORK_UNAVAILABLE (503, Retry-After). */
-  async call<T>(what: string, fn: (server: rpc.Server) => Promise<T>): Promise<T> {
-    try {
-      return await fn(this.rpc);
-    } catch (e) {
-      this.opts.log.warn({ network: this.name, call: what, err: e instanceof Error ? e.message : String(e) }, "network call failed");
-      throw new RelayError("NETWORK_UNAVAILABLE", `the ${this.name} network could not be reached (${what})`, undefined, { "Retry-After": "2" });
+  /** Submits a signed transaction. */
+  async send(tx: Transaction | FeeBumpTransaction): Promise<Sent> {
+    const sent = await this.call("sendTransaction", { transaction: tx.toEnvelope().toXDR("base64") }, S.SendResult);
+    if (sent.status === "ERROR") {
+      if (!sent.errorResultXdr) throw this.badAnswer("sendTransaction", "ERROR without errorResultXdr");
+      this.decodable("sendTransaction", sent.errorResultXdr);
     }
+    return sent;
   }
 
-  /** The inclusion fee rate (stroops per operation) at `percentile` of recent fees charged. */
-  /** Fee statistics are read once per ledger: concurrent requests share the one call. */
+  /** The applied transaction with this hash (or inner hash), or null when the network has none (yet). */
+  async find(hash: string): Promise<Found | null> {
+    const r = await this.call("getTransaction", { hash }, S.TransactionInfo);
+    if (r.status === "NOT_FOUND") return null;
+    if (!r.resultXdr || !r.envelopeXdr || !r.ledger) throw this.badAnswer("getTransaction", "a found transaction without ledger, envelope or result");
+    const s = this.decodable("getTransaction", r.resultXdr);
+    let tx: Transaction | FeeBumpTransaction;
+    try {
+      tx = TransactionBuilder.fromXDR(r.envelopeXdr, this.passphrase);
+    } catch {
+      throw this.badAnswer("getTransaction", "undecodable envelopeXdr");
+    }
+    const feeSource = "feeSource" in tx ? tx.feeSource : tx.source;
+    const hash0 = Buffer.from(tx.hash()).toString("hex");
+    return {
+      hash: hash0, innerHash: s.innerHash, successful: r.status === "SUCCESS", ledger: r.ledger, resultXdr: r.resultXdr,
+      feeCharged: s.feeCharged, feeSource,
+    };
+  }
+
+  /** simulateTransaction (`authMode` enforce checks the authorization entries' signatures). */
+  simulate(tx: Transaction, authMode?: "enforce"): Promise<Static<typeof S.Simulation>> {
+    const params = { transaction: tx.toEnvelope().toXDR("base64"), ...(authMode ? { authMode } : {}) };
+    return this.call("simulateTransaction", params, S.Simulation);
+  }
+
+  /** Balances, sequence numbers and reserves of accounts (getLedgerEntries, 200 a call); absent accounts are missing. */
+  async accounts(publicKeys: string[]): Promise<Map<string, AccountState>> {
+    const out = new Map<string, AccountState>();
+    for (let i = 0; i < publicKeys.length; i += LEDGER_ENTRIES_PER_CALL) {
+      const keys = publicKeys.slice(i, i + LEDGER_ENTRIES_PER_CALL)
+        .map((pk) => xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: Keypair.fromPublicKey(pk).xdrAccountId() })).toXDR("base64"));
+      const r = await this.call("getLedgerEntries", { keys }, S.LedgerEntries);
+      for (const e of r.entries ?? []) {
+        let data: LedgerEntryDataW;
+        try {
+          data = X.ledgerEntryData.decode(fromB64(e.xdr));
+        } catch {
+          throw this.badAnswer("getLedgerEntries", "undecodable entry");
+        }
+        if (data.type !== 0) continue; // not an account entry
+        const a = data.account;
+        out.set(StrKey.encodeEd25519PublicKey(a.accountId.ed25519), {
+          balance: BigInt(a.balance), seq: BigInt(a.seqNum),
+          reserve: (2n + BigInt(a.numSubEntries)) * BASE_RESERVE,
+        });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The inclusion fee rate (stroops per operation) at `percentile` of recent fees charged. Fee
+   * statistics are read once per ledger: concurrent requests share the one call.
+   */
   async feeRate(percentile: FeePercentile, soroban: boolean): Promise<bigint> {
     if (!this.fees || this.feesLedger < this.watcher.latestLedger) {
       this.feesLedger = this.watcher.latestLedger;
-      this.fees = this.call("getFeeStats", (r) => r.getFeeStats() as Promise<unknown>).then((raw) => {
-        const s = raw as { inclusionFee: Record<string, string>; sorobanInclusionFee: Record<string, string>; latestLedger: number };
-        return { ledger: s.latestLedger, classic: s.inclusionFee, soroban: s.sorobanInclusionFee };
-      });
-      this.fees.catch(() => { this.fees = null; }); // a failed read is retried by the next request
+      const fees = this.call("getFeeStats", {}, S.FeeStats);
+      this.fees = fees;
+      fees.catch(() => { if (this.fees === fees) this.fees = null; }); // a failed read is retried by the next request
     }
     const f = await this.fees;
-    return BigInt((soroban ? f.soroban : f.classic)[percentile] ?? "0");
+    const value = (soroban ? f.sorobanInclusionFee : f.inclusionFee)[percentile] ?? "0";
+    return BigInt(typeof value === "number" ? Math.max(0, Math.trunc(value)) : value);
+  }
+
+  /** One RPC call; a network that cannot be reached, or answers what cannot be used, is NETWORK_UNAVAILABLE (503). */
+  private async call<T extends Parameters<RpcClient["call"]>[2]>(method: string, params: unknown, schema: T): Promise<Static<T>> {
+    try {
+      return await this.client.call(method, params, schema);
+    } catch (e) {
+      throw this.unavailable(method, e);
+    }
+  }
+
+  private decodable(method: string, resultXdr: string): ReturnType<typeof resultSummary> {
+    try {
+      return resultSummary(resultXdr);
+    } catch {
+      throw this.badAnswer(method, "undecodable result XDR");
+    }
+  }
+
+  private badAnswer(method: string, message: string): RelayError {
+    return this.unavailable(method, new RpcFailure(method, "bad_answer", message));
+  }
+
+  private unavailable(method: string, e: unknown): RelayError {
+    const reason = e instanceof RpcFailure ? e.kind : "unreachable";
+    this.opts.log.warn({ network: this.name, call: method, reason, err: messageOf(e) }, "network call failed");
+    return new RelayError("NETWORK_UNAVAILABLE", `the ${this.name} network could not be used (${method}: ${reason})`, { network: this.name, reason }, { "Retry-After": "2" });
   }
 }

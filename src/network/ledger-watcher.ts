@@ -1,122 +1,184 @@
 /**
  * One watcher per network confirms every pending submission: when a new ledger closes it reads
  * that ledger's transactions once (getTransactions, paged) and resolves all waiting hashes, instead
- * of a poll loop per request. It also tracks the network's latest ledger for health and fees.
+ * of a poll loop per request. A waiter is matched by a transaction's hash or, for a fee-bump, by
+ * its inner transaction's hash: whichever wrapping of an inner transaction lands resolves it. It
+ * also tracks the network's latest ledger for health and fees.
+ *
+ * Every answer is checked before it is used (RpcClient), so a malformed or hung upstream costs one
+ * failed poll (logged, shown in `lastError`) and never moves the cursor: the next good poll scans
+ * from where the last good one ended.
  */
-import type { rpc } from "@stellar/stellar-sdk";
-import { X, fromB64 } from "../stellar/xdr.ts";
+import { resultSummary } from "../stellar/xdr.ts";
+import { RpcFailure, messageOf, type RpcClient } from "./rpc-client.ts";
+import { LatestLedger, TransactionsPage } from "./rpc-schemas.ts";
 import type { Logger } from "../log.ts";
 
 /** A transaction found in a closed ledger. */
 export interface Confirmed {
+  /** The hash of what was applied (a fee-bump's outer hash). */
   hash: string;
+  /** A fee-bump's inner transaction hash; null for a plain transaction. */
+  innerHash: string | null;
   successful: boolean;
   ledger: number;
   resultXdr: string;
   feeCharged: bigint;
 }
 
-interface RawTx { status: string; txHash: string; ledger: number; resultXdr: string }
-interface RawPage { transactions: RawTx[] | null; latestLedger: number; cursor: string }
-
 const PAGE = 200;
 
 export class LedgerWatcher {
   private readonly pending = new Map<string, Set<(c: Confirmed) => void>>();
+  private readonly ledgerWaiters = new Set<() => void>();
+  /** The last ledger whose transactions were read. */
   private last = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private polling: Promise<void> | null = null;
   private again = false;
+  private stopped = false;
   /** Latest ledger seen and when it was first seen (ms). */
   latestLedger = 0;
   latestSeenAt = 0;
+  /** The last poll's failure; null after a good poll. */
   lastError: string | null = null;
-  private readonly newLedger = new Set<(seq: number) => void>();
+  /** When the last poll ended (ms), good or not. */
+  lastPollAt = 0;
 
-  constructor(private readonly server: rpc.Server, private readonly opts: { pollMs: number; log: Logger; network: string }) {}
+  constructor(private readonly client: RpcClient, private readonly opts: { pollMs: number; log: Logger; network: string }) {}
 
   /** Starts watching from the current ledger; an unreachable network is retried on every poll. */
   async start(): Promise<void> {
     await this.poll();
     this.schedule();
   }
+
   stop(): void {
+    this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
   }
 
-  /** Calls `fn` with the sequence of every newly seen ledger. */
-  onLedger(fn: (seq: number) => void): () => void {
-    this.newLedger.add(fn);
-    return () => this.newLedger.delete(fn);
-  }
-
   /**
-   * Watches for `hash`: the promise resolves when it is in a closed ledger, or with null after
-   * `timeoutMs` or `cancel()`. Register before sending, so that no ledger can be missed.
+   * Watches for `hash` (a transaction's, or a fee-bump's inner hash): the promise resolves when it
+   * is in a closed ledger, or with null after `timeoutMs` or `cancel()`. Register before sending,
+   * so that no ledger can be missed.
    */
   watch(hash: string, timeoutMs: number): { promise: Promise<Confirmed | null>; cancel: () => void } {
     let done!: (c: Confirmed | null) => void;
     const promise = new Promise<Confirmed | null>((resolve) => {
       let set = this.pending.get(hash);
       if (!set) this.pending.set(hash, (set = new Set()));
-      done = (c) => { clearTimeout(timer); set!.delete(done); if (!set!.size) this.pending.delete(hash); resolve(c); };
+      done = (c) => {
+        clearTimeout(timer);
+        set!.delete(done);
+        if (!set!.size && this.pending.get(hash) === set) this.pending.delete(hash);
+        resolve(c);
+      };
       const timer = setTimeout(() => done(null), timeoutMs);
       set.add(done);
     });
     return { promise, cancel: () => done(null) };
   }
 
+  /** Resolves when a ledger after `ledger` has been read (true), or after `timeoutMs` (false). */
+  async passed(ledger: number, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.last <= ledger) {
+      const left = deadline - Date.now();
+      if (left <= 0 || this.stopped) return false;
+      await new Promise<void>((resolve) => {
+        const done = () => { clearTimeout(t); this.ledgerWaiters.delete(done); resolve(); };
+        const t = setTimeout(done, left);
+        this.ledgerWaiters.add(done);
+      });
+    }
+    return true;
+  }
+
   /** Polls now (e.g. when an embedded network says a ledger closed). */
   poke(): void {
-    if (this.polling) { this.again = true; return; }
+    if (this.stopped) return;
+    if (this.polling) {
+      this.again = true;
+      return;
+    }
     this.polling = this.poll().finally(() => {
       this.polling = null;
-      if (this.again) { this.again = false; this.poke(); }
+      if (this.again) {
+        this.again = false;
+        this.poke();
+      }
     });
   }
 
   private schedule(): void {
-    this.timer = setTimeout(() => { this.poke(); this.schedule(); }, this.opts.pollMs);
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.poke();
+      this.schedule();
+    }, this.opts.pollMs);
   }
 
   private async poll(): Promise<void> {
     try {
-      const latest = (await this.server._getLatestLedger()) as { sequence: number };
-      this.lastError = null;
-      if (this.last === 0) {
-        // the first answer: watch from here on
-        this.last = this.latestLedger = latest.sequence;
+      const { sequence } = await this.client.call("getLatestLedger", {}, LatestLedger);
+      if (sequence > this.latestLedger) {
+        this.latestLedger = sequence;
         this.latestSeenAt = Date.now();
-        return;
       }
-      if (latest.sequence <= this.last) return;
-      this.latestLedger = latest.sequence;
-      this.latestSeenAt = Date.now();
-      if (this.pending.size) await this.scan(this.last + 1, latest.sequence);
-      this.last = latest.sequence;
-      for (const fn of this.newLedger) fn(latest.sequence);
+      if (this.last === 0) this.last = sequence; // the first answer: watch from here on
+      else if (sequence > this.last) this.last = this.pending.size ? await this.scan(this.last + 1, sequence) : sequence;
+      this.lastError = null;
+      for (const w of [...this.ledgerWaiters]) w();
     } catch (e) {
-      this.lastError = e instanceof Error ? e.message : String(e);
+      this.lastError = messageOf(e);
       this.opts.log.warn({ network: this.opts.network, err: this.lastError }, "ledger watcher poll failed");
+    } finally {
+      this.lastPollAt = Date.now();
     }
   }
 
-  /** Reads the transactions of ledgers [from, to] and resolves the waiting ones. */
-  private async scan(from: number, to: number): Promise<void> {
-    let page = (await this.server._getTransactions({ startLedger: from, pagination: { limit: PAGE } })) as unknown as RawPage;
+  /**
+   * Reads the transactions of ledgers [from, to] and resolves the waiting ones; answers the last
+   * ledger read. Ledgers the network no longer keeps (or refuses to page) are skipped: their
+   * waiters time out and their submissions are looked up by hash.
+   */
+  private async scan(from: number, to: number): Promise<number> {
+    let params: Record<string, unknown> = { startLedger: from, pagination: { limit: PAGE } };
     for (;;) {
+      let page;
+      try {
+        page = await this.client.call("getTransactions", params, TransactionsPage);
+      } catch (e) {
+        if (!(e instanceof RpcFailure && e.kind === "rpc_error")) throw e;
+        this.opts.log.warn({ network: this.opts.network, from, to, err: e.message }, "ledgers skipped: the network would not page them");
+        return to;
+      }
       const txs = page.transactions ?? [];
       for (const t of txs) {
-        if (t.ledger > to) return;
-        const waiting = this.pending.get(t.txHash);
-        if (!waiting) continue;
-        const result = X.result.decode(fromB64(t.resultXdr));
-        const c: Confirmed = { hash: t.txHash, successful: t.status === "SUCCESS", ledger: t.ledger, resultXdr: t.resultXdr, feeCharged: result.feeCharged };
-        for (const fn of [...waiting]) fn(c);
+        if (t.ledger > to) return to;
+        this.resolve(t);
       }
-      if (txs.length < PAGE) return;
-      page = (await this.server._getTransactions({ pagination: { cursor: page.cursor, limit: PAGE } })) as unknown as RawPage;
+      if (txs.length < PAGE) return to;
+      params = { pagination: { cursor: page.cursor, limit: PAGE } };
+    }
+  }
+
+  private resolve(t: { status: string; txHash: string; ledger: number; resultXdr: string }): void {
+    let summary;
+    try {
+      summary = resultSummary(t.resultXdr, false);
+      const waiting = [...(this.pending.get(t.txHash) ?? []), ...(summary.innerHash ? this.pending.get(summary.innerHash) ?? [] : [])];
+      if (!waiting.length) return;
+      summary = resultSummary(t.resultXdr); // a waiter's result is decoded whole before it is believed
+      const c: Confirmed = {
+        hash: t.txHash, innerHash: summary.innerHash, successful: t.status === "SUCCESS", ledger: t.ledger, resultXdr: t.resultXdr,
+        feeCharged: summary.feeCharged,
+      };
+      for (const fn of waiting) fn(c);
+    } catch {
+      this.opts.log.warn({ network: this.opts.network, hash: t.txHash }, "a transaction with an undecodable result was skipped");
     }
   }
 }

@@ -6,13 +6,13 @@
  * from the funder). Sponsor requests lease a fee source (`assign`) or a channel's next sequence
  * number (`acquire`) and end the lease with what the network charged.
  */
-import { Account, Asset, Keypair, Operation, StrKey, TransactionBuilder, xdr, type Transaction } from "@stellar/stellar-sdk";
+import { Account, Asset, Keypair, Operation, TransactionBuilder, xdr, type Transaction } from "@stellar/stellar-sdk";
 import { createActor, type Actor } from "xstate";
 import { poolMachine, type ChannelRef, type PoolReply } from "../../actors/pool.machine.ts";
 import { available, channelMachine, type ChannelEvent, type ChannelReply } from "../../actors/channel.machine.ts";
 import { ask } from "../../actors/ask.ts";
 import { RelayError } from "../http/errors.ts";
-import type { Gateway, FeePercentile, NetworkName } from "../network/gateway.ts";
+import { BASE_RESERVE, type Gateway, type FeePercentile, type NetworkName } from "../network/gateway.ts";
 import type { Confirmed } from "../network/ledger-watcher.ts";
 import type { ChannelsRepo } from "../store/channels.repo.ts";
 import type { Logger } from "../log.ts";
@@ -22,10 +22,7 @@ import { MAX_OPS_PER_TX } from "./decode.ts";
 import { formatXlm } from "../stellar/amount.ts";
 import { clientResultCodes } from "./outcome.ts";
 
-/** 0.5 XLM: an account's minimum balance is (2 + subentries) base reserves. */
-const BASE_RESERVE = 5_000_000n;
 const ACCOUNT_RESERVE = 2n * BASE_RESERVE;
-const LEDGER_ENTRIES_PER_CALL = 200;
 const RECONCILE_EVERY_MS = 5_000;
 const INTERNAL_TIMEOUT_MS = 60_000;
 
@@ -86,7 +83,6 @@ export interface PoolView {
   lastError: string | null;
 }
 
-interface AccountState { balance: bigint; seq: bigint; reserve: bigint }
 
 const sum = (xs: bigint[]) => xs.reduce((a, b) => a + b, 0n);
 const unavailable = (message: string, details: Record<string, unknown>) => new RelayError("NETWORK_UNAVAILABLE", message, details, { "Retry-After": "2" });
@@ -143,7 +139,7 @@ export class ChannelPool {
         throw new Error(`the ${network} channel ${r.publicKey} cannot be decrypted: CHANNEL_ENCRYPTION_KEY is not the key it was sealed with`);
       }
     }
-    const accounts = await this.readAccounts([this.funder, ...rows.map((r) => r.publicKey)]);
+    const accounts = await this.deps.gateway.accounts([this.funder, ...rows.map((r) => r.publicKey)]);
     const funder = accounts.get(this.funder);
     if (!funder) throw new Error(`the ${network} funder account ${this.funder} does not exist on the network: fund it first`);
     this.funderActor = createActor(channelMachine, { input: { publicKey: this.funder, balance: funder.balance, reserve: funder.reserve, seq: funder.seq, state: "active" } }).start();
@@ -181,6 +177,15 @@ export class ChannelPool {
       keypair: this.keys.get(pk)!,
       end: (charged) => this.toChannel(pk, { type: "RELEASE", id, charged }),
     };
+  }
+
+  /** A lease on the channel that signed an earlier fee-bump (to send it again); null when that channel is gone. */
+  keep(publicKey: string, fee: bigint): FeeLease | null {
+    const keypair = this.keys.get(publicKey);
+    if (!keypair || !this.channel(publicKey)) return null;
+    const id = crypto.randomUUID();
+    this.toChannel(publicKey, { type: "KEEP", id, fee });
+    return { keypair, end: (charged) => this.toChannel(publicKey, { type: "RELEASE", id, charged }) };
   }
 
   /** A channel's next sequence number, for a transaction of fee up to `fee` with the channel as its source. */
@@ -375,7 +380,7 @@ export class ChannelPool {
       await this.runOwn(ref, this.keys.get(pk)!, [Operation.accountMerge({ destination: this.funder })], "merge a channel", true);
     } catch (e) {
       // merged already (by an earlier run whose answer was lost)?
-      if ((await this.readAccounts([pk])).has(pk)) {
+      if ((await this.deps.gateway.accounts([pk])).has(pk)) {
         this.lastError = e instanceof Error ? e.message : String(e);
         this.deps.log.error({ network: this.network, channel: pk, err: this.lastError }, "merging a channel failed; retrying");
         return;
@@ -433,7 +438,7 @@ export class ChannelPool {
         tx.sign(kp);
         const hash = Buffer.from(tx.hash()).toString("hex");
         const watch = gw.watcher.watch(hash, Math.max(1, deadline - Date.now()));
-        const sent = (await gw.call("sendTransaction", (s) => s._sendTransaction(tx)).catch((e) => { watch.cancel(); throw e; })) as { status: string; errorResultXdr?: string };
+        const sent = await gw.send(tx).catch((e) => { watch.cancel(); throw e; });
         if (sent.status === "PENDING" || sent.status === "DUPLICATE") {
           const c = await watch.promise;
           consumed = true; // unknown after a timeout: counted as spent (a later tx_bad_seq re-reads it)
@@ -459,7 +464,7 @@ export class ChannelPool {
   /** After tx_bad_seq: re-reads the account's sequence number; answers the number the pending transaction `id` uses now. */
   private async reseq(actor: AnyChannel, id: string, allowLower: boolean): Promise<bigint> {
     const pk = actor.getSnapshot().context.publicKey;
-    const a = (await this.readAccounts([pk])).get(pk);
+    const a = (await this.deps.gateway.accounts([pk])).get(pk);
     if (a) actor.send({ type: "RESEQ", id, seq: a.seq, allowLower });
     this.deps.log.warn({ network: this.network, account: pk, networkSeq: a?.seq.toString() }, "tx_bad_seq: sequence number re-read from the network");
     return actor.getSnapshot().context.seq;
@@ -468,26 +473,10 @@ export class ChannelPool {
   /** Re-reads an account's balance (and its sequence number, raise-only). */
   private async resync(pk: string): Promise<void> {
     const actor = pk === this.funder ? this.funderActor : this.pool.getSnapshot().context.channels[pk];
-    const a = (await this.readAccounts([pk])).get(pk);
+    const a = (await this.deps.gateway.accounts([pk])).get(pk);
     if (!actor || !a) return;
     actor.send({ type: "SYNC", balance: a.balance, seq: a.seq });
     this.notify();
-  }
-
-  /** Balances, sequence numbers and reserves of accounts, read with getLedgerEntries (200 a call). */
-  private async readAccounts(pks: string[]): Promise<Map<string, AccountState>> {
-    const out = new Map<string, AccountState>();
-    for (let i = 0; i < pks.length; i += LEDGER_ENTRIES_PER_CALL) {
-      const keys = pks.slice(i, i + LEDGER_ENTRIES_PER_CALL).map((pk) => xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: Keypair.fromPublicKey(pk).xdrAccountId() })));
-      const r = await this.deps.gateway.call("getLedgerEntries", (s) => s.getLedgerEntries(...keys));
-      for (const e of r.entries) {
-        if (e.val.type !== "account") continue;
-        const a = e.val.value.toXdrObject();
-        const id = StrKey.encodeEd25519PublicKey(Buffer.from(a.accountId.ed25519));
-        out.set(id, { balance: a.balance, seq: a.seqNum, reserve: (2n + BigInt(a.numSubEntries)) * BASE_RESERVE });
-      }
-    }
-    return out;
   }
 }
 

@@ -26,19 +26,19 @@ export interface SimulateResponse {
   results: { auth: string[]; retval: string }[];
 }
 
-interface RawSimulation {
-  error?: string;
-  events?: string[];
-  transactionData?: string;
-  minResourceFee?: string;
-  results?: { auth?: string[]; xdr: string }[];
-  latestLedger: number;
-}
-
 const EVENT_TYPES = ["system", "contract", "diagnostic"] as const;
 
+/** Diagnostic events as JSON; an undecodable one (a bad upstream answer) is NETWORK_UNAVAILABLE, not a crash. */
+export function describeEvents(events: string[] | undefined): SimulationEvent[] {
+  try {
+    return (events ?? []).map(describeEvent);
+  } catch {
+    throw new RelayError("NETWORK_UNAVAILABLE", "the network's simulation answer has undecodable events", { reason: "bad_answer" }, { "Retry-After": "2" });
+  }
+}
+
 /** A diagnostic event as JSON: topics and data stay base64 ScVal XDR; `xdr` is the whole event. */
-export function describeEvent(b64: string): SimulationEvent {
+function describeEvent(b64: string): SimulationEvent {
   const d = X.diagnosticEvent.decode(fromB64(b64));
   const body = d.event.body.v0;
   const enc = (v: Parameters<typeof X.scVal.encode>[0]) => Buffer.from(X.scVal.encode(v)).toString("base64");
@@ -63,8 +63,8 @@ export class SimulateService {
     if (ops.length !== 1 || !isSorobanOp(ops[0].type)) {
       throw new RelayError("VALIDATION_ERROR", `transaction: ${SIMULATABLE}`, { field: "transaction", reason: SIMULATABLE });
     }
-    const raw = (await gw.call("simulateTransaction", (s) => s._simulateTransaction(d.inner))) as RawSimulation;
-    const events = (raw.events ?? []).map(describeEvent);
+    const raw = await gw.simulate(d.inner);
+    const events = describeEvents(raw.events);
     if (raw.error) throw new RelayError("SIMULATION_FAILED", raw.error, { events });
     return {
       resourceFee: raw.minResourceFee ?? "0", latestLedger: raw.latestLedger, transactionData: raw.transactionData ?? "", events,

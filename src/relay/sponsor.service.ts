@@ -12,15 +12,14 @@
  */
 import { Account, TransactionBuilder, type FeeBumpTransaction, type Transaction } from "@stellar/stellar-sdk";
 import { RelayError } from "../http/errors.ts";
-import { X, fromB64 } from "../stellar/xdr.ts";
-import type { Gateway, FeePercentile, NetworkName } from "../network/gateway.ts";
+import type { Gateway, FeePercentile, NetworkName, Sent } from "../network/gateway.ts";
 import type { Confirmed } from "../network/ledger-watcher.ts";
-import type { Outcome, SettledCredits, SubmissionStore } from "../store/types.ts";
+import type { Outcome, SettledCredits, SubmissionRecord, SubmissionStore } from "../store/types.ts";
 import type { Logger } from "../log.ts";
 import { decodeTransaction } from "./decode.ts";
 import { BASE_FEE, buildFeeBump, innerRate } from "./fee-bump.ts";
 import { decodeOperation, type DecodedOperation } from "./invoke.ts";
-import { describeEvent } from "./simulate.service.ts";
+import { describeEvents } from "./simulate.service.ts";
 import type { ChannelPool } from "./channel-pool.ts";
 import { clientResultCodes, submissionFailed, type SponsorResponse } from "./outcome.ts";
 import type { Payer } from "./project-actors.ts";
@@ -56,6 +55,8 @@ interface Hold {
 
 /** The account that pays and signs one submission (a fee source, or the source of an own transaction). */
 interface Signer {
+  /** A resumed submission's envelope, sent again exactly as before (so it joins itself in the queue), and its rate. */
+  resumed?: { envelope: FeeBumpTransaction; rate: bigint };
   envelope(rate: bigint): Transaction | FeeBumpTransaction;
   /** After tx_bad_seq, for an own transaction: re-read the sequence number. */
   badSeq?(): Promise<void>;
@@ -66,18 +67,41 @@ interface Signer {
 interface Job {
   /** The inner transaction's hash, or the operation's (func+auth mode). */
   innerHash: string;
+  /**
+   * A fee-bump of a client's transaction: watched by its inner hash (any wrapping of it that lands
+   * answers), replaced by fee when it waits too long, resumed by sending its last envelope again.
+   */
+  feeBump: boolean;
   /** Operations the inclusion fee is bid for (a fee-bump counts one more than its inner transaction). */
   feeOps: bigint;
   resourceFee: bigint;
-  signer(pool: ChannelPool, maxFee: bigint): Promise<Signer>;
+  /** `resume`: the envelope an earlier run of this submission sent last (base64), if any. */
+  signer(pool: ChannelPool, maxFee: bigint, resume: string | null): Promise<Signer>;
+}
+
+/** The state of one run of the submit loop. */
+interface Run {
+  rate: bigint;
+  /** The last envelope's hash. */
+  hash: string;
+  /** A wrapping of the transaction may be queued or applied: an error from the network is checked, not believed. */
+  mayBeQueued: boolean;
+  /** A replacement by fee would have bid over the reservation's cap. */
+  capped: boolean;
 }
 
 const jobFee = (job: Job, rate: bigint) => rate * job.feeOps + job.resourceFee;
 const BAD_SEQ_RETRIES = 3;
+/** stellar-core replaces a queued fee-bump only by one bidding 10x its rate (FEE_MULTIPLIER). */
+const REPLACE_BY_FEE_MULTIPLIER = 10n;
+/** Ledgers a fee-bump may wait in the queue before it is replaced by fee (stellar-core drops it after 4). */
+const REPLACE_AFTER_LEDGERS = 3;
+/** Ledgers after which no envelope sent before can be in any queue (dropped after 4, banned for 10). */
+const QUEUE_LEDGERS = 12;
+/** Submissions recovery looks at in one pass. */
+const RECOVERY_BATCH = 100;
 /** Ledger time bounds of a transaction the relay builds (func+auth mode). */
 const OWN_TX_TIMEOUT_SECONDS = 300;
-
-interface RawSimulation { error?: string; events?: string[]; transactionData?: string; minResourceFee?: string }
 
 interface FeePlan {
   /** The first bid (stroops per operation). */
@@ -91,6 +115,7 @@ const min = (a: bigint, b: bigint) => (a < b ? a : b);
 
 const TX_INSUFFICIENT_FEE = "tx_insufficient_fee";
 const TX_BAD_SEQ = "tx_bad_seq";
+const TX_TOO_LATE = "tx_too_late";
 /** Sponsoring draws on credits on mainnet only. */
 const CREDIT_NETWORK: NetworkName = "mainnet";
 
@@ -128,11 +153,15 @@ export class SponsorService {
     try {
       const gw = this.gateway(network);
       const d = decodeTransaction(transaction, gw.passphrase, { signatures: true, sorobanData: true });
+      const feeOps = BigInt(d.operations + 1);
       const job: Job = {
-        innerHash: d.innerHash, feeOps: BigInt(d.operations + 1), resourceFee: d.resourceFee,
-        signer: async (pool, maxFee) => {
-          const lease = await pool.assign(maxFee);
-          return { envelope: (rate) => buildFeeBump(d, lease.keypair, rate, gw.passphrase), end: (charged) => lease.end(charged) };
+        innerHash: d.innerHash, feeBump: true, feeOps, resourceFee: d.resourceFee,
+        signer: async (pool, maxFee, resume) => {
+          const before = resume ? resumable(resume, gw.passphrase, d.innerHash) : null;
+          const lease = (before && pool.keep(before.feeSource, maxFee)) || (await pool.assign(maxFee));
+          const resumed = before && before.feeSource === lease.keypair.publicKey()
+            ? { envelope: before, rate: (BigInt(before.fee) - d.resourceFee) / feeOps } : undefined;
+          return { resumed, envelope: (rate) => buildFeeBump(d, lease.keypair, rate, gw.passphrase), end: (charged) => lease.end(charged) };
         },
       };
       hold = await this.reserve(gw, job, payer, max(BASE_FEE, innerRate(d)), d.isSoroban, d.operationTypes, d.contractIds);
@@ -158,11 +187,12 @@ export class SponsorService {
       // answered or running already: its nonce is spent (or about to be), so it would not simulate again
       const running = this.inflight.get(`${network}:${op.hash}`);
       if (running) return await running;
-      const answered = finalOutcome(await this.deps.submissions.byInnerHash(network, op.hash));
+      const prior = await this.deps.submissions.byInnerHash(network, op.hash);
+      const answered = finalOutcome(prior) ?? (prior && !prior.outcome ? await this.resolved(gw, prior) : null);
       if (answered) return answered;
       const sim = await this.simulateOperation(gw, pool, op);
       const job: Job = {
-        innerHash: op.hash, feeOps: 1n, resourceFee: sim.resourceFee,
+        innerHash: op.hash, feeBump: false, feeOps: 1n, resourceFee: sim.resourceFee,
         signer: async (p, maxFee) => {
           const lease = await p.acquire(maxFee);
           return {
@@ -187,6 +217,31 @@ export class SponsorService {
     }
   }
 
+  /**
+   * Resolves submissions that have no outcome and no request running for them (a crash, a 504
+   * whose client never came back): one the network applied is recorded and settled (charged);
+   * one none of whose envelopes can be in a queue any more has its reservation given back (no
+   * outcome is recorded: the transaction may still be sent again). Answers what it did.
+   */
+  async recover(network: NetworkName): Promise<{ settled: number; released: number }> {
+    const gw = this.deps.gateways[network];
+    const done = { settled: 0, released: 0 };
+    if (!gw || !gw.watcher.latestLedger) return done;
+    const before = new Date(Date.now() - this.deps.config.submissionTimeoutMs);
+    for (const r of await this.deps.submissions.unsettled(network, before, RECOVERY_BATCH)) {
+      if (this.inflight.has(`${network}:${r.innerHash}`)) continue;
+      const outcome = await this.resolved(gw, r);
+      if (outcome) done.settled++;
+      else if (r.sentLedger === null || gw.watcher.latestLedger > r.sentLedger + QUEUE_LEDGERS) {
+        const s = await this.deps.submissions.release(r.id);
+        if (s.projectId && s.released > 0n) this.deps.settleProject(s.projectId, s);
+        done.released++;
+      }
+    }
+    if (done.settled || done.released) this.deps.log.info({ network, ...done }, "unsettled submissions recovered");
+    return done;
+  }
+
   private pool(network: NetworkName): ChannelPool {
     const p = this.deps.pools[network];
     if (!p) throw new RelayError("NETWORK_UNAVAILABLE", `no channel accounts are configured for ${network}`, undefined, { "Retry-After": "30" });
@@ -197,8 +252,8 @@ export class SponsorService {
   private async simulateOperation(gw: Gateway, pool: ChannelPool, op: DecodedOperation): Promise<{ resourceFee: bigint; transactionData: string }> {
     const tx = new TransactionBuilder(new Account(pool.simulationSource(), "0"), { fee: BASE_FEE.toString(), networkPassphrase: gw.passphrase })
       .addOperation(op.operation).setTimeout(0).build();
-    const raw = (await gw.call("simulateTransaction", (s) => s._simulateTransaction(tx, undefined, "enforce"))) as RawSimulation;
-    if (raw.error || !raw.transactionData) throw new RelayError("SIMULATION_FAILED", raw.error ?? "the simulation returned no transaction data", { events: (raw.events ?? []).map(describeEvent) });
+    const raw = await gw.simulate(tx, "enforce");
+    if (raw.error || !raw.transactionData) throw new RelayError("SIMULATION_FAILED", raw.error ?? "the simulation returned no transaction data", { events: describeEvents(raw.events) });
     return { resourceFee: BigInt(raw.minResourceFee ?? "0"), transactionData: raw.transactionData };
   }
 
@@ -209,7 +264,7 @@ export class SponsorService {
     const id = crypto.randomUUID();
     const grant = await payer.reserve(id, credits, {
       operationTypes, contractIds,
-      minFee: jobFee(job, plan.floor), maxFee: jobFee(job, max(plan.rate, this.deps.config.maxFeeRate)), // bids double on tx_insufficient_fee up to MAX_FEE_RATE
+      minFee: jobFee(job, plan.floor), maxFee: jobFee(job, max(plan.rate, this.deps.config.maxFeeRate)), // bids rise under surge up to MAX_FEE_RATE
     });
     return { hold: { id, payer, credits, grant, journaled: false, done: false }, plan };
   }
@@ -237,35 +292,47 @@ export class SponsorService {
     hold.payer.settle(hold.id, { ...s, journaled: hold.journaled });
   }
 
-  /** One submission per inner hash: reuse a recorded outcome, resume a recorded intent, or submit. */
+  /**
+   * One submission per inner hash: reuse a recorded outcome, settle one the network applied, or
+   * submit (a recorded intent resumes: its last envelope is sent again first).
+   */
   private async once(gw: Gateway, job: Job, plan: FeePlan, hold: Hold): Promise<Outcome> {
     const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
     const answered = finalOutcome(prior);
     if (answered) return answered;
-    if (prior && !prior.outcome) {
-      // an intent without an outcome (the relay stopped mid-way): did the network include it?
-      const found = await this.lookup(gw, prior.hash);
-      if (found) return this.settle(gw.name, prior.id, found, hold);
+    const pending = prior && !prior.outcome ? prior : null;
+    if (pending) {
+      const outcome = await this.resolved(gw, pending, hold);
+      if (outcome) return outcome;
     }
     const id = prior?.id ?? crypto.randomUUID();
     try {
-      return await this.submit(gw, job, plan, hold, id);
+      return await this.submit(gw, job, plan, hold, id, pending);
     } catch (e) {
       const o = outcomeOf(e);
-      // 503 and 504 are not final: a retry looks the intent up on the network again (the reservation stays journaled)
+      // 503 and 504 are not final: the intent stays for a retry or recovery (the reservation stays journaled)
       if (o.status !== 503 && o.status !== 504) this.applySettlement(gw.name, hold, await this.deps.submissions.recordOutcome(id, o, null, gw.name === CREDIT_NETWORK), 0n);
       return o;
     }
   }
 
-  private async lookup(gw: Gateway, hash: string): Promise<Confirmed | null> {
-    const r = (await gw.call("getTransaction", (s) => s._getTransaction(hash))) as { status: string; ledger?: number; resultXdr?: string };
-    if (r.status === "NOT_FOUND" || !r.resultXdr) return null;
-    return { hash, successful: r.status === "SUCCESS", ledger: r.ledger!, resultXdr: r.resultXdr, feeCharged: X.result.decode(fromB64(r.resultXdr)).feeCharged };
+  /** The outcome of a recorded submission the network applied (recorded and settled now), or null. */
+  private async resolved(gw: Gateway, r: SubmissionRecord, hold?: Hold): Promise<Outcome | null> {
+    const found = await this.found(gw, r.innerHash, r.hash);
+    return found ? this.settle(gw.name, r.id, found, hold) : null;
   }
 
-  /** Records the network's verdict and settles the credits of the submission's project. */
-  private async settle(network: NetworkName, id: string, c: Confirmed, hold: Hold): Promise<Outcome> {
+  /**
+   * The relay's own applied transaction for an inner hash (any wrapping) or an envelope hash (an
+   * own transaction), or null. A wrapping whose fee another account paid is not the relay's.
+   */
+  private async found(gw: Gateway, innerHash: string, hash: string): Promise<Confirmed | null> {
+    const f = (await gw.find(innerHash)) ?? (hash !== innerHash ? await gw.find(hash) : null);
+    return f && this.deps.pools[gw.name]?.isRelayAccount(f.feeSource) ? f : null;
+  }
+
+  /** Records the network's verdict and settles the credits of the submission's project (this request's hold, if any). */
+  private async settle(network: NetworkName, id: string, c: Confirmed, hold?: Hold): Promise<Outcome> {
     const outcome: Outcome = c.successful
       ? { status: 200, body: { hash: c.hash, feePaid: c.feeCharged.toString(), ledger: c.ledger, resultXdr: c.resultXdr } satisfies SponsorResponse }
       : outcomeOf(submissionFailed(c.hash, c.resultXdr, { ledger: c.ledger, feePaid: c.feeCharged }));
@@ -276,56 +343,88 @@ export class SponsorService {
   /**
    * Gives the journal's settlement to the project it belongs to (the submission's, whose
    * reservation was outstanding): this request's hold, or another project's actor when this
-   * request resumed that project's submission (this request's own hold is then dropped).
+   * request (or recovery) resumed that project's submission (this request's own hold is then dropped).
    */
-  private applySettlement(network: NetworkName, hold: Hold, s: SettledCredits, feeCharged: bigint): void {
+  private applySettlement(network: NetworkName, hold: Hold | undefined, s: SettledCredits, feeCharged: bigint): void {
     const owner = s.projectId ?? null;
-    if (network !== CREDIT_NETWORK) return this.finish(hold, { released: 0n, charged: owner === hold.payer.projectId ? feeCharged : 0n });
-    if (owner === hold.payer.projectId) return this.finish(hold, s);
-    if (owner) this.deps.settleProject(owner, s);
+    if (hold && network !== CREDIT_NETWORK) return this.finish(hold, { released: 0n, charged: owner === hold.payer.projectId ? feeCharged : 0n });
+    if (hold && owner === hold.payer.projectId) return this.finish(hold, s);
+    if (owner && network === CREDIT_NETWORK) this.deps.settleProject(owner, s);
   }
 
-  private async submit(gw: Gateway, job: Job, plan: FeePlan, hold: Hold, id: string): Promise<Outcome> {
+  /**
+   * The submit loop: record the intent, send, wait for the ledger. A fee-bump that waits too long
+   * is replaced by one bidding 10x (up to the reservation's cap). Errors from the network are
+   * final only when nothing of this submission can be queued, or the network shows it was not
+   * applied (looked up by the inner hash once the network has caught up).
+   */
+  private async submit(gw: Gateway, job: Job, plan: FeePlan, hold: Hold, id: string, resume: SubmissionRecord | null): Promise<Outcome> {
     const { config } = this.deps;
     const deadline = Date.now() + config.submissionTimeoutMs;
     const tryAgainUntil = Date.now() + config.tryAgainLaterMs;
+    const left = () => Math.max(1, deadline - Date.now());
     // the highest bid the reservation covers
     const cap = (hold.grant - job.resourceFee) / job.feeOps;
-    let rate = min(plan.rate, cap);
-    const signer = await job.signer(this.pool(gw.name), jobFee(job, cap));
+    const signer = await job.signer(this.pool(gw.name), jobFee(job, cap), job.feeBump ? (resume?.envelope ?? null) : null);
+    const run: Run = { rate: signer.resumed?.rate ?? min(plan.rate, cap), hash: resume?.hash ?? "", mayBeQueued: resume !== null, capped: false };
+    let next: Transaction | FeeBumpTransaction | undefined = signer.resumed?.envelope;
+    // a fee-bump is watched by its inner hash: whichever of its wrappings lands answers
+    const inner = job.feeBump ? gw.watcher.watch(job.innerHash, left()) : null;
     let charged = 0n;
     let consumed = false;
     try {
       for (let attempt = 0, badSeq = 0; ; attempt++) {
-        const envelope = signer.envelope(rate);
-        const hash = Buffer.from(envelope.hash()).toString("hex");
-        const journaled = await this.deps.submissions.recordIntent(
-          { id, network: gw.name, innerHash: job.innerHash, hash, caller: hold.payer.scope, projectId: hold.payer.projectId, maxFee: jobFee(job, rate) },
-          hold.credits ? hold.grant : 0n,
-        );
-        hold.journaled ||= journaled;
-        const watch = gw.watcher.watch(hash, Math.max(1, deadline - Date.now()));
-        const sent = (await gw.call("sendTransaction", (s) => s._sendTransaction(envelope)).catch((e) => { watch.cancel(); throw e; })) as { status: string; errorResultXdr?: string };
+        const envelope = next ?? signer.envelope(run.rate);
+        next = undefined;
+        await this.record(gw, job, hold, id, envelope, run);
+        const watch = inner ?? gw.watcher.watch(run.hash, left());
+        let sent: Sent;
+        try {
+          sent = await gw.send(envelope);
+        } catch (e) {
+          if (!inner) watch.cancel();
+          // it may have reached the network (no answer in time, or an unusable one): the retry or recovery finds out
+          if (run.mayBeQueued || sendMayHaveLanded(e)) throw timedOut(run, config.submissionTimeoutMs, "network_unavailable");
+          throw e;
+        }
         if (sent.status === "PENDING" || sent.status === "DUPLICATE") {
-          const c = await watch.promise;
+          run.mayBeQueued = true;
+          const c = await this.confirm(gw, job, signer, watch, sent.latestLedger, run, cap, hold, id, deadline);
           consumed = true; // after a timeout it may still be included: its fee room and sequence number stay counted
-          if (!c) throw new RelayError("SUBMISSION_TIMEOUT", `no confirmation within ${config.submissionTimeoutMs} ms`, { hash });
+          if (!c) throw timedOut(run, config.submissionTimeoutMs, run.capped ? "fee_cap_reached" : undefined);
           charged = c.feeCharged;
           return await this.settle(gw.name, id, c, hold);
         }
-        watch.cancel();
+        if (!inner) watch.cancel();
         if (sent.status === "TRY_AGAIN_LATER") {
           if (Date.now() + 250 > tryAgainUntil) {
+            if (run.mayBeQueued) return await this.awaitQueued(gw, inner, run, config.submissionTimeoutMs, hold, id);
             // the network accepted none of this request's attempts: its reservation is given back now
-            if (hold.journaled) this.finish(hold, { released: await this.deps.submissions.releaseOutstanding(id), charged: 0n });
-            throw new RelayError("NETWORK_UNAVAILABLE", "the network asked to try again later", { hash }, { "Retry-After": "5" });
+            if (hold.journaled) this.finish(hold, await this.deps.submissions.release(id));
+            throw new RelayError("NETWORK_UNAVAILABLE", "the network asked to try again later", { hash: run.hash }, { "Retry-After": "5" });
           }
           await Bun.sleep(Math.min(250 * 2 ** Math.min(attempt, 3), Math.max(0, tryAgainUntil - Date.now())));
+          // a fee-bump banned by its hash (dropped from a queue) is wrapped anew: one stroop more is another hash
+          if (job.feeBump && run.rate < cap) run.rate += 1n;
           continue;
         }
         const codes = clientResultCodes(sent.errorResultXdr!);
-        if (codes.network === TX_INSUFFICIENT_FEE && rate < cap) {
-          rate = min(rate * 2n, cap);
+        if (run.mayBeQueued) {
+          // a wrapping may be queued or applied already: the network's record decides, not this error
+          const c = await this.applied(gw, job, inner, run, sent.latestLedger, deadline);
+          if (c) {
+            consumed = true;
+            charged = c.feeCharged;
+            return await this.settle(gw.name, id, c, hold);
+          }
+          // a queued wrapping refuses a replacement that does not bid 10x: wait for it
+          if (codes.network === TX_INSUFFICIENT_FEE && inner) return await this.awaitQueued(gw, inner, run, config.submissionTimeoutMs, hold, id);
+          // its sequence number is spent by another transaction, or its time bounds passed: nothing of it can be queued
+          if (codes.transaction === TX_BAD_SEQ || codes.transaction === TX_TOO_LATE) run.mayBeQueued = false;
+          if (job.feeBump) throw submissionFailed(run.hash, sent.errorResultXdr!);
+        }
+        if (codes.network === TX_INSUFFICIENT_FEE && run.rate < cap) {
+          run.rate = min(run.rate * 2n, cap);
           continue;
         }
         // the relay's own sequence number was stale (an external transaction moved it): re-read, retry
@@ -333,10 +432,96 @@ export class SponsorService {
           await signer.badSeq();
           continue;
         }
-        throw submissionFailed(hash, sent.errorResultXdr!);
+        throw submissionFailed(run.hash, sent.errorResultXdr!);
       }
     } finally {
+      inner?.cancel();
       signer.end(charged, consumed);
     }
   }
+
+  /** Writes the intent (with the envelope, before it is sent) and journals the reservation once. */
+  private async record(gw: Gateway, job: Job, hold: Hold, id: string, envelope: Transaction | FeeBumpTransaction, run: Run): Promise<void> {
+    run.hash = Buffer.from(envelope.hash()).toString("hex");
+    const journaled = await this.deps.submissions.recordIntent({
+      id, network: gw.name, innerHash: job.innerHash, hash: run.hash, caller: hold.payer.scope, projectId: hold.payer.projectId,
+      maxFee: jobFee(job, run.rate), envelope: envelope.toEnvelope().toXDR("base64"), sentLedger: gw.watcher.latestLedger,
+    }, hold.credits ? hold.grant : 0n);
+    hold.journaled ||= journaled;
+  }
+
+  /**
+   * Waits for the watcher's confirmation. A fee-bump not included within REPLACE_AFTER_LEDGERS
+   * ledgers is replaced by one bidding 10x (stellar-core's replace-by-fee rule), as long as the
+   * reservation covers it; past that, `run.capped` says why it still waits.
+   */
+  private async confirm(
+    gw: Gateway, job: Job, signer: Signer, watch: { promise: Promise<Confirmed | null> }, sentLedger: number,
+    run: Run, cap: bigint, hold: Hold, id: string, deadline: number,
+  ): Promise<Confirmed | null> {
+    let since = sentLedger;
+    for (;;) {
+      if (!job.feeBump || run.capped) return await watch.promise;
+      const waited = gw.watcher.passed(since + REPLACE_AFTER_LEDGERS - 1, Math.max(1, deadline - Date.now())).then(() => undefined);
+      const c = await Promise.race([watch.promise, waited]);
+      if (c !== undefined || Date.now() >= deadline) return c ?? (await watch.promise);
+      const bid = run.rate * REPLACE_BY_FEE_MULTIPLIER;
+      if (bid > cap) {
+        run.capped = true;
+        continue;
+      }
+      const before = run.rate;
+      run.rate = bid;
+      const envelope = signer.envelope(bid);
+      await this.record(gw, job, hold, id, envelope, run);
+      const sent = await gw.send(envelope).catch(() => null);
+      since = sent?.latestLedger ?? gw.watcher.latestLedger;
+      this.deps.log.info({ network: gw.name, innerHash: job.innerHash, hash: run.hash, rate: bid.toString(), was: before.toString(), status: sent?.status }, "fee-bump replaced by fee");
+    }
+  }
+
+  /**
+   * After an error for a submission that may have been applied: waits until the watcher has read
+   * the ledger the network judged against (or the inner hash is confirmed), then looks it up.
+   */
+  private async applied(
+    gw: Gateway, job: Job, inner: { promise: Promise<Confirmed | null> } | null, run: Run, judgedAt: number, deadline: number,
+  ): Promise<Confirmed | null> {
+    const caughtUp = gw.watcher.passed(judgedAt, Math.max(1, deadline - Date.now())).then(() => null);
+    const c = await Promise.race(inner ? [inner.promise, caughtUp] : [caughtUp]);
+    return c ?? (await this.found(gw, job.innerHash, run.hash));
+  }
+
+  /** Waits for a queued wrapping of the inner transaction until the deadline: its outcome, or 504. */
+  private async awaitQueued(gw: Gateway, inner: { promise: Promise<Confirmed | null> } | null, run: Run, timeoutMs: number, hold: Hold, id: string): Promise<Outcome> {
+    const c = inner ? await inner.promise : null;
+    if (!c) throw timedOut(run, timeoutMs);
+    return await this.settle(gw.name, id, c, hold);
+  }
+}
+
+/** A stored envelope of this inner transaction that the relay can send again (a fee-bump), or null. */
+function resumable(envelope: string, passphrase: string, innerHash: string): FeeBumpTransaction | null {
+  try {
+    const tx = TransactionBuilder.fromXDR(envelope, passphrase);
+    return "innerTransaction" in tx && Buffer.from(tx.innerTransaction.hash()).toString("hex") === innerHash ? tx : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a failed send may still have reached the network (it timed out, or its answer was unusable). */
+function sendMayHaveLanded(e: unknown): boolean {
+  const reason = e instanceof RelayError ? e.details?.reason : undefined;
+  return reason === "timeout" || reason === "bad_answer";
+}
+
+/** 504: the relay cannot know the outcome yet; the client's retry (or recovery) finds it by the inner hash. */
+function timedOut(run: Run, timeoutMs: number, reason?: string): RelayError {
+  const message = reason === "fee_cap_reached"
+    ? `not in a ledger within ${timeoutMs} ms; the fee bid reached its cap of ${run.rate} stroops per operation`
+    : reason === "network_unavailable"
+      ? "the network did not confirm receiving the transaction; retry to get its outcome"
+      : `no confirmation within ${timeoutMs} ms`;
+  return new RelayError("SUBMISSION_TIMEOUT", message, { hash: run.hash, ...(reason ? { reason } : {}) });
 }

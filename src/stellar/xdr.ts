@@ -118,3 +118,20 @@ export function xdrText(v: unknown): string {
   if (v instanceof Uint8Array) return new TextDecoder().decode(v);
   return String(v);
 }
+
+/**
+ * The fee charged, the result code and (for a fee-bump) the inner transaction's hash of a base64
+ * TransactionResult, read from its first bytes: `int64 feeCharged | int32 code | [32-byte inner
+ * hash when code is txFEE_BUMP_INNER_SUCCESS or _FAILED]`. With `validate`, the whole result is
+ * decoded too, to refuse a malformed one; without, only a truncated one is refused (throws).
+ */
+export function resultSummary(b64: string, validate = true): { feeCharged: bigint; code: number; innerHash: string | null } {
+  const raw = fromB64(b64);
+  if (validate) X.result.decode(raw);
+  else if (raw.length < 12) throw new Error("truncated TransactionResult");
+  const view = new DataView(raw.buffer, raw.byteOffset, raw.byteLength);
+  const code = view.getInt32(8);
+  const feeBump = code === Tx.feeBumpInnerSuccess || code === Tx.feeBumpInnerFailed;
+  if (feeBump && raw.length < 44) throw new Error("truncated TransactionResult");
+  return { feeCharged: view.getBigInt64(0), code, innerHash: feeBump ? toHex(raw.subarray(12, 44)) : null };
+}

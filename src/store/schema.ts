@@ -1,4 +1,5 @@
 /** The relay's tables (drizzle). Migrations in drizzle/ are generated from this file with `bun run db:generate`. */
+import { sql } from "drizzle-orm";
 import { pgTable, text, bigint, bigserial, jsonb, timestamp, integer, primaryKey, uniqueIndex, index } from "drizzle-orm/pg-core";
 
 /** One row per sponsored inner transaction and network: the intent (written before sending) and its outcome. */
@@ -11,12 +12,22 @@ export const submissions = pgTable("submissions", {
   /** The paying project; null for the anonymous testnet relay. */
   projectId: text("project_id"),
   maxFee: bigint("max_fee", { mode: "bigint" }).notNull(),
+  /** The last envelope sent (base64): a resumed submission sends it again rather than wrap anew. */
+  envelope: text("envelope"),
+  /** The network's latest ledger when that envelope was sent. */
+  sentLedger: integer("sent_ledger"),
+  /** Set by recovery when no wrapping can be in a queue any more and the reservation was given back. */
+  releasedAt: timestamp("released_at", { withTimezone: true }),
   outcomeStatus: integer("outcome_status"),
   outcome: jsonb("outcome"),
   feeCharged: bigint("fee_charged", { mode: "bigint" }),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
-}, (t) => [uniqueIndex("submissions_network_inner_hash").on(t.network, t.innerHash), index("submissions_project_updated").on(t.projectId, t.updatedAt)]);
+}, (t) => [
+  uniqueIndex("submissions_network_inner_hash").on(t.network, t.innerHash),
+  index("submissions_project_updated").on(t.projectId, t.updatedAt),
+  index("submissions_unsettled").on(t.network, t.updatedAt).where(sql`outcome_status is null and released_at is null`),
+]);
 
 /** Idempotency keys per caller scope, kept until expiresAt. */
 export const idempotencyKeys = pgTable("idempotency_keys", {

@@ -3,7 +3,7 @@
  * them: a credit reservation is journaled with the intent, in one statement; the outcome releases
  * it and charges what the network charged, in one statement.
  */
-import { and, eq, isNotNull, gte, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, isNotNull, isNull, gte, lt, sql, type SQL } from "drizzle-orm";
 import { creditJournal, submissions } from "./schema.ts";
 import type { Db } from "./db.ts";
 import type { Outcome, SettledCredits, SubmissionIntent, SubmissionRecord, SubmissionStore } from "./types.ts";
@@ -22,9 +22,10 @@ export class SubmissionsRepo implements SubmissionStore {
    * reservation unless one is still outstanding for this submission (a resumed intent).
    */
   async recordIntent(s: SubmissionIntent, hold = 0n): Promise<boolean> {
-    const upsert = sql`insert into ${submissions} (id, network, inner_hash, hash, caller, project_id, max_fee)
-      values (${s.id}, ${s.network}, ${s.innerHash}, ${s.hash}, ${s.caller}, ${s.projectId}, ${s.maxFee})
-      on conflict (id) do update set hash = excluded.hash, max_fee = excluded.max_fee, updated_at = now(),
+    const upsert = sql`insert into ${submissions} (id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger)
+      values (${s.id}, ${s.network}, ${s.innerHash}, ${s.hash}, ${s.caller}, ${s.projectId}, ${s.maxFee}, ${s.envelope}, ${s.sentLedger})
+      on conflict (id) do update set hash = excluded.hash, max_fee = excluded.max_fee, envelope = excluded.envelope,
+        sent_ledger = excluded.sent_ledger, released_at = null, updated_at = now(),
         project_id = case when ${outstanding(sql`excluded.id`)} = 0 then excluded.project_id else ${submissions}.project_id end`;
     if (hold <= 0n || !s.projectId) {
       await this.db.execute(upsert);
@@ -69,19 +70,28 @@ export class SubmissionsRepo implements SubmissionStore {
     return { projectId: row?.project_id ?? null, released: BigInt(row?.released ?? 0), charged: BigInt(row?.charged ?? 0) };
   }
 
-  /** Releases a reservation still outstanding for a submission the network never accepted; the amount released. */
-  async releaseOutstanding(id: string): Promise<bigint> {
-    const r = await this.db.execute(sql`with j as (select ${outstanding(sql`${id}`)} as net)
-      insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
-      select s.project_id, 'release', -j.net, s.id, s.hash from ${submissions} s, j where s.id = ${id} and s.project_id is not null and j.net < 0
-      returning amount`);
-    return rowsOf<{ amount: string | bigint }>(r).reduce((a, x) => a + BigInt(x.amount), 0n);
+  async release(id: string): Promise<SettledCredits> {
+    const r = await this.db.execute(sql`with upd as (
+        update ${submissions} set released_at = now() where id = ${id} returning project_id, hash),
+      j as (select ${outstanding(sql`${id}`)} as net),
+      ins as (insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
+        select upd.project_id, 'release', -j.net, ${id}, upd.hash from upd, j where upd.project_id is not null and j.net < 0
+        returning amount)
+      select (select project_id from upd) as project_id, (select coalesce(sum(amount), 0) from ins) as released`);
+    const [row] = rowsOf<{ project_id: string | null; released: string | bigint }>(r);
+    return { projectId: row?.project_id ?? null, released: BigInt(row?.released ?? 0), charged: 0n };
   }
 
   async byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null> {
     const [r] = await this.db.select().from(submissions).where(and(eq(submissions.network, network), eq(submissions.innerHash, innerHash))).limit(1);
-    if (!r) return null;
-    return { id: r.id, network: r.network, innerHash: r.innerHash, hash: r.hash, caller: r.caller, projectId: r.projectId, maxFee: r.maxFee, outcome: (r.outcome as Outcome | null) ?? null, feeCharged: r.feeCharged };
+    return r ? record(r) : null;
+  }
+
+  async unsettled(network: string, before: Date, limit: number): Promise<SubmissionRecord[]> {
+    const rows = await this.db.select().from(submissions)
+      .where(and(eq(submissions.network, network), isNull(submissions.outcomeStatus), isNull(submissions.releasedAt), lt(submissions.updatedAt, before)))
+      .orderBy(asc(submissions.updatedAt)).limit(limit);
+    return rows.map(record);
   }
 
   /** Fees the network charged per project since `since` (for the daily spend limits after a restart). */
@@ -92,4 +102,11 @@ export class SubmissionsRepo implements SubmissionStore {
       .groupBy(submissions.projectId);
     return new Map(rows.map((r) => [r.projectId!, BigInt(r.total)]));
   }
+}
+
+function record(r: typeof submissions.$inferSelect): SubmissionRecord {
+  return {
+    id: r.id, network: r.network, innerHash: r.innerHash, hash: r.hash, caller: r.caller, projectId: r.projectId, maxFee: r.maxFee,
+    envelope: r.envelope, sentLedger: r.sentLedger, outcome: (r.outcome as Outcome | null) ?? null, feeCharged: r.feeCharged,
+  };
 }

@@ -16,6 +16,9 @@ export interface SubmissionIntent {
   /** The paying project; null for anonymous callers. */
   projectId: string | null;
   maxFee: bigint;
+  /** The envelope sent (base64) and the network's latest ledger then. */
+  envelope: string;
+  sentLedger: number;
 }
 
 /** What settling a submission did to its project's credit journal. */
@@ -28,7 +31,10 @@ export interface SettledCredits {
   charged: bigint;
 }
 
-export interface SubmissionRecord extends SubmissionIntent {
+export interface SubmissionRecord extends Omit<SubmissionIntent, "envelope" | "sentLedger"> {
+  /** Null for a row written before envelopes were kept. */
+  envelope: string | null;
+  sentLedger: number | null;
   outcome: Outcome | null;
   feeCharged: bigint | null;
 }
@@ -44,10 +50,15 @@ export interface SubmissionStore {
    * reservation is released and the fee charged.
    */
   recordOutcome(id: string, outcome: Outcome, feeCharged: bigint | null, credits: boolean): Promise<SettledCredits>;
-  /** Releases an outstanding reservation of a submission the network never accepted. */
-  releaseOutstanding(id: string): Promise<bigint>;
+  /**
+   * Gives back the outstanding reservation of a submission none of whose envelopes can be in a
+   * queue any more, and marks it released (recovery passes it by until it is submitted again).
+   */
+  release(id: string): Promise<SettledCredits>;
   /** The latest submission of an inner transaction on a network. */
   byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null>;
+  /** Submissions with no outcome, not released, last written before `before` (oldest first). */
+  unsettled(network: string, before: Date, limit: number): Promise<SubmissionRecord[]>;
 }
 
 export interface IdempotencyRecord {
