@@ -1,0 +1,77 @@
+/**
+ * The network and the relay in processes of their own, for tests where one of them must die
+ * (kill -9) or misbehave while the other goes on: `bun run localnet` and `bun run start`.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+
+const ROOT = join(import.meta.dir, "..", "..");
+
+export interface Proc {
+  proc: Subprocess<"ignore", "pipe", "inherit">;
+  /** The first log line that matched (parsed JSON). */
+  ready: Record<string, unknown>;
+  kill(signal?: number | NodeJS.Signals): Promise<void>;
+}
+
+/** Starts `bun <script>` and waits for a JSON log line whose `msg` is `readyMsg`. */
+async function spawn(script: string, env: Record<string, string>, readyMsg: string, timeoutMs = 30_000): Promise<Proc> {
+  const proc = Bun.spawn(["bun", script], { cwd: ROOT, env: { ...process.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "inherit" });
+  const reader = proc.stdout.getReader();
+  const decoder = new TextDecoder();
+  let buffered = "";
+  const deadline = Date.now() + timeoutMs;
+  let ready: Record<string, unknown> | null = null;
+  while (!ready) {
+    if (Date.now() > deadline) throw new Error(`${script} did not log "${readyMsg}" within ${timeoutMs} ms`);
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`${script} exited before "${readyMsg}" (code ${await proc.exited})`);
+    buffered += decoder.decode(value, { stream: true });
+    const lines = buffered.split("\n");
+    buffered = lines.pop()!;
+    for (const line of lines) {
+      try {
+        const j = JSON.parse(line) as Record<string, unknown>;
+        if (j.msg === readyMsg) ready = j;
+      } catch { /* not JSON */ }
+    }
+  }
+  // keep draining stdout so the child never blocks on a full pipe; warnings and errors are shown (DEBUG_CHILD=1: all)
+  void (async () => {
+    for (;;) {
+      const r = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+      if (r.done) return;
+      for (const line of decoder.decode(r.value, { stream: true }).split("\n")) {
+        if (process.env.DEBUG_CHILD || /"level":(4|5|6)0/.test(line)) console.error(`[${script}] ${line}`);
+      }
+    }
+  })();
+  return {
+    proc, ready,
+    async kill(signal = "SIGKILL") {
+      proc.kill(signal);
+      await proc.exited;
+    },
+  };
+}
+
+/** A standalone localnet (`bun run localnet`) on a random port. */
+export async function spawnLocalnet(env: Record<string, string> = {}): Promise<Proc & { rpcUrl: string; url: string; passphrase: string }> {
+  const p = await spawn("src/localnet/main.ts", { LOCALNET_PORT: "0", LEDGER_CLOSE_MS: "1000", ...env }, "localnet listening");
+  const url = `http://127.0.0.1:${p.ready.port}`;
+  return { ...p, url, rpcUrl: `${url}/rpc`, passphrase: String(p.ready.passphrase) };
+}
+
+/** A relay (`bun run start`) on a random port; `env` is kept so that the same relay can be started again. */
+export async function spawnRelay(env: Record<string, string>): Promise<Proc & { url: string }> {
+  const p = await spawn("src/index.ts", { PORT: "0", LOG_LEVEL: "info", ...env }, "relay listening", 60_000);
+  return { ...p, url: `http://127.0.0.1:${p.ready.port}` };
+}
+
+/** A temporary folder removed by `done()`. */
+export function tempDir(prefix: string): { path: string; done: () => void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, done: () => rmSync(path, { recursive: true, force: true }) };
+}
