@@ -1,0 +1,102 @@
+/**
+ * A submission's identity is its inner transaction: a retry while the first fee-bump is still
+ * queued attaches to it and answers what the network did, on mainnet with credits, also when the
+ * retry is wrapped by another channel (the network refuses that replacement: not 10x the fee).
+ * These relays close ledgers only when the test says so.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { Asset, Keypair, Operation, TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
+import postgres from "postgres";
+import { startTestRelay, type TestRelay } from "./support/relay.ts";
+import { localFunder } from "../src/boot.ts";
+
+let r: TestRelay;
+afterEach(() => r?.stop());
+
+const CREDITS = 100_000_000n;
+
+async function mainnetPayment(relay: TestRelay): Promise<{ tx: Transaction; user: Keypair }> {
+  const net = relay.localnets.mainnet!;
+  const user = Keypair.random();
+  const funding = fetch(`${relay.url}/localnet/mainnet/friendbot?addr=${user.publicKey()}`);
+  await Bun.sleep(20);
+  net.closeLedger();
+  expect((await funding).status).toBe(200);
+  const seq = net.account(user.publicKey())!.seqNum;
+  const tx = new TransactionBuilder(new (await import("@stellar/stellar-sdk")).Account(user.publicKey(), seq.toString()), { fee: "100", networkPassphrase: net.passphrase })
+    .addOperation(Operation.payment({ destination: localFunder(net.passphrase).publicKey(), asset: Asset.native(), amount: "1" })).setTimeout(300).build();
+  tx.sign(user);
+  return { tx, user };
+}
+
+/** The project's credits as the journal has them: balance, what is still reserved, what was charged. */
+async function journal(relay: TestRelay, projectId: string) {
+  const view = (await relay.admin("GET", `/projects/${projectId}`)).body;
+  return { balance: BigInt(view.creditBalance), reserved: BigInt(view.creditReserved) };
+}
+
+for (const otherChannel of [false, true]) {
+  test(`a retry while the first fee-bump is still queued answers the true outcome${otherChannel ? " (retry wrapped by another channel)" : ""}`, async () => {
+    r = await startTestRelay({ LEDGER_CLOSE_MS: "0", SUBMISSION_TIMEOUT_MS: "300", MAINNET_CHANNELS: "2" });
+    const p = await r.project({ credits: CREDITS, policy: { requestsPerSecond: 1000, burst: 1000 } });
+    const { tx } = await mainnetPayment(r);
+    const body = { transaction: tx.toEnvelope().toXDR("base64"), network: "mainnet" };
+    const headers = { "x-api-key": p.liveKey, "x-idempotency-key": `race-${otherChannel}` };
+    const innerHash = Buffer.from(tx.hash()).toString("hex");
+
+    const first = await r.post("/v1/sponsor", body, headers);
+    expect(first.status).toBe(504); // queued: the ledger is not closed
+    const queued = first.body.error.details.hash as string;
+
+    let blocker: Promise<unknown> | null = null;
+    if (otherChannel) {
+      // a row written before envelopes were kept, and the first channel busy: the retry wraps with the other
+      await r.database.execute((await import("drizzle-orm")).sql`update submissions set envelope = null where inner_hash = ${innerHash}`);
+      const other = await mainnetPayment(r);
+      blocker = r.post("/v1/sponsor", { transaction: other.tx.toEnvelope().toXDR("base64"), network: "mainnet" }, { "x-api-key": p.liveKey });
+      await Bun.sleep(50);
+    }
+    const retry = r.post("/v1/sponsor", body, headers);
+    await Bun.sleep(150); // the retry reaches the network before the ledger closes
+    r.localnets.mainnet!.closeLedger();
+    const answer = await retry;
+    expect(answer.status).toBe(200);
+    expect(answer.body.hash).toBe(queued); // the first fee-bump, found by its inner hash
+    const onChain = await fetch(`${r.url}/localnet/mainnet/rpc`, {
+      method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "getTransaction", params: { hash: innerHash } }),
+    }).then((x) => x.json() as Promise<{ result: { status: string; ledger: number } }>);
+    expect(onChain.result.status).toBe("SUCCESS");
+    expect(answer.body.ledger).toBe(onChain.result.ledger);
+
+    const replay = await r.post("/v1/sponsor", body, headers);
+    expect(replay.body).toEqual(answer.body);
+    if (blocker) expect(((await blocker) as { status: number }).status).toBe(200);
+    // charged exactly what the network charged, nothing left reserved
+    const paid = BigInt(answer.body.feePaid) + (otherChannel ? 200n : 0n);
+    const j = await journal(r, p.id);
+    expect(j.reserved).toBe(0n);
+    expect(j.balance).toBe(CREDITS - paid);
+  });
+}
+
+test("recovery settles an unanswered submission the network applied, without a client", async () => {
+  r = await startTestRelay({ LEDGER_CLOSE_MS: "0", SUBMISSION_TIMEOUT_MS: "200", RECOVERY_INTERVAL_MS: "100" });
+  const p = await r.project({ credits: CREDITS });
+  const { tx } = await mainnetPayment(r);
+  const first = await r.post("/v1/sponsor", { transaction: tx.toEnvelope().toXDR("base64"), network: "mainnet" }, { "x-api-key": p.liveKey });
+  expect(first.status).toBe(504);
+  r.localnets.mainnet!.closeLedger();
+  let j = await journal(r, p.id);
+  for (let i = 0; i < 50 && j.balance !== CREDITS - 200n; i++) {
+    await Bun.sleep(100);
+    j = await journal(r, p.id);
+  }
+  expect(j).toEqual({ balance: CREDITS - 200n, reserved: 0n });
+  if (process.env.TEST_DATABASE_URL) {
+    const sql = postgres(process.env.TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
+    const [row] = await sql.unsafe(`select outcome_status, fee_charged::text from "${r.env.DATABASE_SCHEMA}".submissions`);
+    await sql.end();
+    expect(row).toEqual({ outcome_status: 200, fee_charged: "200" });
+  }
+});
