@@ -94,8 +94,11 @@ const jobFee = (job: Job, rate: bigint) => rate * job.feeOps + job.resourceFee;
 const BAD_SEQ_RETRIES = 3;
 /** stellar-core replaces a queued fee-bump only by one bidding 10x its rate (FEE_MULTIPLIER). */
 const REPLACE_BY_FEE_MULTIPLIER = 10n;
-/** Ledgers a fee-bump may wait in the queue before it is replaced by fee (stellar-core drops it after 4). */
-const REPLACE_AFTER_LEDGERS = 3;
+/**
+ * Ledgers a fee-bump may wait in the queue before it is replaced by fee: stellar-core drops a
+ * queued transaction after 4 ledgers and a replacement keeps the age of the one it replaces.
+ */
+const REPLACE_AFTER_LEDGERS = 2;
 /** Ledgers after which no envelope sent before can be in any queue (dropped after 4, banned for 10). */
 const QUEUE_LEDGERS = 12;
 /** Submissions recovery looks at in one pass. */
