@@ -5,7 +5,7 @@
  * These relays close ledgers only when the test says so.
  */
 import { afterEach, expect, test } from "bun:test";
-import { Asset, Keypair, Operation, TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
+import { Account, Asset, Keypair, Operation, TransactionBuilder, type FeeBumpTransaction, type Transaction } from "@stellar/stellar-sdk";
 import postgres from "postgres";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
 import { localFunder } from "../src/boot.ts";
@@ -23,10 +23,19 @@ async function mainnetPayment(relay: TestRelay): Promise<{ tx: Transaction; user
   net.closeLedger();
   expect((await funding).status).toBe(200);
   const seq = net.account(user.publicKey())!.seqNum;
-  const tx = new TransactionBuilder(new (await import("@stellar/stellar-sdk")).Account(user.publicKey(), seq.toString()), { fee: "100", networkPassphrase: net.passphrase })
+  const tx = new TransactionBuilder(new Account(user.publicKey(), seq.toString()), { fee: "100", networkPassphrase: net.passphrase })
     .addOperation(Operation.payment({ destination: localFunder(net.passphrase).publicKey(), asset: Asset.native(), amount: "1" })).setTimeout(300).build();
   tx.sign(user);
   return { tx, user };
+}
+
+/** getTransaction on an embedded network, as the RPC answers it (fee-bumps are found by their inner hash too). */
+async function rawTransaction(relay: TestRelay, network: string, hash: string) {
+  const res = await fetch(`${relay.url}/localnet/${network}/rpc`, {
+    method: "POST", headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "getTransaction", params: { hash } }),
+  });
+  return ((await res.json()) as { result: { status: string; ledger: number; envelopeXdr: string } }).result;
 }
 
 /** The project's credits as the journal has them: balance, what is still reserved, what was charged. */
@@ -36,7 +45,7 @@ async function journal(relay: TestRelay, projectId: string) {
 }
 
 for (const otherChannel of [false, true]) {
-  test(`a retry while the first fee-bump is still queued answers the true outcome${otherChannel ? " (retry wrapped by another channel)" : ""}`, async () => {
+  test(`a retry while the first fee-bump is still queued answers the true outcome${otherChannel ? " (retry wrapped by another channel)" : ""}`, { timeout: 20_000 }, async () => {
     r = await startTestRelay({ LEDGER_CLOSE_MS: "0", SUBMISSION_TIMEOUT_MS: "300", MAINNET_CHANNELS: "2" });
     const p = await r.project({ credits: CREDITS, policy: { requestsPerSecond: 1000, burst: 1000 } });
     const { tx } = await mainnetPayment(r);
@@ -45,7 +54,7 @@ for (const otherChannel of [false, true]) {
     const innerHash = Buffer.from(tx.hash()).toString("hex");
 
     const first = await r.post("/v1/sponsor", body, headers);
-    expect(first.status).toBe(504); // queued: the ledger is not closed
+    expect(first.body).toMatchObject({ error: { code: "SUBMISSION_TIMEOUT" } }); // queued: the ledger is not closed
     const queued = first.body.error.details.hash as string;
 
     let blocker: Promise<unknown> | null = null;
@@ -62,12 +71,9 @@ for (const otherChannel of [false, true]) {
     const answer = await retry;
     expect(answer.status).toBe(200);
     expect(answer.body.hash).toBe(queued); // the first fee-bump, found by its inner hash
-    const onChain = await fetch(`${r.url}/localnet/mainnet/rpc`, {
-      method: "POST", headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "getTransaction", params: { hash: innerHash } }),
-    }).then((x) => x.json() as Promise<{ result: { status: string; ledger: number } }>);
-    expect(onChain.result.status).toBe("SUCCESS");
-    expect(answer.body.ledger).toBe(onChain.result.ledger);
+    const onChain = await rawTransaction(r, "mainnet", innerHash);
+    expect(onChain.status).toBe("SUCCESS");
+    expect(answer.body.ledger).toBe(onChain.ledger);
 
     const replay = await r.post("/v1/sponsor", body, headers);
     expect(replay.body).toEqual(answer.body);
@@ -80,7 +86,7 @@ for (const otherChannel of [false, true]) {
   });
 }
 
-test("recovery settles an unanswered submission the network applied, without a client", async () => {
+test("recovery settles an unanswered submission the network applied, without a client", { timeout: 20_000 }, async () => {
   r = await startTestRelay({ LEDGER_CLOSE_MS: "0", SUBMISSION_TIMEOUT_MS: "200", RECOVERY_INTERVAL_MS: "100" });
   const p = await r.project({ credits: CREDITS });
   const { tx } = await mainnetPayment(r);
@@ -99,4 +105,33 @@ test("recovery settles an unanswered submission the network applied, without a c
     await sql.end();
     expect(row).toEqual({ outcome_status: 200, fee_charged: "200" });
   }
+});
+
+test("surge: a fee-bump outbid for two ledgers is replaced at 10x its rate, until it is included", { timeout: 20_000 }, async () => {
+  // a ledger holds 2 operations: each ledger a competitor bidding 3,000 per operation takes it
+  r = await startTestRelay({ LEDGER_CLOSE_MS: "0", LOCALNET_MAX_TX_SET_SIZE: "2", TESTNET_CHANNELS: "1", MAINNET_CHANNELS: "1", SUBMISSION_TIMEOUT_MS: "20000" });
+  const user = await r.funded();
+  const rival = await r.funded();
+  const compete = async () => {
+    const acc = await r.rpc.getAccount(rival.publicKey());
+    const pay = () => Operation.payment({ destination: Keypair.random().publicKey(), asset: Asset.native(), amount: "1" });
+    const tx = new TransactionBuilder(acc, { fee: "3000", networkPassphrase: r.passphrase }).addOperation(pay()).addOperation(pay()).setTimeout(60).build();
+    tx.sign(rival);
+    expect((await r.rpc.sendTransaction(tx)).status).toBe("PENDING");
+  };
+  const tx = await r.payment(user);
+  const answer = r.post("/v1/sponsor", { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" });
+  let settled: { status: number; body: any } | null = null;
+  void answer.then((a) => { settled = a; });
+  for (let ledger = 0; ledger < 8 && !settled; ledger++) {
+    await Bun.sleep(150);
+    if (ledger < 4) await compete(); // outbid for four ledgers: 100 and then 1,000 per operation lose
+    r.close();
+  }
+  const a = await answer;
+  expect(a.status).toBe(200);
+  const onChain = await rawTransaction(r, "testnet", Buffer.from(tx.hash()).toString("hex"));
+  expect(onChain.status).toBe("SUCCESS");
+  const fee = (TransactionBuilder.fromXDR(onChain.envelopeXdr, r.passphrase) as FeeBumpTransaction).fee;
+  expect(BigInt(fee)).toBe(10_000n * 2n); // 100 -> 1,000 -> 10,000 per operation: the third bid beat 3,000
 });
