@@ -1,24 +1,58 @@
-/** GET /health: per-network status from the ledger watchers; 503 when no network can be reached. No secrets, no authentication. */
+/**
+ * GET /health: per-network status from the ledger watchers (and the network calls' failures); 503
+ * when every network is down. No secrets (an upstream's URL, which may hold an API key, is cut out
+ * of error messages), no authentication. Whatever a watcher holds, the answer is 200 or 503.
+ *
+ * Per network, with P the watcher's poll interval (WATCHER_POLL_MS):
+ * - `down`: the last poll failed (`failingForMs` says since when), or no poll has succeeded yet;
+ * - `degraded`: a poll or another call to the network failed within the last 5 P, or the latest
+ *   ledger was first seen more than max(30 s, 10 P) ago (the network, or the upstream's view of it, is stuck);
+ * - `ok` otherwise.
+ */
 import { Elysia } from "elysia";
 import { HealthResponse } from "./schemas.ts";
 import type { Gateway, NetworkName } from "../network/gateway.ts";
 
-/** A network whose latest ledger is older than this is degraded. */
+/** A network whose latest ledger is older than this (or 10 polls) is degraded: public networks close one every 5 to 6 s. */
 const STALE_MS = 30_000;
+/** A failure within this many poll intervals makes a network degraded. */
+const RECENT_POLLS = 5;
 
-export function healthRoutes(deps: { gateways: Partial<Record<NetworkName, Gateway>>; version: string; startedAt: number; storage: () => Promise<{ database: string; status: string; checkpoints: string }> }) {
+type Status = "ok" | "degraded" | "down";
+type Storage = { database: string; status: string; checkpoints: string };
+
+const finite = (n: number): number | null => (Number.isFinite(n) ? n : null);
+/** A message fit to show anyone: no URLs (an upstream's may carry a key), one line, bounded. */
+const publicMessage = (m: string): string => m.replace(/[a-z][a-z0-9+.-]*:\/\/\S+/gi, "<url>").replace(/\s+/g, " ").slice(0, 300);
+
+export function networkHealth(g: Gateway, now: number) {
+  const w = g.watcher;
+  const pollMs = Number.isFinite(w.pollMs) && w.pollMs > 0 ? w.pollMs : 1000;
+  const recentMs = RECENT_POLLS * pollMs;
+  const ledger = finite(w.latestLedger) ?? 0;
+  const age = ledger > 0 && w.latestSeenAt > 0 ? finite(now - w.latestSeenAt) : null;
+  const callFailure = g.lastFailure && now - g.lastFailure.at <= recentMs ? g.lastFailure : null;
+  let status: Status;
+  if (w.lastError !== null || ledger === 0) status = "down";
+  else if (now - w.lastFailureAt <= recentMs || callFailure || age === null || age > Math.max(STALE_MS, 10 * pollMs)) status = "degraded";
+  else status = "ok";
+  const lastError = w.lastError ?? callFailure?.message ?? (ledger === 0 ? "no answer from the network yet" : null);
+  return {
+    status, upstream: g.upstream, latestLedger: ledger, lastLedgerAgeMs: age,
+    failingForMs: w.lastError !== null && w.failingSince !== null ? finite(now - w.failingSince) : null,
+    lastError: lastError === null ? null : publicMessage(String(lastError)),
+  };
+}
+
+export function healthRoutes(deps: { gateways: Partial<Record<NetworkName, Gateway>>; version: string; startedAt: number; storage: () => Promise<Storage> }) {
   return new Elysia({ name: "health.routes" }).get("/health", async ({ set }) => {
     const now = Date.now();
-    const networks = Object.fromEntries(Object.entries(deps.gateways).map(([name, g]) => {
-      const age = g.watcher.latestSeenAt ? now - g.watcher.latestSeenAt : Number.MAX_SAFE_INTEGER;
-      const status = g.watcher.lastError ? "down" : age > STALE_MS ? "degraded" : "ok";
-      return [name, { status, upstream: g.upstream, latestLedger: g.watcher.latestLedger, lastLedgerAgeMs: Math.min(age, Number.MAX_SAFE_INTEGER) }] as const;
-    }));
+    const networks = Object.fromEntries(Object.entries(deps.gateways).map(([name, g]) => [name, networkHealth(g, now)]));
     const statuses = Object.values(networks).map((n) => n.status);
-    const storage = await deps.storage();
-    const status = statuses.every((s) => s === "down") ? "down" : statuses.every((s) => s === "ok") && storage.status === "ok" ? "ok" : "degraded";
+    const storage: Storage = await deps.storage().catch(() => ({ database: "unknown", status: "down", checkpoints: "unknown" }));
+    const status: Status = statuses.every((s) => s === "down") ? "down" : statuses.every((s) => s === "ok") && storage.status === "ok" ? "ok" : "degraded";
     if (status === "down") set.status = 503;
-    return { status, version: deps.version, uptimeSeconds: Math.floor((now - deps.startedAt) / 1000), networks, storage };
+    return { status, version: deps.version, uptimeSeconds: Math.max(0, Math.floor((now - deps.startedAt) / 1000)), networks, storage };
   }, {
     response: { 200: HealthResponse, 503: HealthResponse },
     detail: { summary: "Relay health and status", tags: ["health"] },

@@ -41,10 +41,12 @@ export const ErrorResponse = t.Object({
 });
 
 export const NetworkHealth = t.Object({
-  status: t.Union([t.Literal("ok"), t.Literal("degraded"), t.Literal("down")]),
-  upstream: t.String(),
-  latestLedger: t.Number(),
-  lastLedgerAgeMs: t.Number(),
+  status: t.Union([t.Literal("ok"), t.Literal("degraded"), t.Literal("down")], { description: "down: the last poll failed (or none succeeded yet); degraded: a recent failure or a stale ledger" }),
+  upstream: t.String({ description: "localnet, or the upstream RPC's host" }),
+  latestLedger: t.Number({ description: "Latest ledger seen (0: none yet)" }),
+  lastLedgerAgeMs: t.Union([t.Number(), t.Null()], { description: "Time since the latest ledger was first seen; null before the first" }),
+  failingForMs: t.Union([t.Number(), t.Null()], { description: "While polls fail: time since the first failed one; else null" }),
+  lastError: t.Union([t.String(), t.Null()], { description: "The last poll's failure, or a recent call's; null when none" }),
 });
 export const HealthResponse = t.Object({
   status: t.Union([t.Literal("ok"), t.Literal("degraded"), t.Literal("down")]),

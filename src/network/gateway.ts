@@ -55,9 +55,12 @@ export class Gateway {
   readonly upstream: string;
   readonly watcher: LedgerWatcher;
   passphrase = "";
+  /** The last call that failed for the upstream's fault (unreachable, timeout, bad answer; the watcher's polls aside): when, and why (for /health). */
+  lastFailure: { at: number; message: string } | null = null;
   private readonly client: RpcClient;
   private fees: Promise<Static<typeof S.FeeStats>> | null = null;
   private feesLedger = -1;
+  private feesAt = 0;
 
   constructor(private readonly opts: GatewayOptions) {
     this.name = opts.name;
@@ -142,8 +145,12 @@ export class Gateway {
    * statistics are read once per ledger: concurrent requests share the one call.
    */
   async feeRate(percentile: FeePercentile, soroban: boolean): Promise<bigint> {
-    if (!this.fees || this.feesLedger < this.watcher.latestLedger) {
+    // while the watcher's polls fail, the network's fees are read again (once per failed poll), not
+    // served from before the failure: an upstream that stopped answering is NETWORK_UNAVAILABLE here too
+    const suspect = this.watcher.lastError !== null && this.feesAt < this.watcher.lastPollAt;
+    if (!this.fees || this.feesLedger < this.watcher.latestLedger || suspect) {
       this.feesLedger = this.watcher.latestLedger;
+      this.feesAt = Date.now();
       const fees = this.call("getFeeStats", {}, S.FeeStats);
       this.fees = fees;
       fees.catch(() => { if (this.fees === fees) this.fees = null; }); // a failed read is retried by the next request
@@ -176,6 +183,8 @@ export class Gateway {
 
   private unavailable(method: string, e: unknown): RelayError {
     const reason = e instanceof RpcFailure ? e.kind : "unreachable";
+    // an error the RPC answered may be about the request (a client's transaction): only the upstream's own faults count for /health
+    if (reason !== "rpc_error") this.lastFailure = { at: Date.now(), message: messageOf(e) };
     this.opts.log.warn({ network: this.name, call: method, reason, err: messageOf(e) }, "network call failed");
     return new RelayError("NETWORK_UNAVAILABLE", `the ${this.name} network could not be used (${method}: ${reason})`, { network: this.name, reason }, { "Retry-After": "2" });
   }

@@ -44,8 +44,17 @@ export class LedgerWatcher {
   lastError: string | null = null;
   /** When the last poll ended (ms), good or not. */
   lastPollAt = 0;
+  /** When the current run of failed polls began (ms); null after a good poll. */
+  failingSince: number | null = null;
+  /** When a poll last failed (ms); 0 if none has. */
+  lastFailureAt = 0;
+  private loggedAt = 0;
 
   constructor(private readonly client: RpcClient, private readonly opts: { pollMs: number; log: Logger; network: string }) {}
+
+  get pollMs(): number {
+    return this.opts.pollMs;
+  }
 
   /** Starts watching from the current ledger; an unreachable network is retried on every poll. */
   async start(): Promise<void> {
@@ -130,10 +139,18 @@ export class LedgerWatcher {
       if (this.last === 0) this.last = sequence; // the first answer: watch from here on
       else if (sequence > this.last) this.last = this.pending.size ? await this.scan(this.last + 1, sequence) : sequence;
       this.lastError = null;
+      this.failingSince = null;
       for (const w of [...this.ledgerWaiters]) w();
     } catch (e) {
-      this.lastError = messageOf(e);
-      this.opts.log.warn({ network: this.opts.network, err: this.lastError }, "ledger watcher poll failed");
+      const message = messageOf(e);
+      // an outage is logged when it starts, when its cause changes, and every 10 s: not at every poll
+      if (this.failingSince === null || message !== this.lastError || Date.now() - this.loggedAt > 10_000) {
+        this.loggedAt = Date.now();
+        this.opts.log.warn({ network: this.opts.network, err: message, failingForMs: this.failingSince ? Date.now() - this.failingSince : 0 }, "ledger watcher poll failed");
+      }
+      this.lastError = message;
+      this.lastFailureAt = Date.now();
+      this.failingSince ??= this.lastFailureAt;
     } finally {
       this.lastPollAt = Date.now();
     }

@@ -56,7 +56,11 @@ export class RpcClient {
     } catch (e) {
       if (e instanceof RpcFailure) throw e;
       const timedOut = e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError");
-      throw new RpcFailure(method, timedOut ? "timeout" : "unreachable", timedOut ? `no answer within ${timeoutMs} ms` : messageOf(e));
+      if (timedOut) throw new RpcFailure(method, "timeout", `no answer within ${timeoutMs} ms`);
+      // a connection closed after the request went out: the upstream may have acted on it, so this is
+      // not "unreachable" (which says the request never arrived: a sent transaction would be answered 503)
+      if ((e as { code?: unknown }).code === "ECONNRESET") throw new RpcFailure(method, "bad_answer", "the connection closed without an answer");
+      throw new RpcFailure(method, "unreachable", messageOf(e));
     }
     let body: unknown;
     try {
