@@ -6,7 +6,8 @@ import { Elysia } from "elysia";
 import { openapi } from "@elysiajs/openapi";
 import type { Localnet } from "./localnet/ledger.ts";
 import { localnetHttp } from "./localnet/server.ts";
-import { bodyLimitPlugin, errorsPlugin } from "./http/errors.plugin.ts";
+import { bodyLimitPlugin, errorsPlugin, internalErrorResponse } from "./http/errors.plugin.ts";
+import { inputPlugin } from "./http/input.plugin.ts";
 import { sponsorRoutes } from "./http/sponsor.routes.ts";
 import { simulateRoutes } from "./http/simulate.routes.ts";
 import { estimateRoutes } from "./http/estimate.routes.ts";
@@ -42,16 +43,26 @@ export interface AppDeps {
   log: Logger;
   maxBodyBytes: number;
   trustProxy: boolean;
+  /** Strict-Transport-Security max-age in seconds; 0 or unset: no HSTS header. */
+  hstsMaxAge?: number;
   startedAt: number;
 }
 
+/**
+ * Bun.serve's options, whatever NODE_ENV is: never Bun's HTML error page (with stack frames); a failure the app
+ * did not answer itself (its error handling failed) is an enveloped INTERNAL_ERROR.
+ */
+export const serveOptions = (log: Logger, hstsMaxAge?: number) =>
+  ({ development: false, error: (e: unknown) => internalErrorResponse(log, e, hstsMaxAge) });
+
 export function createApp(deps: AppDeps) {
   // normalize off: a body with an unknown field is a VALIDATION_ERROR (where its schema says so), never silently dropped
-  const app = new Elysia({ normalize: false })
-    .use(errorsPlugin({ log: deps.log }))
+  const app = new Elysia({ normalize: false, serve: serveOptions(deps.log, deps.hstsMaxAge) })
+    .use(errorsPlugin({ log: deps.log, hstsMaxAge: deps.hstsMaxAge }))
     .use(openapi({ path: "/openapi", documentation: { info: { title: "Stellar sponsorship relay", version: VERSION } } }))
     .use(authPlugin(deps))
     .use(bodyLimitPlugin(deps.maxBodyBytes))
+    .use(inputPlugin({ maxBodyBytes: deps.maxBodyBytes }))
     .use(sponsorRoutes(deps))
     .use(simulateRoutes(deps))
     .use(estimateRoutes(deps))

@@ -70,7 +70,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
     waitMs: config.CHANNEL_WAIT_MS, feePercentile: config.FEE_PERCENTILE,
   };
   const idempotencyKeys = new IdempotencyRepo(database.db);
-  const checkpoints = await openCheckpoints({ url: config.REDIS_URL, prefix: config.REDIS_PREFIX });
+  const checkpoints = await openCheckpoints({ url: config.REDIS_URL, prefix: config.REDIS_PREFIX, maxEntries: config.CHECKPOINT_MEMORY_MAX_ENTRIES });
   const actors = new ProjectActors(checkpoints.store, { anonymousPolicy: anonymousPolicy(config.ANONYMOUS_POLICY), debounceMs: config.CHECKPOINT_DEBOUNCE_MS, maxAnonymousClients: config.ANONYMOUS_MAX_CLIENTS }, log);
   const projects = new ProjectsService({ projects: new ProjectsRepo(database.db), credits: new CreditsRepo(database.db), submissions, actors, defaults: PROJECT_POLICY_DEFAULTS, log });
   await projects.boot();
@@ -87,7 +87,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
     localnets, gateways, publicUrl: `http://localhost:${config.PORT}`, sponsor, simulate: new SimulateService(config.FEE_PERCENTILE),
     idempotency: new Idempotency(idempotencyKeys, config.IDEMPOTENCY_TTL_MS), projects, actors, pools, adminToken: config.ADMIN_TOKEN,
     storage: async () => ({ database: database.kind, status: (await database.ping()) ? "ok" : "down", checkpoints: checkpoints.kind }),
-    log, maxBodyBytes: config.MAX_BODY_BYTES, trustProxy: config.TRUST_PROXY, startedAt: Date.now(),
+    log, maxBodyBytes: config.MAX_BODY_BYTES, trustProxy: config.TRUST_PROXY, hstsMaxAge: config.HSTS_MAX_AGE, startedAt: Date.now(),
   }).listen({ port: config.PORT, maxRequestBodySize: config.MAX_BODY_BYTES * 4 });
   const url = `http://127.0.0.1:${app.server!.port}`;
 

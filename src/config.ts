@@ -3,6 +3,7 @@ import { Type, type Static } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import type { FeePercentile } from "./network/gateway.ts";
 import { ANONYMOUS_POLICY_DEFAULTS, PolicyPatch, effectivePolicy, mergeOverrides, type Policy } from "./relay/policy.ts";
+import { DEFAULT_MEMORY_CHECKPOINTS } from "./store/checkpoints.ts";
 
 const PERCENTILES: FeePercentile[] = ["p10", "p20", "p30", "p40", "p50", "p60", "p70", "p80", "p90", "p95", "p99"];
 const NumberFromEnv = (def: number, min = 0) => Type.Number({ default: def, minimum: min });
@@ -53,7 +54,11 @@ export const ConfigSchema = Type.Object({
   CHECKPOINT_DEBOUNCE_MS: NumberFromEnv(250, 0),
   /** JSON policy fields overriding the anonymous testnet relay's defaults (per client IP). */
   ANONYMOUS_POLICY: Type.Optional(Type.String({ minLength: 2 })),
-  ANONYMOUS_MAX_CLIENTS: NumberFromEnv(50_000, 1),
+  ANONYMOUS_MAX_CLIENTS: NumberFromEnv(10_000, 1),
+  /** Entries of the in-memory checkpoint store (without REDIS_URL); the least recently used beyond are dropped. */
+  CHECKPOINT_MEMORY_MAX_ENTRIES: NumberFromEnv(DEFAULT_MEMORY_CHECKPOINTS, 1),
+  /** Strict-Transport-Security max-age in seconds; 0: no HSTS header. */
+  HSTS_MAX_AGE: NumberFromEnv(0, 0),
 });
 export type Config = Static<typeof ConfigSchema>;
 

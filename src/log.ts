@@ -3,6 +3,9 @@ import pino from "pino";
 
 export type Logger = pino.Logger;
 
-export function createLogger(level = process.env.LOG_LEVEL ?? "info"): Logger {
-  return pino({ level, base: undefined, redact: { paths: ["*.secret", "*.secretKey", "*.apiKey", "*.authorization", "*.transaction"], censor: "[redacted]" } });
+/** A logger writing JSON lines to stdout, or to `destination` (tests capture the lines with one). */
+export function createLogger(level = process.env.LOG_LEVEL ?? "info", destination?: pino.DestinationStream): Logger {
+  const redact = { paths: ["*.secret", "*.secretKey", "*.apiKey", "*.authorization", "*.transaction"], censor: "[redacted]" };
+  const options = { level, base: undefined, redact };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -5,7 +5,10 @@
  *   not exist without ADMIN_TOKEN: 404);
  * - every other /v1 request: X-API-Key -> project (none: the anonymous testnet relay, per client
  *   IP), then one rate-limit token from the project's actor, with the RateLimit-* headers
- *   (and X-RateLimit-*) on the response, and 429 + Retry-After when the bucket is empty.
+ *   (and X-RateLimit-*) on the response, and 429 + Retry-After when the bucket is empty;
+ * - a key this process does not know as valid (malformed, unknown, revoked, or not yet looked up)
+ *   first takes a token from the client IP's anonymous bucket, before the database lookup: bad keys
+ *   are limited per IP like anonymous requests, and cannot buy lookups without limit.
  */
 import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
@@ -13,7 +16,7 @@ import { RelayError } from "./errors.ts";
 import { clientIp } from "./caller.ts";
 import { ProjectsService, type Principal } from "../relay/projects.service.ts";
 import type { NetworkName } from "../network/gateway.ts";
-import type { ProjectActors } from "../relay/project-actors.ts";
+import type { ProjectActor, ProjectActors } from "../relay/project-actors.ts";
 
 const principals = new WeakMap<Request, Principal>();
 
@@ -36,6 +39,19 @@ const digest = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest();
 
 export function authPlugin(deps: { projects: ProjectsService; actors: ProjectActors; adminToken?: string; trustProxy: boolean }) {
   const admin = deps.adminToken ? digest(deps.adminToken) : null;
+  /** Takes one token from an actor's bucket: the RateLimit headers on the response, 429 when it is empty. */
+  const take = async (actor: ProjectActor, headers: Record<string, unknown>) => {
+    const admitted = await deps.actors.admit(actor);
+    if (admitted.rate) {
+      const { limit, remaining, resetSeconds } = admitted.rate;
+      for (const prefix of ["", "x-"]) {
+        headers[`${prefix}ratelimit-limit`] = String(limit);
+        headers[`${prefix}ratelimit-remaining`] = String(remaining);
+        headers[`${prefix}ratelimit-reset`] = String(resetSeconds);
+      }
+    }
+    if (!admitted.ok) throw admitted.error;
+  };
   return new Elysia({ name: "auth" }).onRequest(async ({ request, server, set }) => {
     const url = request.url;
     const path = url.slice(url.indexOf("/", url.indexOf("//") + 2)).split("?", 1)[0]!;
@@ -46,17 +62,11 @@ export function authPlugin(deps: { projects: ProjectsService; actors: ProjectAct
       if (!m || !timingSafeEqual(digest(m[1]!), admin)) throw new RelayError("UNAUTHORIZED", "the admin API needs Authorization: Bearer <ADMIN_TOKEN>", undefined, { "WWW-Authenticate": "Bearer" });
       return;
     }
-    const principal = await deps.projects.authenticate(request.headers.get("x-api-key"), clientIp(request, server, deps.trustProxy));
+    const apiKey = request.headers.get("x-api-key");
+    const ip = clientIp(request, server, deps.trustProxy);
+    if (apiKey !== null && !deps.projects.isKnownKey(apiKey)) await take(await deps.actors.anonymousFor(ip), set.headers);
+    const principal = await deps.projects.authenticate(apiKey, ip);
     principals.set(request, principal);
-    const admitted = await deps.actors.admit(principal.actor);
-    if (admitted.rate) {
-      const { limit, remaining, resetSeconds } = admitted.rate;
-      for (const prefix of ["", "x-"]) {
-        set.headers[`${prefix}ratelimit-limit`] = String(limit);
-        set.headers[`${prefix}ratelimit-remaining`] = String(remaining);
-        set.headers[`${prefix}ratelimit-reset`] = String(resetSeconds);
-      }
-    }
-    if (!admitted.ok) throw admitted.error;
+    await take(principal.actor, set.headers);
   });
 }

@@ -1,5 +1,6 @@
 /** The admin API's channel routes (/v1/admin/channels, bearer token checked by the auth plugin): see and resize the pools. */
 import { Elysia, t } from "elysia";
+import { Type } from "@sinclair/typebox";
 import { ErrorResponse } from "./schemas.ts";
 import { RelayError } from "./errors.ts";
 import type { ChannelPool } from "../relay/channel-pool.ts";
@@ -40,7 +41,10 @@ export function channelRoutes(deps: { pools: Partial<Record<NetworkName, Channel
       set.status = 202;
       return { network: body.network, ...r };
     }, {
-      body: t.Object({ network, count: t.Integer({ minimum: 1, maximum: MAX_CHANNELS, error: `count must be an integer from 1 to ${MAX_CHANNELS}` }) }, { additionalProperties: false }),
+      // TypeBox's Integer, not Elysia's t.Integer, which also takes (and converts) a numeric string: "5" is not a count
+      body: t.Object({
+        network, count: Type.Integer({ minimum: 1, maximum: MAX_CHANNELS, error: `count must be an integer from 1 to ${MAX_CHANNELS}` }),
+      }, { additionalProperties: false }),
       response: { 202: t.Object({ network: t.String(), current: t.Number(), target: t.Number() }), ...errors },
       detail: { summary: "Set the channel count: channels are created or drained and merged to reach it (progress in GET)", tags },
     })

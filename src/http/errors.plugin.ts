@@ -1,10 +1,12 @@
 /**
- * Request ids, access logs and the error envelope: every response carries `X-Request-Id` and is
- * logged (id, method, route, status, duration; never bodies, keys or XDR); every error (ours,
- * Elysia's validation/parse/not-found, or an unexpected exception) becomes the spec's envelope with
- * the same id. Unexpected exceptions are logged and answered as INTERNAL_ERROR without internals.
+ * Request ids, access logs, security headers and the error envelope: every response carries
+ * `X-Request-Id` and the security headers, and is logged (id, method, route, status, duration; never
+ * bodies, keys or XDR); every error (ours, Elysia's validation/parse/not-found, or an unexpected
+ * exception) becomes the spec's envelope with the same id. Unexpected exceptions are logged (a safe
+ * summary: never SQL or its parameters) and answered as INTERNAL_ERROR without internals.
  */
 import { Elysia, ValidationError } from "elysia";
+import { DrizzleQueryError } from "drizzle-orm";
 import { RelayError, envelope } from "./errors.ts";
 import type { Logger } from "../log.ts";
 
@@ -21,13 +23,38 @@ function fromValidation(e: ValidationError): RelayError {
   return new RelayError("VALIDATION_ERROR", message, { ...(field ? { field } : {}), reason: first?.summary ?? first?.message ?? "invalid" });
 }
 
-export function errorsPlugin(opts: { log: Logger }) {
+/**
+ * What an unexpected error may log: its message and code. A failed query's message holds the SQL and
+ * its parameters (a key's hash and prefix, names...): only the driver's own message and code are kept.
+ */
+export function safeError(error: unknown): { message: string; code?: string } {
+  const e = error instanceof DrizzleQueryError ? error.cause : error;
+  if (!(e instanceof Error)) return { message: error instanceof DrizzleQueryError ? "a database query failed" : String(e) };
+  const code = (e as { code?: unknown }).code;
+  return { message: e.message, ...(typeof code === "string" ? { code } : {}) };
+}
+
+/** Headers every response carries; `Cache-Control: no-store` on the admin API, whose answers hold keys and balances. */
+export function securityHeaders(path: string, hstsMaxAge: number): Record<string, string> {
+  return {
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    ...(path === "/v1/admin" || path.startsWith("/v1/admin/") ? { "cache-control": "no-store" } : {}),
+    ...(hstsMaxAge > 0 ? { "strict-transport-security": `max-age=${hstsMaxAge}` } : {}),
+  };
+}
+
+const pathOf = (request: Request) => new URL(request.url).pathname;
+
+export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number }) {
+  const headersFor = (request: Request) => securityHeaders(pathOf(request), opts.hstsMaxAge ?? 0);
   return new Elysia({ name: "errors" })
     .onRequest(({ request, set }) => {
       const id = crypto.randomUUID();
       ids.set(request, id);
       started.set(request, performance.now());
       set.headers["x-request-id"] = id;
+      Object.assign(set.headers, headersFor(request));
     })
     .onAfterResponse({ as: "global" }, ({ request, route, set }) => {
       const t0 = started.get(request);
@@ -39,24 +66,41 @@ export function errorsPlugin(opts: { log: Logger }) {
       let e: RelayError;
       if (error instanceof RelayError) e = error;
       else if (error instanceof ValidationError) e = fromValidation(error);
+      // the body parser's own refusals (src/http/input.plugin.ts) reach here wrapped in Elysia's ParseError
+      else if (code === "PARSE" && error.cause instanceof RelayError) e = error.cause;
       else if (code === "PARSE") e = new RelayError("VALIDATION_ERROR", "the request body is not valid JSON", { reason: "invalid JSON" });
-      else if (code === "NOT_FOUND") e = new RelayError("NOT_FOUND", `no route for ${request.method} ${new URL(request.url).pathname}`);
+      else if (code === "NOT_FOUND") e = new RelayError("NOT_FOUND", `no route for ${request.method} ${pathOf(request)}`);
       else {
-        opts.log.error({ requestId: requestIdOf(request), err: error instanceof Error ? error.message : String(error) }, "unexpected error");
+        opts.log.error({ requestId: requestIdOf(request), err: safeError(error) }, "unexpected error");
         e = new RelayError("INTERNAL_ERROR", "internal error");
       }
       set.status = e.status;
       const id = requestIdOf(request);
       set.headers["x-request-id"] = id;
+      Object.assign(set.headers, headersFor(request));
       for (const [k, v] of Object.entries(e.headers)) set.headers[k.toLowerCase()] = v;
       return envelope(e, id);
     });
 }
 
+export const payloadTooLarge = (maxBodyBytes: number) =>
+  new RelayError("PAYLOAD_TOO_LARGE", `the request body is larger than ${maxBodyBytes} bytes`, { limit: maxBodyBytes });
+
 /** 413 for a declared body over the limit (registered after authentication, so that it counts against the rate limit). */
 export function bodyLimitPlugin(maxBodyBytes: number) {
   return new Elysia({ name: "body-limit" }).onRequest(({ request }) => {
     const length = Number(request.headers.get("content-length") ?? 0);
-    if (length > maxBodyBytes) throw new RelayError("PAYLOAD_TOO_LARGE", `the request body is larger than ${maxBodyBytes} bytes`, { limit: maxBodyBytes });
+    if (length > maxBodyBytes) throw payloadTooLarge(maxBodyBytes);
   });
+}
+
+/**
+ * The answer to a request that failed outside the app's error handling (Bun.serve's `error` hook, e.g. a
+ * stack overflow while answering): the envelope with a fresh request id, never Bun's HTML page.
+ */
+export function internalErrorResponse(log: Logger, error: unknown, hstsMaxAge = 0): Response {
+  const id = crypto.randomUUID();
+  log.error({ requestId: id, err: safeError(error) }, "unexpected error outside the app");
+  const headers = { "x-request-id": id, "cache-control": "no-store", ...securityHeaders("", hstsMaxAge) };
+  return Response.json(envelope(new RelayError("INTERNAL_ERROR", "internal error"), id), { status: 500, headers });
 }

@@ -3,6 +3,11 @@
  * checkpoint) and one per client IP for the anonymous testnet relay (created on first use).
  * Checkpoints are written after changes, debounced; at restore Postgres overrides the checkpoint
  * for money (balance, today's spend) and the in-flight holds are dropped.
+ *
+ * Anonymous actors are a hard-capped LRU (`maxAnonymousClients`), so memory is bounded whatever the
+ * number of client IPs: a new IP takes the place of an idle one (bucket full, nothing in flight; its
+ * checkpoint is written), and when none of the least recently used is idle, it shares one overflow
+ * actor with the other newcomers (one bucket and one daily spend for all of them) until room frees.
  */
 import { createActor, type Actor } from "xstate";
 import { projectMachine, type ProjectReply, type ProjectStatus, type RateState, type ReplyError } from "../../actors/project.machine.ts";
@@ -28,11 +33,28 @@ export interface Payer {
 export interface ActorsConfig {
   anonymousPolicy: Policy;
   debounceMs: number;
-  /** Anonymous clients kept in memory before idle ones are dropped. */
+  /** Most anonymous client actors kept in memory (a hard cap: beyond it, newcomers share the overflow actor). */
   maxAnonymousClients: number;
 }
 
 const ANON_TTL_SECONDS = 2 * 24 * 3600;
+/** Least recently used anonymous clients looked at to make room for a new one (bounded work per request). */
+const DROP_SCAN = 16;
+const OVERFLOW_KEY = "anonymous-overflow";
+const OVERFLOW_WARN_MS = 60_000;
+
+/** An anonymous client's actor; `actor` is set once its checkpoint has been read. */
+interface AnonymousClient {
+  ready: Promise<ProjectActor>;
+  actor?: ProjectActor;
+}
+
+/** Whether dropping an anonymous actor loses nothing: its bucket is full again and nothing of it is in flight. */
+function idle(actor: ProjectActor, now: number): boolean {
+  const c = actor.getSnapshot().context;
+  const full = c.tokens + ((now - c.refilledAt) / 1000) * c.policy.requestsPerSecond >= c.policy.burst;
+  return full && Object.keys(c.holds).length === 0;
+}
 
 export function replyError(e: ReplyError): RelayError {
   return new RelayError(e.code, e.message, e.details, e.retryAfterSeconds ? { "Retry-After": String(e.retryAfterSeconds) } : {});
@@ -40,7 +62,10 @@ export function replyError(e: ReplyError): RelayError {
 
 export class ProjectActors {
   private readonly projects = new Map<string, ProjectActor>();
-  private readonly anonymous = new Map<string, Promise<ProjectActor>>();
+  /** By client IP, least recently used first. */
+  private readonly anonymous = new Map<string, AnonymousClient>();
+  private overflow?: Promise<ProjectActor>;
+  private overflowWarnedAt = 0;
   private readonly timers = new Map<ProjectActor, { key: string; ttl?: number; timer: ReturnType<typeof setTimeout> }>();
 
   constructor(private readonly store: CheckpointStore, private readonly config: ActorsConfig, private readonly log: Logger) {}
@@ -65,19 +90,27 @@ export class ProjectActors {
     return this.projects.get(id);
   }
 
-  /** The anonymous relay's actor for a client IP. */
-  async anonymousFor(ip: string): Promise<ProjectActor> {
-    let a = this.anonymous.get(ip);
-    if (!a) {
-      a = this.startAnonymous(ip);
-      this.anonymous.set(ip, a);
-      if (this.anonymous.size > this.config.maxAnonymousClients) void this.dropIdleAnonymous();
-    }
-    return a;
+  /** Anonymous client actors in memory (at most `maxAnonymousClients`; the overflow actor not counted). */
+  get anonymousClients(): number {
+    return this.anonymous.size;
   }
 
-  private async startAnonymous(ip: string): Promise<ProjectActor> {
-    const key = `anonymous:${ip}`;
+  /** The anonymous relay's actor for a client IP: its own, or the overflow actor when the cap is reached and none is idle. */
+  async anonymousFor(ip: string): Promise<ProjectActor> {
+    const known = this.anonymous.get(ip);
+    if (known) {
+      this.anonymous.delete(ip); // to the back: most recently used
+      this.anonymous.set(ip, known);
+      return known.ready;
+    }
+    if (this.anonymous.size >= this.config.maxAnonymousClients && !this.dropIdleAnonymous()) return this.overflowActor();
+    const client: AnonymousClient = { ready: this.startAnonymous(`anonymous:${ip}`) };
+    client.ready.then((a) => { client.actor = a; }, () => this.anonymous.delete(ip));
+    this.anonymous.set(ip, client);
+    return client.ready;
+  }
+
+  private async startAnonymous(key: string): Promise<ProjectActor> {
     const snapshot = await this.store.get(key).catch(() => null);
     const input = { projectId: "anonymous", policy: this.config.anonymousPolicy, balance: 0n, spent: 0n, now: Date.now() };
     const actor = createActor(projectMachine, snapshot ? { snapshot: snapshot as never, input } : { input });
@@ -88,20 +121,34 @@ export class ProjectActors {
     return actor;
   }
 
-  /** Forgets anonymous clients whose bucket is full and that have nothing in flight (their checkpoint stays). */
-  private async dropIdleAnonymous(): Promise<void> {
+  /**
+   * Makes room for one anonymous client: drops the first idle one among the DROP_SCAN least recently used (its
+   * checkpoint is written); the busy ones looked at go to the back, so that the next scan looks further. False: no room.
+   */
+  private dropIdleAnonymous(): boolean {
     const now = Date.now();
-    for (const [ip, pending] of this.anonymous) {
-      const actor = await pending;
-      const c = actor.getSnapshot().context;
-      const full = c.tokens + ((now - c.refilledAt) / 1000) * c.policy.requestsPerSecond >= c.policy.burst;
-      if (full && Object.keys(c.holds).length === 0) {
-        this.flush(actor);
-        actor.stop();
-        this.anonymous.delete(ip);
+    let scanned = 0;
+    for (const [ip, client] of this.anonymous) {
+      if (scanned++ >= DROP_SCAN) break;
+      this.anonymous.delete(ip);
+      if (client.actor && idle(client.actor, now)) {
+        // not stopped: a request admitted by it may still reserve and settle through it; unreferenced, it is collected
+        void this.flush(client.actor);
+        return true;
       }
-      if (this.anonymous.size <= this.config.maxAnonymousClients * 0.9) break;
+      this.anonymous.set(ip, client);
     }
+    return false;
+  }
+
+  /** The actor new anonymous clients share while the cap is reached and no client is idle. */
+  private overflowActor(): Promise<ProjectActor> {
+    if (Date.now() - this.overflowWarnedAt > OVERFLOW_WARN_MS) {
+      this.overflowWarnedAt = Date.now();
+      this.log.warn({ clients: this.anonymous.size }, "ANONYMOUS_MAX_CLIENTS reached, none idle: new client IPs share the overflow bucket");
+    }
+    this.overflow ??= this.startAnonymous(OVERFLOW_KEY);
+    return this.overflow;
   }
 
   /** Takes a rate-limit token (the first thing every /v1 request does). */
@@ -143,6 +190,7 @@ export class ProjectActors {
   async stop(): Promise<void> {
     await Promise.all([...this.timers.keys()].map((a) => this.flush(a)));
     for (const a of this.projects.values()) a.stop();
-    for (const a of this.anonymous.values()) (await a).stop();
+    for (const c of this.anonymous.values()) (await c.ready).stop();
+    if (this.overflow) (await this.overflow).stop();
   }
 }

@@ -67,15 +67,20 @@ export class ProjectsService {
     projects: ProjectsRepo; credits: CreditsRepo; submissions: SubmissionsRepo; actors: ProjectActors; defaults: Policy; log: Logger;
   }) {}
 
-  /** Starts an actor for every project with its balance and today's spend from Postgres. */
+  /**
+   * Starts an actor for every project with its balance and today's spend from Postgres, and caches the live keys: a key
+   * this process does not know costs its caller's IP a rate-limit token (auth plugin), which valid keys should not.
+   */
   async boot(): Promise<void> {
-    const [rows, balances, spent] = await Promise.all([
+    const [rows, balances, spent, keys] = await Promise.all([
       this.deps.projects.list(), this.deps.credits.balances(), this.deps.submissions.spentSince(new Date(`${utcDay(Date.now())}T00:00:00Z`)),
+      this.deps.projects.liveKeys(),
     ]);
     for (const p of rows) {
       await this.deps.actors.start({ id: p.id, status: p.status, policy: effectivePolicy(this.deps.defaults, p.policy), balance: balances.get(p.id) ?? 0n, spent: spent.get(p.id) ?? 0n });
     }
-    if (rows.length) this.deps.log.info({ projects: rows.length }, "projects restored");
+    for (const { hash, ...key } of keys) this.keys.set(hash, key);
+    if (rows.length) this.deps.log.info({ projects: rows.length, keys: keys.length }, "projects restored");
   }
 
   // ---- authentication -------------------------------------------------------------------------
@@ -93,6 +98,11 @@ export class ProjectsService {
     const actor = row && actors.project(row.projectId);
     if (!row || !actor) throw unauthorized("unknown or revoked API key");
     return { projectId: row.projectId, environment: row.environment, actor, payer: actors.payer(actor, row.projectId, `project:${row.projectId}`) };
+  }
+
+  /** Whether a key is one this process knows as valid (authenticating it needs no database lookup). */
+  isKnownKey(apiKey: string): boolean {
+    return keyEnvironment(apiKey) !== null && this.keys.has(hashKey(apiKey));
   }
 
   private async lookup(hash: string): Promise<KeyRow | null> {
@@ -180,6 +190,7 @@ export class ProjectsService {
     const hash = hashKey(key);
     const row = await this.deps.projects.createKey({ id: crypto.randomUUID(), projectId, environment, hash, prefix: keyPrefix(key), label });
     this.unknown.delete(hash);
+    this.keys.set(hash, row);
     return { ...keyView(row), key };
   }
 

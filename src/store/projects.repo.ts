@@ -67,6 +67,11 @@ export class ProjectsRepo {
     return r ?? null;
   }
 
+  /** Every key not revoked, with its hash (the authentication cache is filled with them at boot). */
+  async liveKeys(): Promise<(KeyRow & { hash: string })[]> {
+    return this.db.select({ ...keyColumns, hash: apiKeys.hash }).from(apiKeys).where(isNull(apiKeys.revokedAt));
+  }
+
   async keyByHash(hash: string): Promise<KeyRow | null> {
     const [r] = await this.db.select(keyColumns).from(apiKeys).where(eq(apiKeys.hash, hash));
     return r ?? null;

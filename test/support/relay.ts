@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Keypair, rpc, TransactionBuilder, Asset, Operation, type Transaction } from "@stellar/stellar-sdk";
 import { loadConfig } from "../../src/config.ts";
-import { createLogger } from "../../src/log.ts";
+import { createLogger, type Logger } from "../../src/log.ts";
 import { startRelay, type Relay } from "../../src/boot.ts";
 
 export interface TestRelay extends Omit<Relay, "stop"> {
@@ -42,9 +42,9 @@ async function dropSchema(schema: string): Promise<void> {
 
 /**
  * Starts a relay: its own DATA_DIR and, on Postgres, its own schema (dropped by `drop()`), unless
- * `env` names them (a restart).
+ * `env` names them (a restart). `log`: its logger (default: silent).
  */
-export async function startTestRelay(env: Record<string, string> = {}): Promise<TestRelay> {
+export async function startTestRelay(env: Record<string, string> = {}, log: Logger = createLogger("silent")): Promise<TestRelay> {
   const full: Record<string, string> = {
     PORT: "0", DATA_DIR: mkdtempSync(join(tmpdir(), "relay-")), LEDGER_CLOSE_MS: "100", WATCHER_POLL_MS: "50", SUBMISSION_TIMEOUT_MS: "5000", TRY_AGAIN_LATER_MS: "500",
     // suites that test limits set their own; the rest must not run into the open relay's per-IP limit
@@ -52,7 +52,7 @@ export async function startTestRelay(env: Record<string, string> = {}): Promise<
     ...(TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: `t_${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}` } : {}),
     ...env,
   };
-  const relay = await startRelay(loadConfig(full), createLogger("silent"));
+  const relay = await startRelay(loadConfig(full), log);
   const net = relay.localnets.testnet;
   const server = new rpc.Server(net ? `${relay.url}/localnet/testnet/rpc` : full.TESTNET_RPC_URL!, { allowHttp: true });
   const needNet = () => { if (!net) throw new Error("this relay has no embedded testnet"); return net; };
@@ -107,4 +107,10 @@ async function request(base: string, method: string, path: string, body: unknown
   let parsed: unknown = text;
   try { parsed = JSON.parse(text); } catch { /* keep the text */ }
   return { status: r.status, headers: r.headers, body: parsed as any };
+}
+
+/** A logger that keeps its JSON lines (parsed) in `lines`, to check what the relay logs. */
+export function capturingLogger(level = "info"): { log: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  return { log: createLogger(level, { write: (s: string) => { lines.push(JSON.parse(s)); } }), lines };
 }

@@ -1,0 +1,42 @@
+/**
+ * The relay's HTTP app (createApp) without networks or a database: for tests of what happens before
+ * any route does its work (request ids, headers, authentication, rate limits, input checks), through
+ * `app.handle`. No key is known: every X-API-Key is unknown (its lookup answers nothing).
+ */
+import { createApp } from "../../src/app.ts";
+import { loadConfig } from "../../src/config.ts";
+import { createLogger, type Logger } from "../../src/log.ts";
+import { ProjectActors } from "../../src/relay/project-actors.ts";
+import { ProjectsService } from "../../src/relay/projects.service.ts";
+import { ANONYMOUS_POLICY_DEFAULTS, PROJECT_POLICY_DEFAULTS, effectivePolicy, type PolicyPatch } from "../../src/relay/policy.ts";
+import { MemoryCheckpoints } from "../../src/store/checkpoints.ts";
+
+export interface LightAppOptions {
+  anonymousPolicy?: PolicyPatch;
+  maxAnonymousClients?: number;
+  maxCheckpoints?: number;
+  trustProxy?: boolean;
+  hstsMaxAge?: number;
+  log?: Logger;
+}
+
+export function lightApp(opts: LightAppOptions = {}) {
+  const log = opts.log ?? createLogger("silent");
+  const checkpoints = new MemoryCheckpoints(opts.maxCheckpoints);
+  const anonymousPolicy = effectivePolicy(ANONYMOUS_POLICY_DEFAULTS, opts.anonymousPolicy ?? {});
+  const maxAnonymousClients = opts.maxAnonymousClients ?? loadConfig({}).ANONYMOUS_MAX_CLIENTS;
+  const actors = new ProjectActors(checkpoints, { anonymousPolicy, debounceMs: 0, maxAnonymousClients }, log);
+  let lookups = 0;
+  const repo = { keyByHash: async () => { lookups++; return null; } };
+  const unused = {} as never; // the routes that need them are not called
+  const projects = new ProjectsService({
+    projects: repo as never, credits: unused, submissions: unused, actors, defaults: PROJECT_POLICY_DEFAULTS, log,
+  });
+  const app = createApp({
+    localnets: {}, gateways: {}, publicUrl: "http://localhost", sponsor: unused, simulate: unused, idempotency: unused,
+    projects, actors, pools: {}, adminToken: "light-app-admin-token-0123",
+    storage: async () => ({ database: "none", status: "ok", checkpoints: "memory" }),
+    log, maxBodyBytes: 262_144, trustProxy: opts.trustProxy ?? false, hstsMaxAge: opts.hstsMaxAge, startedAt: Date.now(),
+  });
+  return { app, actors, checkpoints, lookups: () => lookups, stop: () => actors.stop() };
+}
