@@ -135,3 +135,49 @@ test("surge: a fee-bump outbid for two ledgers is replaced at 10x its rate, unti
   const fee = (TransactionBuilder.fromXDR(onChain.envelopeXdr, r.passphrase) as FeeBumpTransaction).fee;
   expect(BigInt(fee)).toBe(10_000n * 2n); // 100 -> 1,000 -> 10,000 per operation: the third bid beat 3,000
 });
+
+test("recovery gives back the reservation of a fee-bump the network dropped; a later retry submits it again and pays once", { timeout: 30_000 }, async () => {
+  // each ledger holds 2 operations and a rival outbids the capped fee-bump until the queue drops it (4 ledgers)
+  r = await startTestRelay({
+    LEDGER_CLOSE_MS: "0", LOCALNET_MAX_TX_SET_SIZE: "2", TESTNET_CHANNELS: "1", MAINNET_CHANNELS: "1",
+    SUBMISSION_TIMEOUT_MS: "300", RECOVERY_INTERVAL_MS: "100",
+  });
+  const p = await r.project({ credits: CREDITS, policy: { maxFee: "400", requestsPerSecond: 1000, burst: 1000 } });
+  const net = r.localnets.mainnet!;
+  const { tx } = await mainnetPayment(r);
+  const rival = (await mainnetPayment(r)).user;
+  const compete = () => {
+    const acc = net.account(rival.publicKey())!;
+    const pay = () => Operation.payment({ destination: localFunder(net.passphrase).publicKey(), asset: Asset.native(), amount: "1" });
+    const t = new TransactionBuilder(new Account(rival.publicKey(), acc.seqNum.toString()), { fee: "3000", networkPassphrase: net.passphrase })
+      .addOperation(pay()).addOperation(pay()).setTimeout(60).build();
+    t.sign(rival);
+    return fetch(`${r.url}/localnet/mainnet/rpc`, {
+      method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "sendTransaction", params: { transaction: t.toEnvelope().toXDR("base64") } }),
+    });
+  };
+  const body = { transaction: tx.toEnvelope().toXDR("base64"), network: "mainnet" };
+  const first = await r.post("/v1/sponsor", body, { "x-api-key": p.liveKey });
+  expect(first.body.error.code).toBe("SUBMISSION_TIMEOUT");
+  expect((await journal(r, p.id)).balance).toBe(CREDITS - 400n); // reserved
+  for (let ledger = 0; ledger < 16; ledger++) {
+    if (ledger < 5) await compete();
+    await Bun.sleep(20);
+    net.closeLedger();
+  }
+  let j = await journal(r, p.id);
+  for (let i = 0; i < 50 && j.balance !== CREDITS; i++) {
+    await Bun.sleep(100);
+    j = await journal(r, p.id);
+  }
+  expect(j).toEqual({ balance: CREDITS, reserved: 0n }); // given back: nothing of it can land any more
+  expect((await rawTransaction(r, "mainnet", Buffer.from(tx.hash()).toString("hex"))).status).toBe("NOT_FOUND");
+
+  const retry = r.post("/v1/sponsor", body, { "x-api-key": p.liveKey });
+  await Bun.sleep(150);
+  net.closeLedger();
+  const a = await retry;
+  expect(a.status).toBe(200);
+  expect(await journal(r, p.id)).toEqual({ balance: CREDITS - BigInt(a.body.feePaid), reserved: 0n });
+});
