@@ -193,6 +193,10 @@ export class SponsorService {
       const prior = await this.deps.submissions.byInnerHash(network, op.hash);
       const answered = finalOutcome(prior) ?? (prior && !prior.outcome ? await this.resolved(gw, prior) : null);
       if (answered) return answered;
+      // an earlier run's transaction may still be queued: another one would spend the nonce twice (and pay for a failure)
+      if (prior && !prior.outcome && (prior.sentLedger === null || gw.watcher.latestLedger <= prior.sentLedger + QUEUE_LEDGERS)) {
+        throw new RelayError("SUBMISSION_TIMEOUT", "an earlier submission of this operation may still be in the network's queue; retry to get its outcome", { hash: prior.hash, reason: "pending" });
+      }
       const sim = await this.simulateOperation(gw, pool, op);
       const job: Job = {
         innerHash: op.hash, feeBump: false, feeOps: 1n, resourceFee: sim.resourceFee,
