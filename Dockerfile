@@ -4,6 +4,7 @@ WORKDIR /app
 COPY package.json bun.lock ./
 RUN bun install --frozen-lockfile --production
 COPY src ./src
+COPY actors ./actors
 COPY drizzle ./drizzle
 COPY tsconfig.json bunfig.toml ./
 ENV NODE_ENV=production PORT=3000 DATA_DIR=/data

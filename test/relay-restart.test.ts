@@ -1,5 +1,6 @@
 /** Outcomes survive a restart: idempotent replay and inner-hash dedupe come from the database; localnet keeps its ledger. */
 import { expect, test } from "bun:test";
+import { existsSync } from "node:fs";
 import { startTestRelay, databaseKind } from "./support/relay.ts";
 
 // embedded PGlite always; Postgres too when the suite has one (TEST_DATABASE_URL)
@@ -28,4 +29,5 @@ test.each(kinds)("a restart keeps idempotency keys and sponsored transactions (%
   } finally {
     await second.stop();
   }
+  expect(existsSync(second.env.DATA_DIR!)).toBe(false); // tests leave nothing behind
 });

@@ -11,7 +11,7 @@ interface OpenRpcDocument {
 const DOCUMENT_ID = "stellar-rpc.openrpc.json";
 
 const document: OpenRpcDocument = JSON.parse(
-  readFileSync(new URL("../../../shared/reference/stellar-rpc.openrpc.json", import.meta.url), "utf8"),
+  readFileSync(new URL("../fixtures/stellar-rpc.openrpc.json", import.meta.url), "utf8"),
 );
 
 const ajv = new Ajv({ strict: false, allErrors: true });

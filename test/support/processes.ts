@@ -17,8 +17,8 @@ export interface Proc {
 }
 
 /** Starts `bun <script>` and waits for a JSON log line whose `msg` is `readyMsg`. */
-async function spawn(script: string, env: Record<string, string>, readyMsg: string, timeoutMs = 30_000): Promise<Proc> {
-  const proc = Bun.spawn(["bun", script], { cwd: ROOT, env: { ...process.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "inherit" });
+export async function spawn(script: string, env: Record<string, string>, readyMsg: string, timeoutMs = 30_000, cwd = ROOT): Promise<Proc> {
+  const proc = Bun.spawn(["bun", script], { cwd, env: { ...process.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "inherit" });
   const reader = proc.stdout.getReader();
   const decoder = new TextDecoder();
   let buffered = "";

@@ -1,5 +1,5 @@
 /** Test harness: the whole relay (embedded localnets, fast ledgers) on a random port, plus SDK clients for its networks. */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import postgres from "postgres";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,7 +9,7 @@ import { createLogger, type Logger } from "../../src/log.ts";
 import { startRelay, type Relay } from "../../src/boot.ts";
 
 export interface TestRelay extends Omit<Relay, "stop"> {
-  /** Stops the relay and drops its Postgres schema, unless `keepData` (to restart with `env`). */
+  /** Stops the relay, drops its Postgres schema and removes its DATA_DIR, unless `keepData` (to restart with `env`). */
   stop(opts?: { keepData?: boolean }): Promise<void>;
   /** The environment it was started with (restart with the same to keep its state). */
   env: Record<string, string>;
@@ -60,7 +60,9 @@ export async function startTestRelay(env: Record<string, string> = {}, log: Logg
     ...relay, env: full, rpc: server, passphrase: net?.passphrase ?? full.TESTNET_PASSPHRASE ?? "",
     async stop(opts = {}) {
       await relay.stop();
-      if (full.DATABASE_URL && full.DATABASE_SCHEMA && !opts.keepData) await dropSchema(full.DATABASE_SCHEMA);
+      if (opts.keepData) return;
+      if (full.DATABASE_URL && full.DATABASE_SCHEMA) await dropSchema(full.DATABASE_SCHEMA);
+      rmSync(full.DATA_DIR!, { recursive: true, force: true });
     },
     close: () => needNet().closeLedger().sequence,
     async funded() {

@@ -1,0 +1,52 @@
+/**
+ * The image starts: there is no Docker engine here, so the image's file layout is built from the
+ * Dockerfile's own COPY and RUN lines into a temporary folder, and the relay is started from there
+ * with the image's ENV and CMD, until /health answers.
+ */
+import { expect, test } from "bun:test";
+import { cpSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { spawn, tempDir } from "./support/processes.ts";
+
+const ROOT = join(import.meta.dir, "..");
+const lines = readFileSync(join(ROOT, "Dockerfile"), "utf8").split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
+
+test("the Dockerfile's layout starts the relay and /health answers", { timeout: 60_000 }, async () => {
+  const dir = tempDir("relay-image-");
+  const app = join(dir.path, "app");
+  mkdirSync(app);
+  const env: Record<string, string> = {};
+  let cmd: string[] = [];
+  try {
+    for (const line of lines) {
+      const [op, ...rest] = line.split(/\s+/);
+      if (op === "COPY") {
+        const dest = join(app, rest.at(-1)!);
+        for (const src of rest.slice(0, -1)) {
+          expect(existsSync(join(ROOT, src))).toBe(true); // every COPY source exists in the repo
+          cpSync(join(ROOT, src), rest.length > 2 ? join(dest, src) : dest, { recursive: true });
+        }
+      } else if (op === "RUN" && rest[0] === "bun") {
+        const r = Bun.spawnSync(rest, { cwd: app, stdout: "ignore", stderr: "pipe" });
+        expect(r.exitCode).toBe(0);
+      } else if (op === "ENV") {
+        for (const kv of rest) env[kv.split("=")[0]!] = kv.slice(kv.indexOf("=") + 1);
+      } else if (op === "CMD") {
+        cmd = JSON.parse(rest.join(" "));
+      }
+    }
+    expect(cmd).toEqual(["bun", "run", "start"]);
+    const script = JSON.parse(readFileSync(join(app, "package.json"), "utf8")).scripts.start.split(" ").at(-1);
+    // the image's ENV, with a free port and a data folder of the test's own
+    const relay = await spawn(script, { ...env, PORT: "0", DATA_DIR: join(dir.path, "data"), LEDGER_CLOSE_MS: "500", LOG_LEVEL: "info" }, "relay listening", 60_000, app);
+    try {
+      const res = await fetch(`http://127.0.0.1:${relay.ready.port}/health`);
+      expect(res.status).toBe(200);
+      expect(((await res.json()) as { status: string }).status).toBe("ok");
+    } finally {
+      await relay.kill("SIGTERM");
+    }
+  } finally {
+    dir.done();
+  }
+});
