@@ -1,19 +1,24 @@
 /** The relay's environment, validated once at boot with a TypeBox schema. */
-import { Type, type Static } from "@sinclair/typebox";
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import type { FeePercentile } from "./network/gateway.ts";
+import { parseKey } from "./relay/secret-box.ts";
 import { ANONYMOUS_POLICY_DEFAULTS, PolicyPatch, effectivePolicy, mergeOverrides, type Policy } from "./relay/policy.ts";
 import { DEFAULT_MEMORY_CHECKPOINTS } from "./store/checkpoints.ts";
 
 const PERCENTILES: FeePercentile[] = ["p10", "p20", "p30", "p40", "p50", "p60", "p70", "p80", "p90", "p95", "p99"];
 const NumberFromEnv = (def: number, min = 0) => Type.Number({ default: def, minimum: min });
 
+const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
+const oneOf = <T extends string>(values: readonly T[], def: T) => Type.Unsafe<T>(Type.Union(values.map((v) => Type.Literal(v)), { default: def }));
+
 export const ConfigSchema = Type.Object({
-  PORT: NumberFromEnv(3000),
+  PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
+  LOG_LEVEL: oneOf(LOG_LEVELS, "info"),
   DATA_DIR: Type.String({ default: "./.data" }),
   DATABASE_URL: Type.Optional(Type.String({ minLength: 1 })),
   /** A Postgres schema for every table (tests isolate suites with it); default: the search path's. */
-  DATABASE_SCHEMA: Type.Optional(Type.String({ pattern: "^[a-z_][a-z0-9_]*$" })),
+  DATABASE_SCHEMA: Type.Optional(Type.String({ pattern: "^[a-z_][a-z0-9_]*$", description: "a lowercase SQL name" })),
   LEDGER_CLOSE_MS: NumberFromEnv(5000),
   LOCALNET_MAX_TX_SET_SIZE: NumberFromEnv(1000, 1),
   TESTNET_RPC_URL: Type.Optional(Type.String({ minLength: 1 })),
@@ -21,22 +26,22 @@ export const ConfigSchema = Type.Object({
   TESTNET_PASSPHRASE: Type.Optional(Type.String({ minLength: 1 })),
   MAINNET_PASSPHRASE: Type.Optional(Type.String({ minLength: 1 })),
   /** The account that funds the channel accounts of an upstream network (the embedded ones have their own). */
-  TESTNET_FUNDER_SECRET: Type.Optional(Type.String({ pattern: "^S[A-Z2-7]{55}$" })),
-  MAINNET_FUNDER_SECRET: Type.Optional(Type.String({ pattern: "^S[A-Z2-7]{55}$" })),
+  TESTNET_FUNDER_SECRET: Type.Optional(Type.String({ pattern: "^S[A-Z2-7]{55}$", description: "a Stellar secret seed (S…, 56 characters)" })),
+  MAINNET_FUNDER_SECRET: Type.Optional(Type.String({ pattern: "^S[A-Z2-7]{55}$", description: "a Stellar secret seed (S…, 56 characters)" })),
   /** Channel accounts of a new pool (afterwards the admin API's count is kept). */
   TESTNET_CHANNELS: NumberFromEnv(4, 1),
   MAINNET_CHANNELS: NumberFromEnv(4, 1),
   /** Lumens (stroops) a new channel account starts with, and is topped up to. */
-  CHANNEL_STARTING_BALANCE: Type.String({ pattern: "^[0-9]{8,18}$", default: "100000000" }),
+  CHANNEL_STARTING_BALANCE: Type.String({ pattern: "^[0-9]{8,18}$", default: "100000000", description: "stroops: 8 to 18 digits" }),
   /** A channel whose balance falls under this (stroops) is topped up; default: half the starting balance. */
-  CHANNEL_TOPUP_THRESHOLD: Type.Optional(Type.String({ pattern: "^[0-9]{1,18}$" })),
+  CHANNEL_TOPUP_THRESHOLD: Type.Optional(Type.String({ pattern: "^[0-9]{1,18}$", description: "stroops: 1 to 18 digits" })),
   /** How long a request waits for a channel account that can pay its fee. */
   CHANNEL_WAIT_MS: NumberFromEnv(5000, 0),
   /** 32 bytes, base64 or hex, that seal channel secret keys; default: a key generated into DATA_DIR. */
   CHANNEL_ENCRYPTION_KEY: Type.Optional(Type.String({ minLength: 32 })),
   SUBMISSION_TIMEOUT_MS: NumberFromEnv(30_000, 1),
   TRY_AGAIN_LATER_MS: NumberFromEnv(10_000, 0),
-  FEE_PERCENTILE: Type.Unsafe<FeePercentile>(Type.Union(PERCENTILES.map((p) => Type.Literal(p)), { default: "p70" })),
+  FEE_PERCENTILE: oneOf(PERCENTILES, "p70"),
   MAX_FEE_RATE: NumberFromEnv(100_000, 100),
   IDEMPOTENCY_TTL_MS: NumberFromEnv(24 * 3600 * 1000, 1),
   MAX_BODY_BYTES: NumberFromEnv(262_144, 1024),
@@ -62,13 +67,70 @@ export const ConfigSchema = Type.Object({
 });
 export type Config = Static<typeof ConfigSchema>;
 
-/** Parses `env` (strings) into a typed config; throws with every problem listed. Secrets are never echoed. */
+/** Every problem with the configuration, one line each (values of secrets are never echoed). */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration: ${problems.join("; ")}`);
+  }
+}
+
+const SECRET = /SECRET|TOKEN|KEY|DATABASE_URL|REDIS_URL/;
+
+/** One line for a schema error: the variable, what it must be (allowed values listed), and the value if not secret. */
+function problem(key: string, schema: TSchema | undefined, given: unknown, message: string): string {
+  const allowed = (schema?.anyOf as { const?: unknown }[] | undefined)?.map((s) => s.const).filter((v) => v !== undefined);
+  const what = allowed?.length ? `must be one of ${allowed.join(", ")}`
+    : schema?.description && schema.pattern ? `must be ${schema.description}`
+    : schema?.maximum !== undefined ? `must be a whole number from ${schema.minimum ?? 0} to ${schema.maximum}`
+      : schema?.type === "number" ? `must be a number of at least ${schema.minimum ?? 0}` : message;
+  return `${key} ${what}${SECRET.test(key) || given === undefined ? "" : ` (got ${JSON.stringify(given)})`}`;
+}
+
+/** Checks a value beyond its schema; the problem's line, or null. */
+function deeper(config: Config, skip: Map<string, string>): string[] {
+  const out: string[] = [];
+  const check = (what: string, fn: () => unknown) => {
+    if (skip.has(what)) return;
+    try {
+      fn();
+    } catch (e) {
+      const message = (e instanceof Error ? e.message : String(e)).replace(/^invalid configuration: /, "").replace(`${what} `, "");
+      out.push(`${what}: ${message}`);
+    }
+  };
+  check("ANONYMOUS_POLICY", () => anonymousPolicy(config.ANONYMOUS_POLICY));
+  if (config.CHANNEL_ENCRYPTION_KEY) check("CHANNEL_ENCRYPTION_KEY", () => parseKey(config.CHANNEL_ENCRYPTION_KEY!, "CHANNEL_ENCRYPTION_KEY"));
+  const url = (key: "DATABASE_URL" | "REDIS_URL" | "TESTNET_RPC_URL" | "MAINNET_RPC_URL", protocols: string[]) => {
+    const v = config[key];
+    if (v === undefined || skip.has(key)) return;
+    let ok = false;
+    try {
+      ok = protocols.includes(new URL(v).protocol);
+    } catch { /* not a URL */ }
+    if (!ok) out.push(`${key} must be a URL (${protocols.map((p) => `${p}//…`).join(" or ")})`);
+  };
+  url("DATABASE_URL", ["postgres:", "postgresql:"]);
+  url("REDIS_URL", ["redis:", "rediss:"]);
+  url("TESTNET_RPC_URL", ["http:", "https:"]);
+  url("MAINNET_RPC_URL", ["http:", "https:"]);
+  return out;
+}
+
+/**
+ * Parses `env` (strings) into a typed config, checking everything before any start-up work;
+ * throws a ConfigError with every problem. Secrets are never echoed.
+ */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const raw = Object.fromEntries(Object.keys(ConfigSchema.properties).filter((k) => env[k] !== undefined && env[k] !== "").map((k) => [k, env[k]]));
-  const value = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw));
-  const errors = [...Value.Errors(ConfigSchema, value)];
-  if (errors.length) throw new Error(`invalid configuration: ${[...new Set(errors.map((e) => `${e.path.slice(1)} ${e.message}`))].join("; ")}`);
-  return value as Config;
+  const value = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw)) as Config;
+  const problems = new Map<string, string>();
+  for (const e of Value.Errors(ConfigSchema, value)) {
+    const key = e.path.slice(1);
+    if (!problems.has(key)) problems.set(key, problem(key, ConfigSchema.properties[key as keyof Config] as TSchema, raw[key], e.message));
+  }
+  const all = [...problems.values(), ...deeper(value, problems)];
+  if (all.length) throw new ConfigError(all);
+  return value;
 }
 
 /** The anonymous relay's policy: its defaults with the ANONYMOUS_POLICY overrides (JSON, the admin API's policy fields). */

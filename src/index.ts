@@ -1,10 +1,36 @@
-/** `bun run start`: boot the relay from the environment; graceful shutdown on SIGTERM/SIGINT. */
-import { loadConfig } from "./config.ts";
+/**
+ * `bun run start`: boot the relay from the environment; graceful shutdown on SIGTERM/SIGINT.
+ * Bad configuration, or a database or network the relay cannot start with, is one line per problem
+ * on stderr and exit code 1 (no stack trace).
+ */
+import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { createLogger } from "./log.ts";
-import { startRelay } from "./boot.ts";
+import { startRelay, type Relay } from "./boot.ts";
 
-const log = createLogger();
-const relay = await startRelay(loadConfig(), log);
+let config: Config;
+try {
+  config = loadConfig();
+} catch (e) {
+  for (const p of e instanceof ConfigError ? e.problems : [String(e)]) console.error(`invalid configuration: ${p}`);
+  process.exit(1);
+}
+
+const log = createLogger(config.LOG_LEVEL);
+let relay: Relay;
+try {
+  relay = await startRelay(config, log);
+} catch (e) {
+  console.error(`cannot start: ${rootCause(e)}`);
+  process.exit(1);
+}
+
+/** The innermost cause's message (a database driver's, not the ORM's wrapper with the query). */
+function rootCause(e: unknown): string {
+  let cur = e;
+  while (cur instanceof Error && cur.cause) cur = cur.cause;
+  const outer = e instanceof Error && e !== cur && !/query/i.test(e.message) ? `${e.message}: ` : "";
+  return `${outer}${cur instanceof Error ? cur.message : String(cur)}`;
+}
 
 async function shutdown(signal: string): Promise<void> {
   log.info({ signal }, "shutting down");

@@ -42,7 +42,7 @@ export class SecretBox {
   }
 }
 
-function parseKey(text: string, where: string): Buffer {
+export function parseKey(text: string, where: string): Buffer {
   const key = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, "hex") : Buffer.from(text, "base64");
   if (key.length !== 32) throw new Error(`invalid configuration: ${where} must be 32 bytes, base64 or hex (openssl rand -base64 32)`);
   return key;
