@@ -1,7 +1,7 @@
 /**
  * Localnet's Horizon subset through the SDK's Horizon.Server (and raw fetch where the SDK hides the
  * wire): accounts, synchronous and asynchronous submission with stellar-horizon's problem documents
- * (stellar-protocol.md section 4), fee stats, the root resource and friendbot.
+ * (docs/stellar-notes.md), fee stats, the root resource and friendbot.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
@@ -340,6 +340,22 @@ describe("friendbot", () => {
   test("an invalid address: 400", async () => {
     const r = await fetch(`${t.url}/friendbot?addr=GNOTANADDRESS`);
     expect(r.status).toBe(400);
+  });
+
+  test("the SDK's fundAddress and requestAirdrop (POST) fund accounts", async () => {
+    const [a, b] = [Keypair.random(), Keypair.random()];
+    let done = false;
+    const funding = Promise.all([t.rpc.fundAddress(a.publicKey(), `${t.url}/friendbot`), t.rpc.requestAirdrop(b.publicKey(), `${t.url}/friendbot`)])
+      .finally(() => { done = true; });
+    for (let i = 0; i < 50 && !done; i++) {
+      await Bun.sleep(20);
+      t.close();
+    }
+    const [funded, airdropped] = await funding;
+    expect(funded.status).toBe("SUCCESS" as never);
+    expect(airdropped.accountId()).toBe(b.publicKey());
+    for (const kp of [a, b]) expect((await t.horizon.loadAccount(kp.publicKey())).balances[0].balance).toBe("10000.0000000");
+    await expect(t.rpc.fundAddress(a.publicKey(), `${t.url}/friendbot`)).rejects.toThrow(/already funded/);
   });
 });
 

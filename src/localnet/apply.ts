@@ -3,10 +3,11 @@
  * lane's market rate, capped at the fee source's balance), then each transaction is re-validated
  * and its operations applied atomically; Soroban refunds go back to the fee source.
  */
-import { X, Tx, SOROBAN_OPS, muxedToAddress, toB64, type OperationResultW, type TransactionResultW, type ContractEventW, type DiagnosticEventW, type ScValW, type TxCode } from "../stellar/xdr.ts";
+import { X, Tx, SOROBAN_OPS, muxedToAddress, rawToAddress, toB64, type OperationResultW, type TransactionResultW, type ContractEventW, type DiagnosticEventW, type ScValW, type TxCode } from "../stellar/xdr.ts";
 import { Overlay, type StateReader, type Account, type ContractData } from "./state.ts";
 import { checkValid, type ValidationContext } from "./validate.ts";
 import { applyClassicOp } from "./ops.ts";
+import { accountEntryData } from "./entries.ts";
 import { plainResult, feeBumpResult, outerError, opSucceeded, type TxOutcome } from "./results.ts";
 import { applySorobanOp, maxRefundable } from "./soroban/apply.ts";
 import type { Frame } from "./frame.ts";
@@ -55,12 +56,24 @@ function wrap(f: Frame, fee: bigint, o: TxOutcome): TransactionResultW {
   return f.isFeeBump ? feeBumpResult(fee, f.inner.hash, o) : plainResult(fee, o);
 }
 
-function meta(opResultsEvents: ContractEventW[][], returnValue: ScValW | null, isSoroban: boolean, diagnostic: DiagnosticEventW[]): Uint8Array {
+/**
+ * The ledger entries an applied transaction's operations created: accounts of createAccount (the
+ * SDK's requestAirdrop reads the new account's sequence number from them). Other changes are not modelled.
+ */
+function createdEntries(f: Frame, store: StateReader, ledgerSeq: number): unknown[][] {
+  return f.inner.ops.map((op) => {
+    if (op.body.type !== 0) return [];
+    const a = store.account(rawToAddress(op.body.createAccountOp.destination.ed25519));
+    return a ? [{ type: 0, created: { lastModifiedLedgerSeq: ledgerSeq, data: accountEntryData(a), ext: { v: 0 } } }] : [];
+  });
+}
+
+function meta(opResultsEvents: ContractEventW[][], returnValue: ScValW | null, isSoroban: boolean, diagnostic: DiagnosticEventW[], changes: unknown[][] = []): Uint8Array {
   return X.meta.encode({
     v: 4,
     v4: {
       ext: { v: 0 }, txChangesBefore: [], txChangesAfter: [],
-      operations: opResultsEvents.map((events) => ({ ext: { v: 0 }, changes: [], events })),
+      operations: opResultsEvents.map((events, k) => ({ ext: { v: 0 }, changes: changes[k] ?? [], events })),
       sorobanMeta: isSoroban ? { ext: { v: 0 }, returnValue } : null,
       events: [], diagnosticEvents: diagnostic,
     },
@@ -145,7 +158,8 @@ export function applyTransactions(ctx: ApplyContext, frames: Frame[], laneBaseFe
     const successful = outer === null && outcome.code === Tx.success;
     return {
       frame: f, result, resultXdr: X.result.encode(result),
-      metaXdr: meta(f.inner.ops.map((_, k) => events[k] ?? []), returnValue, f.inner.isSoroban, diagnostic),
+      metaXdr: meta(f.inner.ops.map((_, k) => events[k] ?? []), returnValue, f.inner.isSoroban, diagnostic,
+        outcome.code === Tx.success ? createdEntries(f, store, ctx.ledgerSeq) : []),
       feeCharged: fee, successful, diagnosticEvents: diagnostic, contractEvents: f.inner.ops.map((_, k) => events[k] ?? []),
       feeSample: f.inner.isSoroban ? (inclusion > 0n ? inclusion : 0n) : fee / BigInt(Math.max(1, f.inner.ops.length)),
     };

@@ -41,19 +41,22 @@ export function localnetHttp(net: Localnet, opts: LocalnetHttpOptions) {
     const ct = (request.headers.get("content-type") ?? "").split(";")[0].trim();
     return !ct || FORM_TYPES.includes(ct);
   };
+  const fund = async (addr: string, set: { status?: number | string; headers: Record<string, string | number> }) => {
+    try {
+      return transactionResource(await friendbot.fund(addr));
+    } catch (e) {
+      const fe = e instanceof FriendbotError ? e : new FriendbotError(500, String(e));
+      set.status = fe.status;
+      set.headers["content-type"] = "application/problem+json; charset=utf-8";
+      return { type: "https://stellar.org/horizon-errors/bad_request", title: "Bad Request", status: fe.status, detail: fe.message, ...(fe.extras ? { extras: fe.extras } : {}) };
+    }
+  };
   return new Elysia({ name: `localnet:${opts.base || "/"}` })
     .post(`${opts.base}/rpc`, ({ body }) => handleJsonRpcText(methods, body as string), { parse: "text" })
     .post(`${opts.base}/close-ledger`, () => ({ sequence: net.closeLedger().sequence }))
-    .get(`${opts.base}/friendbot`, async ({ query, set }) => {
-      try {
-        return transactionResource(await friendbot.fund(String(query.addr ?? "")));
-      } catch (e) {
-        const fe = e instanceof FriendbotError ? e : new FriendbotError(500, String(e));
-        set.status = fe.status;
-        set.headers["content-type"] = "application/problem+json; charset=utf-8";
-        return { type: "https://stellar.org/horizon-errors/bad_request", title: "Bad Request", status: fe.status, detail: fe.message, ...(fe.extras ? { extras: fe.extras } : {}) };
-      }
-    })
+    // GET like the public friendbot, POST like the SDK's fundAddress / requestAirdrop: ?addr=G...
+    .get(`${opts.base}/friendbot`, ({ query, set }) => fund(String(query.addr ?? ""), set))
+    .post(`${opts.base}/friendbot`, ({ query, set }) => fund(String(query.addr ?? ""), set), { parse: "none" })
     .get(h || "/", ({ set }) => reply(set, horizon.root()))
     .get(`${h}/accounts/:id`, ({ params, set }) => reply(set, horizon.account(params.id)))
     .get(`${h}/fee_stats`, ({ set }) => reply(set, horizon.feeStats()))
