@@ -12,9 +12,18 @@ import type { Logger } from "../log.ts";
 
 const ids = new WeakMap<Request, string>();
 const started = new WeakMap<Request, number>();
+const notes = new WeakMap<Request, Record<string, unknown>>();
 
-/** The request id of a request (assigned when it arrived). */
+/** The request id of a request: the client's `X-Request-Id` when it is a sane one, else a new UUID. */
 export const requestIdOf = (request: Request): string => ids.get(request) ?? "";
+
+/** A client's own request id is kept (and echoed) when it is 1 to 128 of these characters. */
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
+
+/** Adds fields to the request's access log line (never secrets: project, network, hash, result code). */
+export function annotate(request: Request, fields: Record<string, unknown>): void {
+  notes.set(request, { ...notes.get(request), ...fields });
+}
 
 function fromValidation(e: ValidationError): RelayError {
   const first = e.all[0] as { path?: string; message?: string; summary?: string } | undefined;
@@ -50,17 +59,24 @@ export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number }) {
   const headersFor = (request: Request) => securityHeaders(pathOf(request), opts.hstsMaxAge ?? 0);
   return new Elysia({ name: "errors" })
     .onRequest(({ request, set }) => {
-      const id = crypto.randomUUID();
+      const own = request.headers.get("x-request-id");
+      const id = own !== null && CLIENT_REQUEST_ID.test(own) ? own : crypto.randomUUID();
       ids.set(request, id);
       started.set(request, performance.now());
       set.headers["x-request-id"] = id;
       Object.assign(set.headers, headersFor(request));
     })
-    .onAfterResponse({ as: "global" }, ({ request, route, set }) => {
+    .onAfterResponse({ as: "global" }, ({ request, route, set, params }) => {
       const t0 = started.get(request);
       const path = route || new URL(request.url).pathname;
+      const line = {
+        requestId: requestIdOf(request), method: request.method, route: path, status: set.status ?? 200,
+        durationMs: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 100) / 100, ...notes.get(request),
+      };
       // the embedded networks' own traffic (the relay's watchers poll them) is debug-level
-      opts.log[path.startsWith("/localnet/") ? "debug" : "info"]({ requestId: requestIdOf(request), method: request.method, route: path, status: set.status ?? 200, durationMs: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 100) / 100 }, "request");
+      opts.log[path.startsWith("/localnet/") ? "debug" : "info"](line, "request");
+      // an operator's change: one audit line with what was changed (ids from the path, never bodies or keys)
+      if (path.startsWith("/v1/admin") && request.method !== "GET") opts.log.info({ ...line, audit: true, params }, "admin change");
     })
     .onError({ as: "global" }, ({ code, error, request, set }) => {
       let e: RelayError;

@@ -6,6 +6,14 @@ import { bodyHash, checkIdempotencyKey, type Idempotency } from "../relay/idempo
 import { answer, type SponsorService } from "../relay/sponsor.service.ts";
 import { ProjectsService } from "../relay/projects.service.ts";
 import { validationError } from "./errors.ts";
+import { annotate } from "./errors.plugin.ts";
+import type { Outcome } from "../store/types.ts";
+
+/** The transaction hash and result code of an outcome, for the access log. */
+function outcomeFields(o: Outcome): Record<string, unknown> {
+  const b = o.body as { hash?: string; code?: string; details?: { hash?: string; result_codes?: { transaction?: string } } };
+  return { hash: b.hash ?? b.details?.hash, result: o.status === 200 ? "success" : (b.details?.result_codes?.transaction ?? b.code) };
+}
 
 export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idempotency }) {
   return new Elysia({ name: "sponsor.routes" }).post("/v1/sponsor", async ({ body, request, set }) => {
@@ -18,11 +26,16 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
     const run = () => body.transaction !== undefined
       ? deps.sponsor.sponsor(body.transaction, body.network, principal.payer)
       : deps.sponsor.sponsorOperation(body.operation!, body.network, principal.payer);
-    if (key === null) return answer(await run());
+    const logged = (outcome: Outcome, replayed = false) => {
+      annotate(request, { projectId: principal.payer.projectId, network: body.network, ...outcomeFields(outcome), ...(replayed ? { replayed } : {}) });
+      return answer(outcome); // an error outcome is thrown again, enveloped with this request's id
+    };
+    if (key === null) return logged(await run());
     checkIdempotencyKey(key);
-    const { outcome, replayed } = await deps.idempotency.run(principal.payer.scope, key, bodyHash({ transaction: body.transaction, operation: body.operation, network: body.network }), run);
+    const hash = bodyHash({ transaction: body.transaction, operation: body.operation, network: body.network });
+    const { outcome, replayed } = await deps.idempotency.run(principal.payer.scope, key, hash, run);
     if (replayed) set.headers["idempotent-replayed"] = "true";
-    return answer(outcome); // an error outcome is thrown again, enveloped with this request's id
+    return logged(outcome, replayed);
   }, {
     body: SponsorBody,
     response: { 200: SponsorResponse, 400: ErrorResponse, 401: ErrorResponse, 402: ErrorResponse, 403: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse, 504: ErrorResponse },
