@@ -3,11 +3,11 @@
  * envelope and request ids, the /v1 routes, /health, OpenAPI, and the embedded local networks.
  */
 import { Elysia } from "elysia";
-import { openapi } from "@elysiajs/openapi";
 import type { Localnet } from "./localnet/ledger.ts";
 import { localnetHttp } from "./localnet/server.ts";
 import { bodyLimitPlugin, errorsPlugin, internalErrorResponse } from "./http/errors.plugin.ts";
 import { inputPlugin } from "./http/input.plugin.ts";
+import { Lifecycle, lifecyclePlugin, probeRoutes } from "./http/lifecycle.ts";
 import { sponsorRoutes } from "./http/sponsor.routes.ts";
 import { simulateRoutes } from "./http/simulate.routes.ts";
 import { estimateRoutes } from "./http/estimate.routes.ts";
@@ -21,8 +21,12 @@ import type { SponsorService } from "./relay/sponsor.service.ts";
 import type { SimulateService } from "./relay/simulate.service.ts";
 import type { ChannelPool } from "./relay/channel-pool.ts";
 import { channelRoutes } from "./http/channels.routes.ts";
+import { openapiRoutes } from "./http/openapi.ts";
 import type { Idempotency } from "./relay/idempotency.ts";
 import type { Logger } from "./log.ts";
+import type { RelayMetrics } from "./metrics.ts";
+import { metricsPlugin } from "./http/metrics.ts";
+import { corsPlugin, parseCorsOrigins } from "./http/cors.ts";
 
 export const VERSION = "0.1.0";
 
@@ -46,6 +50,16 @@ export interface AppDeps {
   /** Strict-Transport-Security max-age in seconds; 0 or unset: no HSTS header. */
   hstsMaxAge?: number;
   startedAt: number;
+  /** The relay's metrics, served at GET /metrics; without them there is no /metrics (404). */
+  metrics?: RelayMetrics;
+  /** Bearer token of GET /metrics (METRICS_TOKEN); unset: open. */
+  metricsToken?: string;
+  /** CORS_ORIGINS: comma-separated origins allowed cross-origin, or `*`; unset: no CORS headers. */
+  corsOrigins?: string;
+  /** Readiness and graceful shutdown (default: always ready, never draining). */
+  lifecycle?: Lifecycle;
+  /** Networks whose channel pool is configured (still starting, until it is in `pools`). */
+  poolsExpected?: NetworkName[];
 }
 
 /**
@@ -56,10 +70,19 @@ export const serveOptions = (log: Logger, hstsMaxAge?: number) =>
   ({ development: false, error: (e: unknown) => internalErrorResponse(log, e, hstsMaxAge) });
 
 export function createApp(deps: AppDeps) {
+  const lifecycle = deps.lifecycle ?? new Lifecycle(() => []);
   // normalize off: a body with an unknown field is a VALIDATION_ERROR (where its schema says so), never silently dropped
   const app = new Elysia({ normalize: false, serve: serveOptions(deps.log, deps.hstsMaxAge) })
     .use(errorsPlugin({ log: deps.log, hstsMaxAge: deps.hstsMaxAge }))
-    .use(openapi({ path: "/openapi", documentation: { info: { title: "Stellar sponsorship relay", version: VERSION } } }))
+    .use(deps.metrics ? metricsPlugin({
+      metrics: deps.metrics, token: deps.metricsToken, routes: (): readonly { method: string; path: string }[] => app.routes,
+      sources: { pools: deps.pools, pending: (n) => deps.sponsor.pending(n) },
+    }) : new Elysia())
+    // before lifecycle and auth: a preflight is answered at once (no API key, no rate-limit token, not counted in flight)
+    .use(corsPlugin(parseCorsOrigins(deps.corsOrigins)))
+    .use(lifecyclePlugin(lifecycle))
+    .use(probeRoutes(lifecycle))
+    .use(openapiRoutes({ title: "Stellar sponsorship relay", version: VERSION }))
     .use(authPlugin(deps))
     .use(bodyLimitPlugin(deps.maxBodyBytes))
     .use(inputPlugin({ maxBodyBytes: deps.maxBodyBytes }))

@@ -6,6 +6,8 @@ import { join } from "node:path";
 import { Keypair, Networks } from "@stellar/stellar-sdk";
 import { anonymousPolicy, type Config } from "./config.ts";
 import { createApp } from "./app.ts";
+import { Lifecycle } from "./http/lifecycle.ts";
+import { RelayMetrics } from "./metrics.ts";
 import { Localnet } from "./localnet/ledger.ts";
 import { Gateway, NETWORKS, type NetworkName } from "./network/gateway.ts";
 import { SponsorService } from "./relay/sponsor.service.ts";
@@ -30,6 +32,9 @@ const PUBLIC_PASSPHRASES: Record<NetworkName, string> = { testnet: Networks.TEST
 /** The embedded network's funder account: derived from its passphrase (local lumens only, like the root account; the seed string predates the pool, so existing localnet data stays valid). */
 export const localFunder = (passphrase: string): Keypair =>
   Keypair.fromRawEd25519Seed(new Uint8Array(new Bun.CryptoHasher("sha256").update(`stellar-sponsor-relay/localnet-sponsor/${passphrase}`).digest()));
+
+/** Bun's own request body limit (1 GiB): above it Bun answers a bare 413, so it must never be the one that answers. */
+const SERVER_BODY_LIMIT = 2 ** 30;
 
 /** The embedded funder's genesis balance: 1,000,000 XLM. */
 const LOCAL_FUNDER_STROOPS = 10_000_000_000_000n;
@@ -60,7 +65,8 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   }
   const gateways: Partial<Record<NetworkName, Gateway>> = {};
   const pools: Partial<Record<NetworkName, ChannelPool>> = {};
-  const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, schema: config.DATABASE_SCHEMA });
+  const metrics = new RelayMetrics();
+  const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, schema: config.DATABASE_SCHEMA, metrics });
   const submissions = new SubmissionsRepo(database.db);
   const channels = new ChannelsRepo(database.db);
   const box = SecretBox.open(config.CHANNEL_ENCRYPTION_KEY, config.DATA_DIR);
@@ -78,17 +84,22 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   await prune();
   const pruneTimer = setInterval(prune, 3600_000);
   const sponsor = new SponsorService({
-    gateways, pools, submissions, log,
+    gateways, pools, submissions, log, metrics,
     settleProject: (projectId, s) => actors.project(projectId)?.send({ type: "SETTLE", id: crypto.randomUUID(), now: Date.now(), released: s.released, charged: s.charged, journaled: true }),
     config: { feePercentile: config.FEE_PERCENTILE, maxFeeRate: BigInt(config.MAX_FEE_RATE), submissionTimeoutMs: config.SUBMISSION_TIMEOUT_MS, tryAgainLaterMs: config.TRY_AGAIN_LATER_MS },
   });
-  // the server's own body limit is only a backstop (chunked bodies): the errors plugin answers 413 in the envelope
+  // the networks whose channel pool is configured: readiness waits for each
+  const poolsExpected = NETWORKS.filter((n) => !upstream[n] || secrets[n]);
+  const lifecycle = new Lifecycle(() => poolsExpected.filter((n) => !pools[n]?.ready).map((n) => `${n} channel pool`));
+  // the app answers 413 in the envelope (declared lengths on arrival, chunked bodies as they are read); the
+  // server's own limit, which answers a bare 413, is set beyond any body the app would read
   const app = createApp({
     localnets, gateways, publicUrl: `http://localhost:${config.PORT}`, sponsor, simulate: new SimulateService(config.FEE_PERCENTILE),
     idempotency: new Idempotency(idempotencyKeys, config.IDEMPOTENCY_TTL_MS), projects, actors, pools, adminToken: config.ADMIN_TOKEN,
     storage: async () => ({ database: database.kind, status: (await database.ping()) ? "ok" : "down", checkpoints: checkpoints.kind }),
     log, maxBodyBytes: config.MAX_BODY_BYTES, trustProxy: config.TRUST_PROXY, hstsMaxAge: config.HSTS_MAX_AGE, startedAt: Date.now(),
-  }).listen({ port: config.PORT, maxRequestBodySize: config.MAX_BODY_BYTES * 4 });
+    lifecycle, poolsExpected, metrics, metricsToken: config.METRICS_TOKEN, corsOrigins: config.CORS_ORIGINS,
+  }).listen({ port: config.PORT, maxRequestBodySize: SERVER_BODY_LIMIT });
   const url = `http://127.0.0.1:${app.server!.port}`;
 
   const recovering = new Set<NetworkName>();
@@ -103,11 +114,13 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   const recoverTimer = setInterval(recover, config.RECOVERY_INTERVAL_MS);
   const stop = async () => {
     clearInterval(recoverTimer);
-    await app.stop(); // stop accepting; in-flight requests finish
+    // new /v1 requests get 503; those in flight finish while the networks and watchers are still up
+    if (!(await lifecycle.drain(config.SHUTDOWN_GRACE_MS))) log.warn({ inFlight: lifecycle.inFlight }, "shutdown grace ended with requests in flight");
     for (const p of Object.values(pools)) p.stop();
     clearInterval(pruneTimer);
     for (const g of Object.values(gateways)) g.stop();
     for (const n of Object.values(localnets)) n.stop();
+    await app.stop(true);
     await actors.stop();
     await checkpoints.store.close();
     await database.close();
@@ -123,6 +136,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
         throw new Error(`cannot read the ${name} network's passphrase from ${upstream[name]}: set ${name.toUpperCase()}_PASSPHRASE or make it reachable (${e instanceof Error ? e.message : e})`);
       });
       gateways[name] = gw;
+      gw.watcher.metrics = metrics;
       const funder = net ? localFunder(net.passphrase) : secrets[name] ? Keypair.fromSecret(secrets[name]!) : null;
       if (net) {
         net.start();
@@ -170,7 +184,8 @@ async function startUpstreamPool(pool: ChannelPool, log: Logger): Promise<void> 
       return await pool.start();
     } catch (e) {
       if (pool.stopped) return;
-      log.error({ network: pool.network, err: e instanceof Error ? e.message : String(e) }, "the channel pool cannot start; retrying in 5 s");
+      pool.lastError = e instanceof Error ? e.message : String(e); // shown by GET /v1/admin/channels meanwhile
+      log.error({ network: pool.network, err: pool.lastError }, "the channel pool cannot start; retrying in 5 s");
       await Bun.sleep(5000);
     }
   }

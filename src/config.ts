@@ -50,6 +50,8 @@ export const ConfigSchema = Type.Object({
   RPC_TIMEOUT_MS: NumberFromEnv(5000, 50),
   /** How often submissions without an outcome (a crash, an unanswered 504) are resolved against the network. */
   RECOVERY_INTERVAL_MS: NumberFromEnv(10_000, 100),
+  /** On SIGTERM: how long requests in flight may take to finish before the relay stops anyway. */
+  SHUTDOWN_GRACE_MS: NumberFromEnv(30_000, 0),
   TRUST_PROXY: Type.Boolean({ default: false }),
   /** Bearer token of the admin API; without it the admin API answers 404. */
   ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
@@ -64,6 +66,13 @@ export const ConfigSchema = Type.Object({
   CHECKPOINT_MEMORY_MAX_ENTRIES: NumberFromEnv(DEFAULT_MEMORY_CHECKPOINTS, 1),
   /** Strict-Transport-Security max-age in seconds; 0: no HSTS header. */
   HSTS_MAX_AGE: NumberFromEnv(0, 0),
+  /** Bearer token of GET /metrics; unset: /metrics is open (keep the port private). */
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  /** Origins browsers may call the relay from: comma-separated `scheme://host[:port]`, or `*`; unset: no CORS headers. */
+  CORS_ORIGINS: Type.Optional(Type.String({
+    pattern: "^\\s*(\\*|[a-z][a-z0-9+.-]*://[^/,\\s]+)\\s*(,\\s*(\\*|[a-z][a-z0-9+.-]*://[^/,\\s]+)\\s*)*$",
+    description: "comma-separated origins (scheme://host[:port]) or *",
+  })),
 });
 export type Config = Static<typeof ConfigSchema>;
 

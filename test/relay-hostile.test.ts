@@ -204,6 +204,22 @@ describe("a whole relay", () => {
     expectError(res, 413, "PAYLOAD_TOO_LARGE");
   });
 
+  test("over a real socket, any size, chunked or not: 413 in the envelope with X-Request-Id (never Bun's bare 413)", async () => {
+    const mib = 1024 * 1024;
+    for (const size of [2 * mib, 16 * mib]) {
+      const payload = new Uint8Array(size).fill(0x41);
+      const chunks = (function* () { for (let i = 0; i < size; i += 64 * 1024) yield payload.subarray(i, i + 64 * 1024); })();
+      const stream = new ReadableStream({ pull(c) { const n = chunks.next(); if (n.done) c.close(); else c.enqueue(n.value); } });
+      for (const body of [payload, stream]) {
+        const res = await fetch(`${r.url}/v1/sponsor`, { method: "POST", headers: JSON_TYPE, body });
+        const json = (await res.json()) as { error: { code: string; requestId: string } };
+        expect(res.status).toBe(413);
+        expect(json.error.code).toBe("PAYLOAD_TOO_LARGE");
+        expect(json.error.requestId).toBe(res.headers.get("x-request-id")!);
+      }
+    }
+  });
+
   test("security headers on every response; no-store on the admin API (key creation included); no HSTS unless configured", async () => {
     const project = await r.project();
     const responses = [

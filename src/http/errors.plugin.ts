@@ -18,7 +18,7 @@ const notes = new WeakMap<Request, Record<string, unknown>>();
 export const requestIdOf = (request: Request): string => ids.get(request) ?? "";
 
 /** A client's own request id is kept (and echoed) when it is 1 to 128 of these characters. */
-const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
+export const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
 /** Adds fields to the request's access log line (never secrets: project, network, hash, result code). */
 export function annotate(request: Request, fields: Record<string, unknown>): void {

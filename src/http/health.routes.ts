@@ -55,6 +55,6 @@ export function healthRoutes(deps: { gateways: Partial<Record<NetworkName, Gatew
     return { status, version: deps.version, uptimeSeconds: Math.max(0, Math.floor((now - deps.startedAt) / 1000)), networks, storage };
   }, {
     response: { 200: HealthResponse, 503: HealthResponse },
-    detail: { summary: "Relay health and status", tags: ["health"] },
+    detail: { summary: "Relay health and status (503: every network is down)", tags: ["health"] },
   });
 }

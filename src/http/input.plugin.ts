@@ -59,11 +59,29 @@ export function screenJson(text: string, maxDepth = MAX_JSON_DEPTH): void {
   }
 }
 
+/** Reads the body, stopping (413) as soon as it is longer than `max` bytes: a huge body is never buffered. */
+async function readAtMost(request: Request, max: number): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      void reader.cancel().catch(() => {});
+      throw payloadTooLarge(max);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
+}
+
 /** The body of a /v1 request: JSON within the size and depth limits, without control characters. */
 async function parseBody(request: Request, contentType: string, maxBodyBytes: number): Promise<unknown> {
-  const bytes = await request.arrayBuffer();
-  // the declared length was checked on arrival; this catches a chunked body (no Content-Length)
-  if (bytes.byteLength > maxBodyBytes) throw payloadTooLarge(maxBodyBytes);
+  // the declared length was checked on arrival; this catches a chunked body (no Content-Length), of any size
+  const bytes = await readAtMost(request, maxBodyBytes);
   if (bytes.byteLength === 0) return undefined; // no body (a DELETE, `Content-Length: 0`): the route's schema decides
   if (!JSON_TYPE.test(contentType)) {
     const message = "the request body must be JSON, sent with Content-Type: application/json";

@@ -1,44 +1,71 @@
-/** Request and response models (TypeBox via Elysia's `t`): the routes validate with them and OpenAPI is generated from them. */
+/**
+ * Request and response models (TypeBox via Elysia's `t`): the routes validate with them and OpenAPI is generated from them.
+ * A schema with a `$id` is one component of the OpenAPI document (components.schemas, referenced where it is used).
+ */
 import { t } from "elysia";
+import { ERROR_STATUS, type ErrorCode as Code } from "./errors.ts";
 
 const network = t.Union([t.Literal("testnet"), t.Literal("mainnet")], { error: "network must be testnet or mainnet", description: "Target network" });
 const transaction = t.String({ minLength: 1, error: "transaction must be a base64 XDR TransactionEnvelope", description: "Base64 XDR of a signed transaction (or of a fee-bump, which the relay re-wraps)" });
 const stroops = (description: string) => t.String({ pattern: "^[0-9]+$", description: `${description}, in stroops` });
 
 const operation = t.String({ minLength: 1, error: "operation must be a base64 XDR Operation", description: "Base64 XDR of an invokeHostFunction Operation with its signed authorization entries (func+auth mode, instead of transaction)" });
-export const SponsorBody = t.Object({ transaction: t.Optional(transaction), operation: t.Optional(operation), network }, { additionalProperties: true });
+export const SponsorBody = t.Object({ transaction: t.Optional(transaction), operation: t.Optional(operation), network }, {
+  additionalProperties: true, $id: "SponsorRequest", description: "Exactly one of transaction and operation",
+});
 export const SponsorResponse = t.Object({
   hash: t.String({ description: "Hash of the fee-bump transaction" }),
   feePaid: stroops("Fee the network charged"),
   ledger: t.Number({ description: "Ledger that included the transaction" }),
   resultXdr: t.String({ description: "Base64 TransactionResult" }),
+}, { $id: "SponsorResponse" });
+
+export const NetworkOptionalBody = t.Object({ transaction, network: t.Optional(network) }, {
+  additionalProperties: true, $id: "TransactionRequest", description: "network: default the caller's (its key's; testnet without a key)",
 });
 
-export const NetworkOptionalBody = t.Object({ transaction, network: t.Optional(network) }, { additionalProperties: true });
-
+const SimulationEvent = t.Object({
+  type: t.Union([t.Literal("contract"), t.Literal("diagnostic"), t.Literal("system")]),
+  contractId: t.Union([t.String(), t.Null()]),
+  topics: t.Array(t.String({ description: "Base64 ScVal" })),
+  data: t.String({ description: "Base64 ScVal" }),
+  inSuccessfulContractCall: t.Boolean(),
+  xdr: t.String({ description: "Base64 DiagnosticEvent" }),
+}, { $id: "SimulationEvent" });
 export const SimulateResponse = t.Object({
   resourceFee: stroops("Minimum resource fee"),
   latestLedger: t.Number(),
   transactionData: t.String({ description: "Base64 SorobanTransactionData with the footprint and resources" }),
-  events: t.Array(t.Object({
-    type: t.Union([t.Literal("contract"), t.Literal("diagnostic"), t.Literal("system")]),
-    contractId: t.Union([t.String(), t.Null()]),
-    topics: t.Array(t.String({ description: "Base64 ScVal" })),
-    data: t.String({ description: "Base64 ScVal" }),
-    inSuccessfulContractCall: t.Boolean(),
-    xdr: t.String({ description: "Base64 DiagnosticEvent" }),
-  })),
+  events: t.Array(SimulationEvent),
   results: t.Array(t.Object({ auth: t.Array(t.String({ description: "Base64 SorobanAuthorizationEntry" })), retval: t.String({ description: "Base64 ScVal return value" }) })),
-});
+}, { $id: "SimulateResponse" });
 
 export const EstimateResponse = t.Object({
   estimatedFee: stroops("Total estimated fee"),
   breakdown: t.Object({ baseFee: stroops("Inclusion fee the relay would bid for the fee-bump"), resourceFee: stroops("Soroban resource fee") }),
-});
+}, { $id: "EstimateResponse" });
 
-export const ErrorResponse = t.Object({
-  error: t.Object({ code: t.String(), message: t.String(), details: t.Optional(t.Record(t.String(), t.Unknown())), requestId: t.String() }),
+const CODES = Object.keys(ERROR_STATUS) as [Code, ...Code[]];
+// Elysia's UnionEnum defaults to its first value (for its own messages): an answer's code has no default
+const ErrorCode = t.UnionEnum(CODES, {
+  $id: "ErrorCode", default: undefined, description: "The error's code; each code has one HTTP status (README: API)",
 });
+export const ErrorResponse = t.Object({
+  error: t.Object({
+    code: ErrorCode, message: t.String(),
+    details: t.Optional(t.Record(t.String(), t.Unknown(), { description: "Depends on the code: reason, field, hash, result_codes..." })),
+    requestId: t.String({ description: "Equal to the X-Request-Id header" }),
+  }),
+}, { $id: "ErrorResponse" });
+
+/** A route's error answers by status (the envelope for each), for its `response`. */
+export const errorResponses = <const S extends number>(...statuses: S[]) =>
+  Object.fromEntries(statuses.map((s) => [s, ErrorResponse])) as Record<S, typeof ErrorResponse>;
+/**
+ * What any /v1 route of the relay (not the admin API) can answer besides its own work: bad or hostile input (400), a bad
+ * key (401), a key for the other network or a suspended project (403), a body too large (413), the rate limit (429), a bug (500).
+ */
+export const V1_ERRORS = errorResponses(400, 401, 403, 413, 429, 500);
 
 export const NetworkHealth = t.Object({
   status: t.Union([t.Literal("ok"), t.Literal("degraded"), t.Literal("down")], { description: "down: the last poll failed (or none succeeded yet); degraded: a recent failure or a stale ledger" }),
@@ -47,11 +74,11 @@ export const NetworkHealth = t.Object({
   lastLedgerAgeMs: t.Union([t.Number(), t.Null()], { description: "Time since the latest ledger was first seen; null before the first" }),
   failingForMs: t.Union([t.Number(), t.Null()], { description: "While polls fail: time since the first failed one; else null" }),
   lastError: t.Union([t.String(), t.Null()], { description: "The last poll's failure, or a recent call's; null when none" }),
-});
+}, { $id: "NetworkHealth" });
 export const HealthResponse = t.Object({
   status: t.Union([t.Literal("ok"), t.Literal("degraded"), t.Literal("down")]),
   version: t.String(),
   uptimeSeconds: t.Number(),
-  networks: t.Record(t.String(), NetworkHealth),
+  networks: t.Object({ testnet: t.Optional(NetworkHealth), mainnet: t.Optional(NetworkHealth) }, { description: "The networks the relay serves" }),
   storage: t.Object({ database: t.String(), status: t.String(), checkpoints: t.String({ description: "redis or memory" }) }),
-});
+}, { $id: "HealthResponse" });

@@ -1,6 +1,7 @@
 /** POST /v1/simulate */
 import { Elysia } from "elysia";
-import { NetworkOptionalBody, SimulateResponse, ErrorResponse } from "./schemas.ts";
+import { NetworkOptionalBody, SimulateResponse, V1_ERRORS, errorResponses } from "./schemas.ts";
+import { apiKeySecurity } from "./openapi.ts";
 import type { SimulateService } from "../relay/simulate.service.ts";
 import type { SponsorService } from "../relay/sponsor.service.ts";
 import { callerNetwork } from "./auth.plugin.ts";
@@ -9,7 +10,9 @@ export function simulateRoutes(deps: { simulate: SimulateService; sponsor: Spons
   return new Elysia({ name: "simulate.routes" }).post("/v1/simulate", ({ body, request }) =>
     deps.simulate.simulate(deps.sponsor.gateway(callerNetwork(request, body.network)), body.transaction), {
     body: NetworkOptionalBody,
-    response: { 200: SimulateResponse, 400: ErrorResponse, 401: ErrorResponse, 403: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse },
-    detail: { summary: "Simulate a Soroban transaction (network: the caller's; testnet without a key)", tags: ["relay"] },
+    response: { 200: SimulateResponse, ...V1_ERRORS, ...errorResponses(422, 503) },
+    detail: {
+      summary: "Simulate a Soroban transaction (network: the caller's; testnet without a key)", tags: ["relay"], security: apiKeySecurity,
+    },
   });
 }

@@ -1,6 +1,7 @@
 /** POST /v1/sponsor */
 import { Elysia } from "elysia";
-import { SponsorBody, SponsorResponse, ErrorResponse } from "./schemas.ts";
+import { SponsorBody, SponsorResponse, V1_ERRORS, errorResponses } from "./schemas.ts";
+import { apiKeySecurity, idempotencyKeyParameter } from "./openapi.ts";
 import { principalOf } from "./auth.plugin.ts";
 import { bodyHash, checkIdempotencyKey, type Idempotency } from "../relay/idempotency.ts";
 import { answer, type SponsorService } from "../relay/sponsor.service.ts";
@@ -38,7 +39,10 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
     return logged(outcome, replayed);
   }, {
     body: SponsorBody,
-    response: { 200: SponsorResponse, 400: ErrorResponse, 401: ErrorResponse, 402: ErrorResponse, 403: ErrorResponse, 422: ErrorResponse, 429: ErrorResponse, 503: ErrorResponse, 504: ErrorResponse },
-    detail: { summary: "Wrap a signed transaction in a fee-bump paid by a relay channel account, or run an invokeHostFunction operation from one, and submit it", tags: ["relay"] },
+    response: { 200: SponsorResponse, ...V1_ERRORS, ...errorResponses(402, 422, 503, 504) },
+    detail: {
+      summary: "Sponsor and submit a signed transaction (in a fee-bump a relay channel account pays) or an invokeHostFunction operation",
+      tags: ["relay"], security: apiKeySecurity, parameters: [idempotencyKeyParameter],
+    },
   });
 }

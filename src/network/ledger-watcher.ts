@@ -13,6 +13,7 @@ import { resultSummary } from "../stellar/xdr.ts";
 import { RpcFailure, messageOf, type RpcClient } from "./rpc-client.ts";
 import { LatestLedger, TransactionsPage } from "./rpc-schemas.ts";
 import type { Logger } from "../log.ts";
+import type { WatcherMetrics } from "../metrics.ts";
 
 /** A transaction found in a closed ledger. */
 export interface Confirmed {
@@ -49,6 +50,8 @@ export class LedgerWatcher {
   /** When a poll last failed (ms); 0 if none has. */
   lastFailureAt = 0;
   private loggedAt = 0;
+  /** Confirmation delays after ledger close, for GET /metrics (set by the relay's composition root). */
+  metrics?: WatcherMetrics;
 
   constructor(private readonly client: RpcClient, private readonly opts: { pollMs: number; log: Logger; network: string }) {}
 
@@ -182,7 +185,7 @@ export class LedgerWatcher {
     }
   }
 
-  private resolve(t: { status: string; txHash: string; ledger: number; resultXdr: string }): void {
+  private resolve(t: { status: string; txHash: string; ledger: number; resultXdr: string; createdAt?: unknown }): void {
     let summary;
     try {
       summary = resultSummary(t.resultXdr, false);
@@ -194,6 +197,8 @@ export class LedgerWatcher {
         feeCharged: summary.feeCharged,
       };
       for (const fn of waiting) fn(c);
+      // the ledger's close time (unix seconds, as the network reports it) to now: when the waiting requests learn their outcome
+      if (this.metrics && Number(t.createdAt) > 0) this.metrics.confirmationDelay(this.opts.network, Date.now() / 1000 - Number(t.createdAt));
     } catch {
       this.opts.log.warn({ network: this.opts.network, hash: t.txHash }, "a transaction with an undecodable result was skipped");
     }

@@ -101,6 +101,8 @@ export class ChannelPool {
   private readonly unconfirmed = new Set<string>();
   private timer: ReturnType<typeof setInterval> | null = null;
   stopped = false;
+  /** Loaded and reconciled once: it can take requests. */
+  ready = false;
   /** The last reconcile failure, shown to operators. */
   lastError: string | null = null;
 
@@ -161,6 +163,7 @@ export class ChannelPool {
     for (const pk of [...missing.creating, ...missing.lost]) this.keys.delete(pk);
     this.timer = setInterval(() => this.kick(), RECONCILE_EVERY_MS);
     await this.kick();
+    this.ready = true;
   }
 
   stop(): void {

@@ -7,11 +7,12 @@
 import { RelayError, validationError } from "../http/errors.ts";
 import type { IdempotencyStore, Outcome } from "../store/types.ts";
 
-const KEY = /^[\x21-\x7e]{1,255}$/;
+/** 1 to 255 visible ASCII characters (also the OpenAPI document's pattern). */
+export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 const RETRYABLE = new Set([503, 504]);
 
 export function checkIdempotencyKey(key: string): void {
-  if (!KEY.test(key)) throw validationError("X-Idempotency-Key must be 1 to 255 visible ASCII characters", { field: "X-Idempotency-Key", reason: "invalid idempotency key" });
+  if (!IDEMPOTENCY_KEY.test(key)) throw validationError("X-Idempotency-Key must be 1 to 255 visible ASCII characters", { field: "X-Idempotency-Key", reason: "invalid idempotency key" });
 }
 
 export const bodyHash = (body: unknown): string => new Bun.CryptoHasher("sha256").update(JSON.stringify(body)).digest("hex");

@@ -23,6 +23,7 @@ import { describeEvents } from "./simulate.service.ts";
 import type { ChannelPool } from "./channel-pool.ts";
 import { clientResultCodes, submissionFailed, type SponsorResponse } from "./outcome.ts";
 import type { Payer } from "./project-actors.ts";
+import type { SponsorMetrics } from "../metrics.ts";
 
 export interface SponsorConfig {
   feePercentile: FeePercentile;
@@ -41,6 +42,8 @@ export interface SponsorDeps {
   log: Logger;
   /** Applies a settlement to another project's actor (a resumed submission of that project). */
   settleProject(projectId: string, s: SettledCredits): void;
+  /** Outcomes and fees paid, for GET /metrics. */
+  metrics?: SponsorMetrics;
 }
 
 /** One request's reservation, settled exactly once. */
@@ -168,9 +171,9 @@ export class SponsorService {
         },
       };
       hold = await this.reserve(gw, job, payer, max(BASE_FEE, innerRate(d)), d.isSoroban, d.operationTypes, d.contractIds);
-      return await this.dedup(gw, job, hold);
+      return this.observed(network, await this.dedup(gw, job, hold));
     } catch (e) {
-      return outcomeOf(e);
+      return this.observed(network, outcomeOf(e));
     } finally {
       if (hold) this.finish(hold.hold, { released: 0n, charged: 0n });
     }
@@ -189,11 +192,14 @@ export class SponsorService {
       const op = decodeOperation(operation, (a) => pool.isRelayAccount(a));
       // answered or running already: its nonce is spent (or about to be), so it would not simulate again
       const running = this.inflight.get(`${network}:${op.hash}`);
-      if (running) return await running;
+      if (running) return this.observed(network, await running);
       const prior = await this.deps.submissions.byInnerHash(network, op.hash);
       const answered = finalOutcome(prior) ?? (prior && !prior.outcome ? await this.resolved(gw, prior) : null);
-      if (answered) return answered;
-      // an earlier run's transaction may still be queued: another one would spend the nonce twice (and pay for a failure)
+      if (answered) return this.observed(network, answered);
+      // a run that started meanwhile in this process is joined; an earlier run's transaction may still be
+      // queued: another one would spend the nonce twice (and pay for a failure)
+      const started = this.inflight.get(`${network}:${op.hash}`);
+      if (started) return await started;
       if (prior && !prior.outcome && (prior.sentLedger === null || gw.watcher.latestLedger <= prior.sentLedger + QUEUE_LEDGERS)) {
         throw new RelayError("SUBMISSION_TIMEOUT", "an earlier submission of this operation may still be in the network's queue; retry to get its outcome", { hash: prior.hash, reason: "pending" });
       }
@@ -216,9 +222,9 @@ export class SponsorService {
         },
       };
       hold = await this.reserve(gw, job, payer, BASE_FEE, true, ["invokeHostFunction"], op.contractIds);
-      return await this.dedup(gw, job, hold);
+      return this.observed(network, await this.dedup(gw, job, hold));
     } catch (e) {
-      return outcomeOf(e);
+      return this.observed(network, outcomeOf(e));
     } finally {
       if (hold) this.finish(hold.hold, { released: 0n, charged: 0n });
     }
@@ -247,6 +253,19 @@ export class SponsorService {
     }
     if (done.settled || done.released) this.deps.log.info({ network, ...done }, "unsettled submissions recovered");
     return done;
+  }
+
+  /** Submissions this process is sending or waiting on for a network (one per inner transaction). */
+  pending(network: string): number {
+    let n = 0;
+    for (const key of this.inflight.keys()) if (key.startsWith(`${network}:`)) n++;
+    return n;
+  }
+
+  /** Reports a request's outcome to the metrics and answers it. */
+  private observed(network: NetworkName, outcome: Outcome): Outcome {
+    this.deps.metrics?.sponsorOutcome(network, outcome);
+    return outcome;
   }
 
   private pool(network: NetworkName): ChannelPool {
@@ -343,6 +362,7 @@ export class SponsorService {
     const outcome: Outcome = c.successful
       ? { status: 200, body: { hash: c.hash, feePaid: c.feeCharged.toString(), ledger: c.ledger, resultXdr: c.resultXdr } satisfies SponsorResponse }
       : outcomeOf(submissionFailed(c.hash, c.resultXdr, { ledger: c.ledger, feePaid: c.feeCharged }));
+    this.deps.metrics?.feePaid(network, c.feeCharged);
     this.applySettlement(network, hold, await this.deps.submissions.recordOutcome(id, outcome, c.feeCharged, network === CREDIT_NETWORK), c.feeCharged);
     return outcome;
   }

@@ -13,6 +13,7 @@ import { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
 import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import type { DatabaseMetrics } from "../metrics.ts";
 
 export type Db = PgDatabase<PgQueryResultHKT>;
 
@@ -26,19 +27,19 @@ export interface Database {
 
 const MIGRATIONS = join(import.meta.dir, "../../drizzle");
 
-export async function openDatabase(opts: { url?: string; dataDir: string; schema?: string }): Promise<Database> {
+export async function openDatabase(opts: { url?: string; dataDir: string; schema?: string; metrics?: DatabaseMetrics }): Promise<Database> {
   const migrationsSchema = opts.schema ?? "drizzle";
   if (opts.url) {
     const client = postgres(opts.url, { max: 10, onnotice: () => {}, ...(opts.schema ? { connection: { search_path: opts.schema } } : {}) });
     if (opts.schema) await client.unsafe(`create schema if not exists "${opts.schema.replace(/"/g, "")}"`);
-    const db = drizzlePg(client);
+    const db = drizzlePg(opts.metrics ? timedPostgres(client, opts.metrics) : client);
     await migratePg(db, { migrationsFolder: MIGRATIONS, migrationsSchema });
     return { db: db as unknown as Db, kind: "postgres", ping: () => ping(db as unknown as Db), close: () => client.end() };
   }
   const dir = join(opts.dataDir, "pglite");
   mkdirSync(dir, { recursive: true });
   const client = new PGlite(dir);
-  const db = drizzleLite(client);
+  const db = drizzleLite(opts.metrics ? timedPglite(client, opts.metrics) : client);
   await migrateLite(db, { migrationsFolder: MIGRATIONS, migrationsSchema });
   return { db: db as unknown as Db, kind: "pglite", ping: () => ping(db as unknown as Db), close: () => client.close() };
 }
@@ -50,4 +51,43 @@ async function ping(db: Db): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** Reports a statement's duration when its promise settles (without consuming its result or error). */
+function timed<T extends PromiseLike<unknown>>(metrics: DatabaseMetrics, query: string, p: T): T {
+  const t0 = performance.now();
+  const done = () => metrics.statement(query, (performance.now() - t0) / 1000);
+  // Promise.prototype.then, not p.then: a postgres-js query is lazy and starts when its own then() is called
+  Promise.prototype.then.call(p, done, done);
+  return p;
+}
+
+/** Times every statement drizzle sends through postgres-js (`unsafe`), in transactions and savepoints too. */
+function timedPostgres(sql: postgres.Sql, metrics: DatabaseMetrics): postgres.Sql {
+  const unsafe = sql.unsafe;
+  sql.unsafe = ((query: string, ...rest: never[]) => timed(metrics, query, unsafe(query, ...rest))) as typeof sql.unsafe;
+  const wrapScope = (name: "begin" | "savepoint") => {
+    const open = (sql as unknown as Record<string, ((...a: unknown[]) => unknown) | undefined>)[name];
+    if (!open) return;
+    (sql as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
+      const fn = args.pop() as (tx: postgres.Sql) => unknown;
+      return open(...args, (tx: postgres.Sql) => fn(timedPostgres(tx, metrics)));
+    };
+  };
+  wrapScope("begin");
+  wrapScope("savepoint");
+  return sql;
+}
+
+/** Times every statement drizzle sends through PGlite (`query`), in transactions too. */
+function timedPglite(client: PGlite, metrics: DatabaseMetrics): PGlite {
+  const query = client.query.bind(client);
+  client.query = ((q: string, ...rest: never[]) => timed(metrics, q, query(q, ...rest))) as typeof client.query;
+  const transaction = client.transaction.bind(client);
+  client.transaction = ((fn: (tx: Parameters<Parameters<PGlite["transaction"]>[0]>[0]) => Promise<unknown>) => transaction((tx) => {
+    const txQuery = tx.query.bind(tx);
+    tx.query = ((q: string, ...rest: never[]) => timed(metrics, q, txQuery(q, ...rest))) as typeof tx.query;
+    return fn(tx);
+  })) as typeof client.transaction;
+  return client;
 }

@@ -13,6 +13,8 @@ export interface Proc {
   proc: Subprocess<"ignore", "pipe", "inherit">;
   /** The first log line that matched (parsed JSON). */
   ready: Record<string, unknown>;
+  /** Warning and error log lines after that one. */
+  warnings: string[];
   kill(signal?: number | NodeJS.Signals): Promise<void>;
 }
 
@@ -38,18 +40,21 @@ export async function spawn(script: string, env: Record<string, string>, readyMs
       } catch { /* not JSON */ }
     }
   }
-  // keep draining stdout so the child never blocks on a full pipe; warnings and errors are shown (DEBUG_CHILD=1: all)
+  // keep draining stdout so the child never blocks on a full pipe; warnings and errors are kept and shown (DEBUG_CHILD=1: all)
+  const warnings: string[] = [];
   void (async () => {
     for (;;) {
       const r = await reader.read().catch(() => ({ done: true as const, value: undefined }));
       if (r.done) return;
       for (const line of decoder.decode(r.value, { stream: true }).split("\n")) {
-        if (process.env.DEBUG_CHILD || /"level":(4|5|6)0/.test(line)) console.error(`[${script}] ${line}`);
+        const warning = /"level":(4|5|6)0/.test(line);
+        if (warning) warnings.push(line);
+        if (process.env.DEBUG_CHILD || warning) console.error(`[${script}] ${line}`);
       }
     }
   })();
   return {
-    proc, ready,
+    proc, ready, warnings,
     async kill(signal = "SIGKILL") {
       proc.kill(signal);
       await proc.exited;

@@ -1,0 +1,99 @@
+/**
+ * GET /metrics (Prometheus text format) and the request metrics, on the relay's own port.
+ *
+ * - `/metrics` needs no API key and takes no rate-limit token (the auth plugin only handles /v1);
+ *   with METRICS_TOKEN set it needs `Authorization: Bearer <METRICS_TOKEN>` (compared in constant
+ *   time), else 401; unset, it is open (keep the port private, or set the token).
+ * - Every answered request is counted and timed by method, route and status. The route is Elysia's
+ *   route pattern (`/v1/admin/projects/:id`), never the raw path. A request refused before routing
+ *   (401 or 429 from the auth plugin, 413) is matched against the app's route patterns; a path no
+ *   route has is `unmatched`. CORS preflights are answered before any hook and not counted.
+ * - A 429 also counts in relay_rate_limited_total, by whose bucket was empty (project or anonymous).
+ */
+import { timingSafeEqual } from "node:crypto";
+import { Elysia, StatusMap } from "elysia";
+import { RelayError } from "./errors.ts";
+import { principalOf } from "./auth.plugin.ts";
+import type { RelayMetrics, MetricSources } from "../metrics.ts";
+
+export interface MetricsPluginOptions {
+  metrics: RelayMetrics;
+  /** Bearer token of GET /metrics; unset: open. */
+  token?: string;
+  /** The app's routes (method and pattern), read when a request was refused before routing. */
+  routes: () => readonly { method: string; path: string }[];
+  /** Where the channel and pending-submission gauges read from. */
+  sources: MetricSources;
+}
+
+const digest = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest();
+const pathOf = (url: string) => url.slice(url.indexOf("/", url.indexOf("//") + 2)).split("?", 1)[0]!;
+
+/** Matches a path against route patterns (`:param` one segment, `*` the rest). */
+function routeMatcher(routes: readonly { method: string; path: string }[]) {
+  const compiled = routes.map((r) => ({ method: r.method, path: r.path, segments: r.path.split("/") }));
+  return (method: string, path: string): string | undefined => {
+    const segments = path.split("/");
+    for (const r of compiled) {
+      if (r.method !== method && r.method !== "ALL") continue;
+      let ok = true;
+      for (let i = 0; ok && i < r.segments.length; i++) {
+        const s = r.segments[i]!;
+        if (s === "*") return r.path;
+        ok = i < segments.length && (s.startsWith(":") ? segments[i] !== "" : s === segments[i]);
+      }
+      if (ok && r.segments.length === segments.length) return r.path;
+    }
+    return undefined;
+  };
+}
+
+const statusOf = (set: { status?: unknown }, response: unknown): number => {
+  if (response instanceof Response) return response.status;
+  const s = set.status;
+  if (typeof s === "number") return s;
+  if (typeof s === "string") return (StatusMap as Record<string, number>)[s] ?? 200;
+  return 200;
+};
+
+export function metricsPlugin(opts: MetricsPluginOptions) {
+  const { metrics } = opts;
+  metrics.bind(opts.sources);
+  const expected = opts.token ? digest(opts.token) : null;
+  const started = new WeakMap<Request, number>();
+  let matcher: { count: number; match: ReturnType<typeof routeMatcher> } | null = null;
+  const routeOf = (method: string, url: string): string => {
+    const routes = opts.routes();
+    if (!matcher || matcher.count !== routes.length) matcher = { count: routes.length, match: routeMatcher(routes) };
+    return matcher.match(method, pathOf(url)) ?? "unmatched";
+  };
+  return new Elysia({ name: "metrics" })
+    .onRequest(({ request }) => {
+      started.set(request, performance.now());
+    })
+    .onAfterResponse({ as: "global" }, (ctx) => {
+      const { request, route, set } = ctx;
+      const status = statusOf(set, (ctx as { responseValue?: unknown }).responseValue);
+      const t0 = started.get(request);
+      metrics.request(request.method, route || routeOf(request.method, request.url), status, t0 === undefined ? undefined : (performance.now() - t0) / 1000);
+      if (status === 429) {
+        let project = false;
+        try {
+          project = principalOf(request).projectId !== null;
+        } catch {
+          // refused before a principal was resolved: an unknown key, limited by the client IP's bucket
+        }
+        metrics.rateLimited(project ? "project" : "anonymous");
+      }
+    })
+    .get("/metrics", async ({ request, set }) => {
+      if (expected) {
+        const m = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "");
+        if (!m || !timingSafeEqual(digest(m[1]!), expected)) throw new RelayError("UNAUTHORIZED", "GET /metrics needs Authorization: Bearer <METRICS_TOKEN>", undefined, { "WWW-Authenticate": "Bearer" });
+      }
+      const { contentType, body } = await metrics.scrape();
+      set.headers["content-type"] = contentType;
+      set.headers["cache-control"] = "no-store";
+      return body;
+    }, { detail: { hide: true } });
+}
