@@ -32,3 +32,17 @@ test("the curl example sponsors a payment", async () => {
   expect(body.feePaid).toBe("300");
   expect(body.hash).toMatch(/^[0-9a-f]{64}$/);
 });
+
+test("the README's admin walkthrough runs as written, top to bottom", { timeout: 30_000 }, async () => {
+  const start = readme.indexOf("The walkthrough below runs as written");
+  const block = readme.slice(readme.indexOf("```sh\n", start) + 6, readme.indexOf("```", readme.indexOf("```sh\n", start) + 6));
+  const p = Bun.spawn(["bash", "-e", "-o", "pipefail", "-c", block], {
+    cwd: new URL("..", import.meta.url).pathname, stdout: "pipe", stderr: "pipe",
+    env: { ...process.env, RELAY_URL: r.url, ADMIN_TOKEN: r.env.ADMIN_TOKEN! },
+  });
+  const [out, err, code] = [await new Response(p.stdout).text(), await new Response(p.stderr).text(), await p.exited];
+  expect(err).toBe("");
+  expect(code).toBe(0);
+  expect(out).toContain('"feePaid":"300"'); // the mainnet payment was sponsored with the live key
+  expect(out).toContain('"revokedAt":"'); // and the key was revoked at the end
+});
