@@ -4,7 +4,7 @@
  * answered 503 with `Connection: close` and the requests in flight finish (the embedded networks
  * and the watchers stay up until they have), bounded by SHUTDOWN_GRACE_MS.
  */
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import { RelayError } from "./errors.ts";
 
 export class Lifecycle {
@@ -60,14 +60,25 @@ export function lifecyclePlugin(lifecycle: Lifecycle) {
     .onAfterResponse({ as: "global" }, ({ request }) => lifecycle.leave(request));
 }
 
+const Live = t.Object({ status: t.Literal("ok") }, { $id: "Liveness" });
+const Ready = t.Object({
+  status: t.Union([t.Literal("ready"), t.Literal("starting"), t.Literal("shutting_down")]),
+  starting: t.Array(t.String(), { description: "what is still starting, e.g. \"mainnet channel pool\"" }),
+}, { $id: "Readiness" });
+
 /** GET /health/live (the process answers) and GET /health/ready (503 naming what is still starting, or while shutting down). */
 export function probeRoutes(lifecycle: Lifecycle) {
   return new Elysia({ name: "probes" })
-    .get("/health/live", () => ({ status: "ok" }), { detail: { summary: "Liveness: the process answers", tags: ["health"] } })
+    .get("/health/live", () => ({ status: "ok" as const }), {
+      response: { 200: Live }, detail: { summary: "Liveness: the process answers", tags: ["health"] },
+    })
     .get("/health/ready", ({ set }) => {
       const starting = lifecycle.starting();
       const ready = !starting.length && !lifecycle.draining;
       if (!ready) set.status = 503;
-      return { status: ready ? "ready" : lifecycle.draining ? "shutting_down" : "starting", starting };
-    }, { detail: { summary: "Readiness: every configured network's channel pool is ready and the relay is not shutting down", tags: ["health"] } });
+      return { status: ready ? "ready" as const : lifecycle.draining ? "shutting_down" as const : "starting" as const, starting };
+    }, {
+      response: { 200: Ready, 503: Ready },
+      detail: { summary: "Readiness: every configured network's channel pool is ready and the relay is not shutting down", tags: ["health"] },
+    });
 }
