@@ -46,7 +46,7 @@ async function dropSchema(schema: string): Promise<void> {
  */
 export async function startTestRelay(env: Record<string, string> = {}, log: Logger = createLogger("silent")): Promise<TestRelay> {
   const full: Record<string, string> = {
-    PORT: "0", DATA_DIR: mkdtempSync(join(tmpdir(), "relay-")), LEDGER_CLOSE_MS: "100", WATCHER_POLL_MS: "50", SUBMISSION_TIMEOUT_MS: "5000", TRY_AGAIN_LATER_MS: "500",
+    PORT: "0", DATA_DIR: env.DATA_DIR ?? mkdtempSync(join(tmpdir(), "relay-")), LEDGER_CLOSE_MS: "100", WATCHER_POLL_MS: "50", SUBMISSION_TIMEOUT_MS: "5000", TRY_AGAIN_LATER_MS: "500",
     // suites that test limits set their own; the rest must not run into the open relay's per-IP limit
     ANONYMOUS_POLICY: JSON.stringify({ requestsPerSecond: 100_000, burst: 100_000 }), ADMIN_TOKEN: TEST_ADMIN_TOKEN,
     ...(TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: `t_${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}` } : {}),
