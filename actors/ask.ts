@@ -10,7 +10,11 @@ export interface Reply {
   id: string;
 }
 
-export function ask<R extends Reply>(actor: AnyActorRef, event: { type: string; id: string }, timeoutMs = 5000): Promise<R> {
+export function ask<R extends Reply>(
+  actor: AnyActorRef,
+  event: { type: string; id: string },
+  timeoutMs = 5000,
+): Promise<R> {
   return new Promise<R>((resolve, reject) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     let settled = false;

@@ -69,7 +69,8 @@ export type ChannelReply =
   | { type: "reply"; id: string; ok: false; reason: "not_active" | "busy" | "insufficient_balance" };
 
 /** What the account can still pay: balance less its reserve and every fee in flight. */
-export const available = (c: ChannelContext): bigint => c.balance - c.reserve - Object.values(c.holds).reduce((a, b) => a + b, 0n);
+export const available = (c: ChannelContext): bigint =>
+  c.balance - c.reserve - Object.values(c.holds).reduce((a, b) => a + b, 0n);
 
 const without = (holds: Record<string, bigint>, id: string) => {
   const { [id]: _, ...rest } = holds;
@@ -86,7 +87,8 @@ export const channelMachine = setup({
   actions: {
     hold: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "HOLD") return;
-      if (available(c) < event.fee) return enqueue.emit({ type: "reply", id: event.id, ok: false, reason: "insufficient_balance" });
+      if (available(c) < event.fee)
+        return enqueue.emit({ type: "reply", id: event.id, ok: false, reason: "insufficient_balance" });
       enqueue.assign({ holds: { ...c.holds, [event.id]: event.fee } });
       enqueue.emit({ type: "reply", id: event.id, ok: true });
     }),
@@ -100,13 +102,19 @@ export const channelMachine = setup({
     take: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "TAKE") return;
       if (c.own !== null) return enqueue.emit({ type: "reply", id: event.id, ok: false, reason: "busy" });
-      if (available(c) < event.fee) return enqueue.emit({ type: "reply", id: event.id, ok: false, reason: "insufficient_balance" });
+      if (available(c) < event.fee)
+        return enqueue.emit({ type: "reply", id: event.id, ok: false, reason: "insufficient_balance" });
       enqueue.assign({ own: event.id, seq: c.seq + 1n, holds: { ...c.holds, [event.id]: event.fee } });
       enqueue.emit({ type: "reply", id: event.id, ok: true, seq: c.seq + 1n });
     }),
     done: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "DONE" || c.own !== event.id) return;
-      enqueue.assign({ own: null, holds: without(c.holds, event.id), balance: c.balance - event.charged, seq: event.consumed ? c.seq : c.seq - 1n });
+      enqueue.assign({
+        own: null,
+        holds: without(c.holds, event.id),
+        balance: c.balance - event.charged,
+        seq: event.consumed ? c.seq : c.seq - 1n,
+      });
     }),
     sync: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "SYNC") return;
@@ -125,7 +133,8 @@ export const channelMachine = setup({
       if (event.type === "ACTIVATE") enqueue.assign({ balance: event.balance, seq: event.seq });
     }),
     refuse: enqueueActions(({ event, enqueue }) => {
-      if (event.type === "HOLD" || event.type === "TAKE") enqueue.emit({ type: "reply", id: event.id, ok: false, reason: "not_active" });
+      if (event.type === "HOLD" || event.type === "TAKE")
+        enqueue.emit({ type: "reply", id: event.id, ok: false, reason: "not_active" });
     }),
   },
   guards: {
@@ -133,7 +142,15 @@ export const channelMachine = setup({
   },
 }).createMachine({
   id: "channel",
-  context: ({ input }) => ({ publicKey: input.publicKey, balance: input.balance, reserve: input.reserve, seq: input.seq, holds: {}, own: null, startIn: input.state }),
+  context: ({ input }) => ({
+    publicKey: input.publicKey,
+    balance: input.balance,
+    reserve: input.reserve,
+    seq: input.seq,
+    holds: {},
+    own: null,
+    startIn: input.state,
+  }),
   initial: "init",
   states: {
     init: {
@@ -143,10 +160,23 @@ export const channelMachine = setup({
         { target: "active" },
       ],
     },
-    creating: { on: { ACTIVATE: { target: "active", actions: "activate" }, HOLD: { actions: "refuse" }, TAKE: { actions: "refuse" }, RETIRE: "draining" } },
+    creating: {
+      on: {
+        ACTIVATE: { target: "active", actions: "activate" },
+        HOLD: { actions: "refuse" },
+        TAKE: { actions: "refuse" },
+        RETIRE: "draining",
+      },
+    },
     active: { on: { HOLD: { actions: "hold" }, TAKE: { actions: "take" }, RETIRE: "draining" } },
     // retired while being created: its account still comes into being (and is then merged)
-    draining: { on: { HOLD: { actions: "refuse" }, TAKE: [{ guard: "internal", actions: "take" }, { actions: "refuse" }], ACTIVATE: { actions: "activate" } } },
+    draining: {
+      on: {
+        HOLD: { actions: "refuse" },
+        TAKE: [{ guard: "internal", actions: "take" }, { actions: "refuse" }],
+        ACTIVATE: { actions: "activate" },
+      },
+    },
     merged: { type: "final" },
   },
   on: {

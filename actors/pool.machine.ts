@@ -55,7 +55,12 @@ export const poolMachine = setup({
     ADD: {
       actions: enqueueActions(({ context, event, enqueue }) => {
         if (context.channels[event.channel.publicKey]) return;
-        enqueue.assign({ channels: ({ context: c, spawn }) => ({ ...c.channels, [event.channel.publicKey]: spawn("channel", { id: event.channel.publicKey, input: event.channel }) }) });
+        enqueue.assign({
+          channels: ({ context: c, spawn }) => ({
+            ...c.channels,
+            [event.channel.publicKey]: spawn("channel", { id: event.channel.publicKey, input: event.channel }),
+          }),
+        });
       }),
     },
     ASSIGN: {
@@ -70,7 +75,12 @@ export const poolMachine = setup({
         const pk = best(context.channels, event.fee, true);
         if (!pk) return enqueue.emit({ type: "reply", id: event.id, publicKey: null });
         enqueue.sendTo(context.channels[pk]!, { type: "TAKE", id: event.id, fee: event.fee });
-        enqueue.emit({ type: "reply", id: event.id, publicKey: pk, seq: context.channels[pk]!.getSnapshot().context.seq + 1n });
+        enqueue.emit({
+          type: "reply",
+          id: event.id,
+          publicKey: pk,
+          seq: context.channels[pk]!.getSnapshot().context.seq + 1n,
+        });
       }),
     },
     TO: {

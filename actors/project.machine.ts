@@ -61,7 +61,12 @@ export interface RateState {
   resetSeconds: number;
 }
 
-export type ReplyError = { code: "RATE_LIMIT_EXCEEDED" | "FORBIDDEN" | "POLICY_VIOLATION" | "INSUFFICIENT_CREDITS"; message: string; details?: Record<string, unknown>; retryAfterSeconds?: number };
+export type ReplyError = {
+  code: "RATE_LIMIT_EXCEEDED" | "FORBIDDEN" | "POLICY_VIOLATION" | "INSUFFICIENT_CREDITS";
+  message: string;
+  details?: Record<string, unknown>;
+  retryAfterSeconds?: number;
+};
 
 export type ProjectReply =
   | { type: "reply"; id: string; ok: true; rate?: RateState; grant?: bigint }
@@ -76,12 +81,20 @@ function refill(c: ProjectContext, now: number): number {
 }
 
 function rateState(c: ProjectContext, tokens: number): RateState {
-  return { limit: c.policy.burst, remaining: Math.floor(tokens), resetSeconds: Math.ceil((c.policy.burst - tokens) / c.policy.requestsPerSecond) };
+  return {
+    limit: c.policy.burst,
+    remaining: Math.floor(tokens),
+    resetSeconds: Math.ceil((c.policy.burst - tokens) / c.policy.requestsPerSecond),
+  };
 }
 
 const spentToday = (c: ProjectContext, now: number): bigint => (c.spentDay === utcDay(now) ? c.spent : 0n);
 const held = (c: ProjectContext): bigint => Object.values(c.holds).reduce((a, h) => a + h.amount, 0n);
-const suspended: ReplyError = { code: "FORBIDDEN", message: "the project is suspended", details: { reason: "project_suspended" } };
+const suspended: ReplyError = {
+  code: "FORBIDDEN",
+  message: "the project is suspended",
+  details: { reason: "project_suspended" },
+};
 
 export const projectMachine = setup({
   types: {
@@ -102,28 +115,60 @@ export const projectMachine = setup({
       const retryAfterSeconds = Math.max(1, Math.ceil((1 - tokens) / c.policy.requestsPerSecond));
       enqueue.assign({ tokens, refilledAt: event.now });
       enqueue.emit({
-        type: "reply", id: event.id, ok: false, rate: rateState(c, tokens),
-        error: { code: "RATE_LIMIT_EXCEEDED", message: `rate limit of ${c.policy.requestsPerSecond} requests per second (burst ${c.policy.burst}) exceeded; retry in ${retryAfterSeconds} s`, details: { limit: c.policy.burst, requestsPerSecond: c.policy.requestsPerSecond, retryAfter: retryAfterSeconds }, retryAfterSeconds },
+        type: "reply",
+        id: event.id,
+        ok: false,
+        rate: rateState(c, tokens),
+        error: {
+          code: "RATE_LIMIT_EXCEEDED",
+          message: `rate limit of ${c.policy.requestsPerSecond} requests per second (burst ${c.policy.burst}) exceeded; retry in ${retryAfterSeconds} s`,
+          details: {
+            limit: c.policy.burst,
+            requestsPerSecond: c.policy.requestsPerSecond,
+            retryAfter: retryAfterSeconds,
+          },
+          retryAfterSeconds,
+        },
       });
     }),
     reserve: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "RESERVE") return;
       const fail = (error: ReplyError) => enqueue.emit({ type: "reply", id: event.id, ok: false, error });
       const checked = checkRules(c.policy, event.request);
-      if ("rule" in checked) return fail({ code: "POLICY_VIOLATION", message: checked.message, details: { rule: checked.rule, ...checked.details } });
+      if ("rule" in checked)
+        return fail({
+          code: "POLICY_VIOLATION",
+          message: checked.message,
+          details: { rule: checked.rule, ...checked.details },
+        });
       const { grant } = checked;
       const limit = c.policy.dailySpendLimit;
       const spent = spentToday(c, event.now);
       if (limit !== null && spent + held(c) + grant > limit) {
-        return fail({ code: "POLICY_VIOLATION", message: `the daily spend limit of ${limit} stroops would be exceeded`, details: { rule: "dailySpendLimit", limit: limit.toString(), spent: spent.toString(), reserved: held(c).toString(), required: grant.toString() } });
+        return fail({
+          code: "POLICY_VIOLATION",
+          message: `the daily spend limit of ${limit} stroops would be exceeded`,
+          details: {
+            rule: "dailySpendLimit",
+            limit: limit.toString(),
+            spent: spent.toString(),
+            reserved: held(c).toString(),
+            required: grant.toString(),
+          },
+        });
       }
       if (event.credits && grant > c.balance) {
-        return fail({ code: "INSUFFICIENT_CREDITS", message: `the credit balance of ${c.balance} stroops cannot cover a fee of up to ${grant} stroops`, details: { balance: c.balance.toString(), required: grant.toString() } });
+        return fail({
+          code: "INSUFFICIENT_CREDITS",
+          message: `the credit balance of ${c.balance} stroops cannot cover a fee of up to ${grant} stroops`,
+          details: { balance: c.balance.toString(), required: grant.toString() },
+        });
       }
       enqueue.assign({
         holds: { ...c.holds, [event.id]: { amount: grant, credits: event.credits } },
         balance: event.credits ? c.balance - grant : c.balance,
-        spent, spentDay: utcDay(event.now),
+        spent,
+        spentDay: utcDay(event.now),
       });
       enqueue.emit({ type: "reply", id: event.id, ok: true, grant });
     }),
@@ -133,7 +178,7 @@ export const projectMachine = setup({
       const { [event.id]: _, ...holds } = c.holds;
       // a testnet hold only counts toward the daily spend; a credit hold (or a journal settlement without one) moves the balance
       const credits = hold ? hold.credits : event.journaled;
-      const dropped = hold && hold.credits && !event.journaled ? hold.amount : 0n;
+      const dropped = hold?.credits && !event.journaled ? hold.amount : 0n;
       const balance = credits ? c.balance + dropped + event.released - event.charged : c.balance;
       enqueue.assign({ holds, balance, spent: spentToday(c, event.now) + event.charged, spentDay: utcDay(event.now) });
       enqueue.emit({ type: "reply", id: event.id, ok: true });
@@ -144,7 +189,16 @@ export const projectMachine = setup({
     debit: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "DEBIT") return;
       if (event.amount > c.balance) {
-        enqueue.emit({ type: "reply", id: event.id, ok: false, error: { code: "INSUFFICIENT_CREDITS", message: `the credit balance of ${c.balance} stroops (after open reservations) is lower than ${event.amount}`, details: { balance: c.balance.toString(), required: event.amount.toString() } } });
+        enqueue.emit({
+          type: "reply",
+          id: event.id,
+          ok: false,
+          error: {
+            code: "INSUFFICIENT_CREDITS",
+            message: `the credit balance of ${c.balance} stroops (after open reservations) is lower than ${event.amount}`,
+            details: { balance: c.balance.toString(), required: event.amount.toString() },
+          },
+        });
         return;
       }
       enqueue.assign({ balance: c.balance - event.amount });
@@ -159,7 +213,8 @@ export const projectMachine = setup({
       if (event.spent !== undefined) enqueue.assign({ spent: event.spent, spentDay: utcDay(event.now) });
     }),
     refuseSuspended: enqueueActions(({ event, enqueue }) => {
-      if (event.type === "ADMIT" || event.type === "RESERVE") enqueue.emit({ type: "reply", id: event.id, ok: false, error: suspended });
+      if (event.type === "ADMIT" || event.type === "RESERVE")
+        enqueue.emit({ type: "reply", id: event.id, ok: false, error: suspended });
     }),
   },
   guards: {
@@ -169,8 +224,14 @@ export const projectMachine = setup({
 }).createMachine({
   id: "project",
   context: ({ input }) => ({
-    projectId: input.projectId, policy: input.policy, balance: input.balance, holds: {}, spentDay: utcDay(input.now), spent: input.spent,
-    tokens: input.policy.burst, refilledAt: input.now,
+    projectId: input.projectId,
+    policy: input.policy,
+    balance: input.balance,
+    holds: {},
+    spentDay: utcDay(input.now),
+    spent: input.spent,
+    tokens: input.policy.burst,
+    refilledAt: input.now,
   }),
   initial: "active",
   states: {

@@ -4,7 +4,11 @@ import { StrKey, type Transaction } from "@stellar/stellar-sdk";
 
 const PKCS8_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
 
-export interface FastKey { publicKey: string; raw: Uint8Array; key: KeyObject }
+export interface FastKey {
+  publicKey: string;
+  raw: Uint8Array;
+  key: KeyObject;
+}
 
 export function fastKey(): FastKey {
   const key = createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, randomBytes(32)]), format: "der", type: "pkcs8" });

@@ -21,8 +21,27 @@ import type { SendJob, SendReport } from "./send-worker.ts";
 
 const N = Number(process.env.BENCH_USERS ?? 500);
 const ADMIN_TOKEN = "bench-admin-token-0123456789";
-const relay = await startRelay(loadConfig({ ADMIN_TOKEN, PORT: "0", DATA_DIR: mkdtempSync(join(tmpdir(), "relay-bench-")), LEDGER_CLOSE_MS: "0", LOCALNET_MAX_TX_SET_SIZE: String(4 * N), ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL, DATABASE_SCHEMA: `bench_${Date.now()}` } : {}) }), createLogger("silent"));
-const admin = async (path: string, body: unknown) => (await fetch(`${relay.url}/v1/admin${path}`, { method: "POST", headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(body) })).json() as Promise<{ id: string; key: string }>;
+const relay = await startRelay(
+  loadConfig({
+    ADMIN_TOKEN,
+    PORT: "0",
+    DATA_DIR: mkdtempSync(join(tmpdir(), "relay-bench-")),
+    LEDGER_CLOSE_MS: "0",
+    LOCALNET_MAX_TX_SET_SIZE: String(4 * N),
+    ...(process.env.DATABASE_URL
+      ? { DATABASE_URL: process.env.DATABASE_URL, DATABASE_SCHEMA: `bench_${Date.now()}` }
+      : {}),
+  }),
+  createLogger("silent"),
+);
+const admin = async (path: string, body: unknown) =>
+  (
+    await fetch(`${relay.url}/v1/admin${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    })
+  ).json() as Promise<{ id: string; key: string }>;
 const project = await admin("/projects", { name: "bench", policy: { requestsPerSecond: 1_000_000, burst: 1_000_000 } });
 await admin(`/projects/${project.id}/credits`, { amount: String(BigInt(N) * 10_000_000n) });
 
@@ -34,27 +53,46 @@ async function phase(network: "testnet" | "mainnet"): Promise<boolean> {
   const users = Array.from({ length: N }, fastKey);
   for (let i = 0; i < N; i += 100) {
     const root = net.account(net.root.publicKey())!;
-    const b = new TransactionBuilder(new Account(net.root.publicKey(), root.seqNum.toString()), { fee: "100", networkPassphrase: net.passphrase }).setTimeout(0);
-    for (const u of users.slice(i, i + 100)) b.addOperation(Operation.createAccount({ destination: u.publicKey, startingBalance: "100" }));
+    const b = new TransactionBuilder(new Account(net.root.publicKey(), root.seqNum.toString()), {
+      fee: "100",
+      networkPassphrase: net.passphrase,
+    }).setTimeout(0);
+    for (const u of users.slice(i, i + 100))
+      b.addOperation(Operation.createAccount({ destination: u.publicKey, startingBalance: "100" }));
     const tx = b.build();
     tx.sign(net.root);
     net.submitXdr(tx.toEnvelope().toXdr());
     net.closeLedger();
   }
   const bodies = users.map((u) => {
-    const ok = new TransactionBuilder(new Account(u.publicKey, net.account(u.publicKey)!.seqNum.toString()), { fee: "100", networkPassphrase: net.passphrase })
-      .addOperation(Operation.payment({ destination: net.root.publicKey(), asset: Asset.native(), amount: "1" })).setTimeout(300).build();
+    const ok = new TransactionBuilder(new Account(u.publicKey, net.account(u.publicKey)!.seqNum.toString()), {
+      fee: "100",
+      networkPassphrase: net.passphrase,
+    })
+      .addOperation(Operation.payment({ destination: net.root.publicKey(), asset: Asset.native(), amount: "1" }))
+      .setTimeout(300)
+      .build();
     fastSign(ok, u);
     return JSON.stringify({ transaction: ok.toEnvelope().toXdr("base64"), network });
   });
 
   // load from a worker thread (its own connections, like a separate client)
   let closedAt = 0;
-  net.onLedgerClosed(() => { closedAt = performance.timeOrigin + performance.now(); });
+  net.onLedgerClosed(() => {
+    closedAt = performance.timeOrigin + performance.now();
+  });
   const worker = new Worker(new URL("./send-worker.ts", import.meta.url).href);
-  const report = new Promise<SendReport>((resolve) => { worker.onmessage = (e) => resolve(e.data); });
+  const report = new Promise<SendReport>((resolve) => {
+    worker.onmessage = (e) => resolve(e.data);
+  });
   const t0 = performance.now();
-  worker.postMessage({ url: `${relay.url}/v1/sponsor`, bodies, concurrency: N, outcome: "http-status", headers: { "x-api-key": key } } satisfies SendJob);
+  worker.postMessage({
+    url: `${relay.url}/v1/sponsor`,
+    bodies,
+    concurrency: N,
+    outcome: "http-status",
+    headers: { "x-api-key": key },
+  } satisfies SendJob);
   // close the ledger once every transaction is in the queue
   while (net.queue.size < N && performance.now() - t0 < 60_000) await Bun.sleep(1);
   const submittedMs = performance.now() - t0;
@@ -63,13 +101,21 @@ async function phase(network: "testnet" | "mainnet"): Promise<boolean> {
   worker.terminate();
   const delays = doneAt.map((t) => t - closedAt).sort((a, b) => a - b);
   const pct = (p: number) => delays[Math.min(delays.length - 1, Math.floor((p / 100) * delays.length))]!.toFixed(1);
-  console.log(`${network}${network === "mainnet" ? " (credits)" : " (no credits)"}: submitted ${N} concurrent sponsor requests (auth, policy, reserve, decode, fee, sign, intent, send) in ${submittedMs.toFixed(0)} ms = ${Math.round((N * 1000) / submittedMs)} req/s`);
-  console.log(`  confirmation after the ledger closed: p50 ${pct(50)} ms, p99 ${pct(99)} ms; statuses ${JSON.stringify(statuses)}`);
+  console.log(
+    `${network}${network === "mainnet" ? " (credits)" : " (no credits)"}: submitted ${N} concurrent sponsor requests (auth, policy, reserve, decode, fee, sign, intent, send) in ${submittedMs.toFixed(0)} ms = ${Math.round((N * 1000) / submittedMs)} req/s`,
+  );
+  console.log(
+    `  confirmation after the ledger closed: p50 ${pct(50)} ms, p99 ${pct(99)} ms; statuses ${JSON.stringify(statuses)}`,
+  );
   return (statuses["200"] ?? 0) === N;
 }
 
 const ok = (await phase("testnet")) && (await phase("mainnet"));
-const after = (await (await fetch(`${relay.url}/v1/admin/projects/${project.id}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { creditBalance: string; creditReserved: string };
-console.log(`credits: balance ${after.creditBalance}, reserved ${after.creditReserved} (started with ${BigInt(N) * 10_000_000n}; the mainnet fees were charged)`);
+const after = (await (
+  await fetch(`${relay.url}/v1/admin/projects/${project.id}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+).json()) as { creditBalance: string; creditReserved: string };
+console.log(
+  `credits: balance ${after.creditBalance}, reserved ${after.creditReserved} (started with ${BigInt(N) * 10_000_000n}; the mainnet fees were charged)`,
+);
 await relay.stop();
 process.exit(ok ? 0 : 1);

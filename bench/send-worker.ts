@@ -5,8 +5,18 @@
  */
 declare const self: Worker;
 
-export interface SendJob { url: string; bodies: string[]; concurrency: number; outcome: "rpc-status" | "http-status"; headers?: Record<string, string> }
-export interface SendReport { ms: number; statuses: Record<string, number>; doneAt: number[] }
+export interface SendJob {
+  url: string;
+  bodies: string[];
+  concurrency: number;
+  outcome: "rpc-status" | "http-status";
+  headers?: Record<string, string>;
+}
+export interface SendReport {
+  ms: number;
+  statuses: Record<string, number>;
+  doneAt: number[];
+}
 
 self.onmessage = async (e: MessageEvent<SendJob>) => {
   const { url, bodies, concurrency, outcome, headers = {} } = e.data;
@@ -19,7 +29,7 @@ self.onmessage = async (e: MessageEvent<SendJob>) => {
       const body = bodies[next++];
       const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
       const j = (await r.json()) as { result?: { status: string } };
-      const s = outcome === "http-status" ? String(r.status) : j.result?.status ?? "rpc-error";
+      const s = outcome === "http-status" ? String(r.status) : (j.result?.status ?? "rpc-error");
       statuses[s] = (statuses[s] ?? 0) + 1;
       doneAt.push(performance.timeOrigin + performance.now());
     }

@@ -12,7 +12,10 @@ export async function signedPayment(relay: string, network = "testnet"): Promise
   const friend = Keypair.random();
   const funded = await fetch(`${relay}/localnet/${network}/friendbot?addr=${user.publicKey()}`);
   if (!funded.ok) throw new Error(`friendbot: ${funded.status}`);
-  const tx = new TransactionBuilder(await server.getAccount(user.publicKey()), { fee: "100", networkPassphrase: passphrase })
+  const tx = new TransactionBuilder(await server.getAccount(user.publicKey()), {
+    fee: "100",
+    networkPassphrase: passphrase,
+  })
     .addOperation(Operation.createAccount({ destination: friend.publicKey(), startingBalance: "5" }))
     .addOperation(Operation.payment({ destination: friend.publicKey(), asset: Asset.native(), amount: "1" }))
     .setTimeout(60)
@@ -21,4 +24,5 @@ export async function signedPayment(relay: string, network = "testnet"): Promise
   return tx.toEnvelope().toXdr("base64");
 }
 
-if (import.meta.main) console.log(await signedPayment(process.env.RELAY_URL ?? "http://localhost:3000", process.env.NETWORK));
+if (import.meta.main)
+  console.log(await signedPayment(process.env.RELAY_URL ?? "http://localhost:3000", process.env.NETWORK));

@@ -66,18 +66,26 @@ export interface AppDeps {
  * Bun.serve's options, whatever NODE_ENV is: never Bun's HTML error page (with stack frames); a failure the app
  * did not answer itself (its error handling failed) is an enveloped INTERNAL_ERROR.
  */
-export const serveOptions = (log: Logger, hstsMaxAge?: number) =>
-  ({ development: false, error: (e: unknown) => internalErrorResponse(log, e, hstsMaxAge) });
+export const serveOptions = (log: Logger, hstsMaxAge?: number) => ({
+  development: false,
+  error: (e: unknown) => internalErrorResponse(log, e, hstsMaxAge),
+});
 
 export function createApp(deps: AppDeps) {
   const lifecycle = deps.lifecycle ?? new Lifecycle(() => []);
   // normalize off: a body with an unknown field is a VALIDATION_ERROR (where its schema says so), never silently dropped
   const app = new Elysia({ normalize: false, serve: serveOptions(deps.log, deps.hstsMaxAge) })
     .use(errorsPlugin({ log: deps.log, hstsMaxAge: deps.hstsMaxAge }))
-    .use(deps.metrics ? metricsPlugin({
-      metrics: deps.metrics, token: deps.metricsToken, routes: (): readonly { method: string; path: string }[] => app.routes,
-      sources: { pools: deps.pools, pending: (n) => deps.sponsor.pending(n) },
-    }) : new Elysia())
+    .use(
+      deps.metrics
+        ? metricsPlugin({
+            metrics: deps.metrics,
+            token: deps.metricsToken,
+            routes: (): readonly { method: string; path: string }[] => app.routes,
+            sources: { pools: deps.pools, pending: (n) => deps.sponsor.pending(n) },
+          })
+        : new Elysia(),
+    )
     // before lifecycle and auth: a preflight is answered at once (no API key, no rate-limit token, not counted in flight)
     .use(corsPlugin(parseCorsOrigins(deps.corsOrigins)))
     .use(lifecyclePlugin(lifecycle))

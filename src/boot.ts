@@ -31,7 +31,11 @@ const PUBLIC_PASSPHRASES: Record<NetworkName, string> = { testnet: Networks.TEST
 
 /** The embedded network's funder account: derived from its passphrase (local lumens only, like the root account; the seed string predates the pool, so existing localnet data stays valid). */
 export const localFunder = (passphrase: string): Keypair =>
-  Keypair.fromRawEd25519Seed(new Uint8Array(new Bun.CryptoHasher("sha256").update(`stellar-sponsor-relay/localnet-sponsor/${passphrase}`).digest()));
+  Keypair.fromRawEd25519Seed(
+    new Uint8Array(
+      new Bun.CryptoHasher("sha256").update(`stellar-sponsor-relay/localnet-sponsor/${passphrase}`).digest(),
+    ),
+  );
 
 /** Bun's own request body limit (1 GiB): above it Bun answers a bare 413, so it must never be the one that answers. */
 const SERVER_BODY_LIMIT = 2 ** 30;
@@ -51,42 +55,101 @@ export interface Relay {
 }
 
 export async function startRelay(config: Config, log: Logger): Promise<Relay> {
-  const upstream: Record<NetworkName, string | undefined> = { testnet: config.TESTNET_RPC_URL, mainnet: config.MAINNET_RPC_URL };
-  const secrets: Record<NetworkName, string | undefined> = { testnet: config.TESTNET_FUNDER_SECRET, mainnet: config.MAINNET_FUNDER_SECRET };
-  const channelCounts: Record<NetworkName, number> = { testnet: config.TESTNET_CHANNELS, mainnet: config.MAINNET_CHANNELS };
-  const passphrases: Record<NetworkName, string | undefined> = { testnet: config.TESTNET_PASSPHRASE, mainnet: config.MAINNET_PASSPHRASE };
+  const upstream: Record<NetworkName, string | undefined> = {
+    testnet: config.TESTNET_RPC_URL,
+    mainnet: config.MAINNET_RPC_URL,
+  };
+  const secrets: Record<NetworkName, string | undefined> = {
+    testnet: config.TESTNET_FUNDER_SECRET,
+    mainnet: config.MAINNET_FUNDER_SECRET,
+  };
+  const channelCounts: Record<NetworkName, number> = {
+    testnet: config.TESTNET_CHANNELS,
+    mainnet: config.MAINNET_CHANNELS,
+  };
+  const passphrases: Record<NetworkName, string | undefined> = {
+    testnet: config.TESTNET_PASSPHRASE,
+    mainnet: config.MAINNET_PASSPHRASE,
+  };
   const localnets: Partial<Record<NetworkName, Localnet>> = {};
   for (const name of NETWORKS) {
     if (upstream[name]) continue;
     localnets[name] = new Localnet({
-      passphrase: PUBLIC_PASSPHRASES[name], ledgerCloseMs: config.LEDGER_CLOSE_MS, maxTxSetSize: config.LOCALNET_MAX_TX_SET_SIZE,
-      dataDir: join(config.DATA_DIR, "localnet"), genesisAccounts: [{ id: localFunder(PUBLIC_PASSPHRASES[name]).publicKey(), balance: LOCAL_FUNDER_STROOPS }],
+      passphrase: PUBLIC_PASSPHRASES[name],
+      ledgerCloseMs: config.LEDGER_CLOSE_MS,
+      maxTxSetSize: config.LOCALNET_MAX_TX_SET_SIZE,
+      dataDir: join(config.DATA_DIR, "localnet"),
+      genesisAccounts: [{ id: localFunder(PUBLIC_PASSPHRASES[name]).publicKey(), balance: LOCAL_FUNDER_STROOPS }],
     });
   }
   const gateways: Partial<Record<NetworkName, Gateway>> = {};
   const pools: Partial<Record<NetworkName, ChannelPool>> = {};
   const metrics = new RelayMetrics();
-  const database = await openDatabase({ url: config.DATABASE_URL, dataDir: config.DATA_DIR, schema: config.DATABASE_SCHEMA, metrics });
+  const database = await openDatabase({
+    url: config.DATABASE_URL,
+    dataDir: config.DATA_DIR,
+    schema: config.DATABASE_SCHEMA,
+    metrics,
+  });
   const submissions = new SubmissionsRepo(database.db);
   const channels = new ChannelsRepo(database.db);
   const box = SecretBox.open(config.CHANNEL_ENCRYPTION_KEY, config.DATA_DIR);
   const startingBalance = BigInt(config.CHANNEL_STARTING_BALANCE);
   const poolConfig = {
-    startingBalance, topUpThreshold: config.CHANNEL_TOPUP_THRESHOLD ? BigInt(config.CHANNEL_TOPUP_THRESHOLD) : startingBalance / 2n,
-    waitMs: config.CHANNEL_WAIT_MS, feePercentile: config.FEE_PERCENTILE,
+    startingBalance,
+    topUpThreshold: config.CHANNEL_TOPUP_THRESHOLD ? BigInt(config.CHANNEL_TOPUP_THRESHOLD) : startingBalance / 2n,
+    waitMs: config.CHANNEL_WAIT_MS,
+    feePercentile: config.FEE_PERCENTILE,
   };
   const idempotencyKeys = new IdempotencyRepo(database.db);
-  const checkpoints = await openCheckpoints({ url: config.REDIS_URL, prefix: config.REDIS_PREFIX, maxEntries: config.CHECKPOINT_MEMORY_MAX_ENTRIES });
-  const actors = new ProjectActors(checkpoints.store, { anonymousPolicy: anonymousPolicy(config.ANONYMOUS_POLICY), debounceMs: config.CHECKPOINT_DEBOUNCE_MS, maxAnonymousClients: config.ANONYMOUS_MAX_CLIENTS }, log);
-  const projects = new ProjectsService({ projects: new ProjectsRepo(database.db), credits: new CreditsRepo(database.db), submissions, actors, defaults: PROJECT_POLICY_DEFAULTS, log });
+  const checkpoints = await openCheckpoints({
+    url: config.REDIS_URL,
+    prefix: config.REDIS_PREFIX,
+    maxEntries: config.CHECKPOINT_MEMORY_MAX_ENTRIES,
+  });
+  const actors = new ProjectActors(
+    checkpoints.store,
+    {
+      anonymousPolicy: anonymousPolicy(config.ANONYMOUS_POLICY),
+      debounceMs: config.CHECKPOINT_DEBOUNCE_MS,
+      maxAnonymousClients: config.ANONYMOUS_MAX_CLIENTS,
+    },
+    log,
+  );
+  const projects = new ProjectsService({
+    projects: new ProjectsRepo(database.db),
+    credits: new CreditsRepo(database.db),
+    submissions,
+    actors,
+    defaults: PROJECT_POLICY_DEFAULTS,
+    log,
+  });
   await projects.boot();
-  const prune = () => idempotencyKeys.prune().catch((e) => log.warn({ err: String(e) }, "pruning idempotency keys failed"));
+  const prune = () =>
+    idempotencyKeys.prune().catch((e) => log.warn({ err: String(e) }, "pruning idempotency keys failed"));
   await prune();
   const pruneTimer = setInterval(prune, 3600_000);
   const sponsor = new SponsorService({
-    gateways, pools, submissions, log, metrics,
-    settleProject: (projectId, s) => actors.project(projectId)?.send({ type: "SETTLE", id: crypto.randomUUID(), now: Date.now(), released: s.released, charged: s.charged, journaled: true }),
-    config: { feePercentile: config.FEE_PERCENTILE, maxFeeRate: BigInt(config.MAX_FEE_RATE), submissionTimeoutMs: config.SUBMISSION_TIMEOUT_MS, tryAgainLaterMs: config.TRY_AGAIN_LATER_MS },
+    gateways,
+    pools,
+    submissions,
+    log,
+    metrics,
+    settleProject: (projectId, s) =>
+      actors.project(projectId)?.send({
+        type: "SETTLE",
+        id: crypto.randomUUID(),
+        now: Date.now(),
+        released: s.released,
+        charged: s.charged,
+        journaled: true,
+      }),
+    config: {
+      feePercentile: config.FEE_PERCENTILE,
+      maxFeeRate: BigInt(config.MAX_FEE_RATE),
+      submissionTimeoutMs: config.SUBMISSION_TIMEOUT_MS,
+      tryAgainLaterMs: config.TRY_AGAIN_LATER_MS,
+    },
   });
   // the networks whose channel pool is configured: readiness waits for each
   const poolsExpected = NETWORKS.filter((n) => !upstream[n] || secrets[n]);
@@ -94,11 +157,31 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   // the app answers 413 in the envelope (declared lengths on arrival, chunked bodies as they are read); the
   // server's own limit, which answers a bare 413, is set beyond any body the app would read
   const app = createApp({
-    localnets, gateways, publicUrl: `http://localhost:${config.PORT}`, sponsor, simulate: new SimulateService(config.FEE_PERCENTILE),
-    idempotency: new Idempotency(idempotencyKeys, config.IDEMPOTENCY_TTL_MS), projects, actors, pools, adminToken: config.ADMIN_TOKEN,
-    storage: async () => ({ database: database.kind, status: (await database.ping()) ? "ok" : "down", checkpoints: checkpoints.kind }),
-    log, maxBodyBytes: config.MAX_BODY_BYTES, trustProxy: config.TRUST_PROXY, hstsMaxAge: config.HSTS_MAX_AGE, startedAt: Date.now(),
-    lifecycle, poolsExpected, metrics, metricsToken: config.METRICS_TOKEN, corsOrigins: config.CORS_ORIGINS,
+    localnets,
+    gateways,
+    publicUrl: `http://localhost:${config.PORT}`,
+    sponsor,
+    simulate: new SimulateService(config.FEE_PERCENTILE),
+    idempotency: new Idempotency(idempotencyKeys, config.IDEMPOTENCY_TTL_MS),
+    projects,
+    actors,
+    pools,
+    adminToken: config.ADMIN_TOKEN,
+    storage: async () => ({
+      database: database.kind,
+      status: (await database.ping()) ? "ok" : "down",
+      checkpoints: checkpoints.kind,
+    }),
+    log,
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    trustProxy: config.TRUST_PROXY,
+    hstsMaxAge: config.HSTS_MAX_AGE,
+    startedAt: Date.now(),
+    lifecycle,
+    poolsExpected,
+    metrics,
+    metricsToken: config.METRICS_TOKEN,
+    corsOrigins: config.CORS_ORIGINS,
   }).listen({ port: config.PORT, maxRequestBodySize: SERVER_BODY_LIMIT });
   const url = `http://127.0.0.1:${app.server!.port}`;
 
@@ -107,7 +190,14 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
     for (const name of Object.keys(gateways) as NetworkName[]) {
       if (recovering.has(name)) continue;
       recovering.add(name);
-      sponsor.recover(name).catch((e) => log.warn({ network: name, err: e instanceof Error ? e.message : String(e) }, "recovering submissions failed; retrying"))
+      sponsor
+        .recover(name)
+        .catch((e) =>
+          log.warn(
+            { network: name, err: e instanceof Error ? e.message : String(e) },
+            "recovering submissions failed; retrying",
+          ),
+        )
         .finally(() => recovering.delete(name));
     }
   };
@@ -115,7 +205,8 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   const stop = async () => {
     clearInterval(recoverTimer);
     // new /v1 requests get 503; those in flight finish while the networks and watchers are still up
-    if (!(await lifecycle.drain(config.SHUTDOWN_GRACE_MS))) log.warn({ inFlight: lifecycle.inFlight }, "shutdown grace ended with requests in flight");
+    if (!(await lifecycle.drain(config.SHUTDOWN_GRACE_MS)))
+      log.warn({ inFlight: lifecycle.inFlight }, "shutdown grace ended with requests in flight");
     for (const p of Object.values(pools)) p.stop();
     clearInterval(pruneTimer);
     for (const g of Object.values(gateways)) g.stop();
@@ -129,11 +220,18 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
     for (const name of NETWORKS) {
       const net = localnets[name];
       const gw = new Gateway({
-        name, rpcUrl: upstream[name] ?? `${url}/localnet/${name}/rpc`, upstream: net ? "localnet" : new URL(upstream[name]!).host,
-        passphrase: net ? net.passphrase : passphrases[name], pollMs: config.WATCHER_POLL_MS, timeoutMs: config.RPC_TIMEOUT_MS, log,
+        name,
+        rpcUrl: upstream[name] ?? `${url}/localnet/${name}/rpc`,
+        upstream: net ? "localnet" : new URL(upstream[name]!).host,
+        passphrase: net ? net.passphrase : passphrases[name],
+        pollMs: config.WATCHER_POLL_MS,
+        timeoutMs: config.RPC_TIMEOUT_MS,
+        log,
       });
       await gw.start().catch((e) => {
-        throw new Error(`cannot read the ${name} network's passphrase from ${upstream[name]}: set ${name.toUpperCase()}_PASSPHRASE or make it reachable (${e instanceof Error ? e.message : e})`);
+        throw new Error(
+          `cannot read the ${name} network's passphrase from ${upstream[name]}: set ${name.toUpperCase()}_PASSPHRASE or make it reachable (${e instanceof Error ? e.message : e})`,
+        );
       });
       gateways[name] = gw;
       gw.watcher.metrics = metrics;
@@ -141,15 +239,40 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
       if (net) {
         net.start();
         net.onLedgerClosed(() => gw.watcher.poke()); // confirm the moment the embedded ledger closes
-        if (!net.account(funder!.publicKey())) throw new Error(`the ${name} localnet in ${config.DATA_DIR} has no funder account: remove its snapshot to start afresh`);
-        log.warn({ network: name, passphrase: net.passphrase, rpc: `${url}/localnet/${name}/rpc`, friendbot: `${url}/localnet/${name}/friendbot`, horizon: `${url}/localnet/${name}/horizon`, ledgerCloseMs: net.ledgerCloseMs, funder: funder!.publicKey() }, `LOCAL NETWORK: ${name} is an embedded localnet, not the public ${name}`);
+        if (!net.account(funder!.publicKey()))
+          throw new Error(
+            `the ${name} localnet in ${config.DATA_DIR} has no funder account: remove its snapshot to start afresh`,
+          );
+        log.warn(
+          {
+            network: name,
+            passphrase: net.passphrase,
+            rpc: `${url}/localnet/${name}/rpc`,
+            friendbot: `${url}/localnet/${name}/friendbot`,
+            horizon: `${url}/localnet/${name}/horizon`,
+            ledgerCloseMs: net.ledgerCloseMs,
+            funder: funder!.publicKey(),
+          },
+          `LOCAL NETWORK: ${name} is an embedded localnet, not the public ${name}`,
+        );
       } else if (funder) {
         log.info({ network: name, upstream: gw.upstream, funder: funder.publicKey() }, "network upstream");
       } else {
-        log.error({ network: name }, `no ${name.toUpperCase()}_FUNDER_SECRET: sponsoring on ${name} answers NETWORK_UNAVAILABLE`);
+        log.error(
+          { network: name },
+          `no ${name.toUpperCase()}_FUNDER_SECRET: sponsoring on ${name} answers NETWORK_UNAVAILABLE`,
+        );
         continue;
       }
-      const pool = new ChannelPool({ network: name, gateway: gw, funder: funder!, repo: channels, box, log, config: { ...poolConfig, channels: channelCounts[name] } });
+      const pool = new ChannelPool({
+        network: name,
+        gateway: gw,
+        funder: funder!,
+        repo: channels,
+        box,
+        log,
+        config: { ...poolConfig, channels: channelCounts[name] },
+      });
       pools[name] = pool;
       if (net) await startLocalPool(pool, net);
       else void startUpstreamPool(pool, log);
@@ -162,14 +285,22 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   log.info({ port: app.server!.port }, "relay listening");
 
   return {
-    url, app, localnets, gateways, pools, database: database.db, stop,
+    url,
+    app,
+    localnets,
+    gateways,
+    pools,
+    database: database.db,
+    stop,
   };
 }
 
 /** An embedded network's pool is ready before the relay answers (a ledger is closed for it when the localnet closes only on demand). */
 async function startLocalPool(pool: ChannelPool, net: Localnet): Promise<void> {
   let done = false;
-  const starting = pool.start().finally(() => { done = true; });
+  const starting = pool.start().finally(() => {
+    done = true;
+  });
   while (net.ledgerCloseMs <= 0 && !done) {
     await Bun.sleep(5);
     if (net.queue.size > 0) net.closeLedger();

@@ -3,14 +3,26 @@ import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import type { FeePercentile } from "./network/gateway.ts";
 import { parseKey } from "./relay/secret-box.ts";
-import { ANONYMOUS_POLICY_DEFAULTS, PolicyPatch, effectivePolicy, mergeOverrides, type Policy } from "./relay/policy.ts";
+import {
+  ANONYMOUS_POLICY_DEFAULTS,
+  PolicyPatch,
+  effectivePolicy,
+  mergeOverrides,
+  type Policy,
+} from "./relay/policy.ts";
 import { DEFAULT_MEMORY_CHECKPOINTS } from "./store/checkpoints.ts";
 
 const PERCENTILES: FeePercentile[] = ["p10", "p20", "p30", "p40", "p50", "p60", "p70", "p80", "p90", "p95", "p99"];
 const NumberFromEnv = (def: number, min = 0) => Type.Number({ default: def, minimum: min });
 
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"] as const;
-const oneOf = <T extends string>(values: readonly T[], def: T) => Type.Unsafe<T>(Type.Union(values.map((v) => Type.Literal(v)), { default: def }));
+const oneOf = <T extends string>(values: readonly T[], def: T) =>
+  Type.Unsafe<T>(
+    Type.Union(
+      values.map((v) => Type.Literal(v)),
+      { default: def },
+    ),
+  );
 
 export const ConfigSchema = Type.Object({
   PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
@@ -26,15 +38,25 @@ export const ConfigSchema = Type.Object({
   TESTNET_PASSPHRASE: Type.Optional(Type.String({ minLength: 1 })),
   MAINNET_PASSPHRASE: Type.Optional(Type.String({ minLength: 1 })),
   /** The account that funds the channel accounts of an upstream network (the embedded ones have their own). */
-  TESTNET_FUNDER_SECRET: Type.Optional(Type.String({ pattern: "^S[A-Z2-7]{55}$", description: "a Stellar secret seed (S…, 56 characters)" })),
-  MAINNET_FUNDER_SECRET: Type.Optional(Type.String({ pattern: "^S[A-Z2-7]{55}$", description: "a Stellar secret seed (S…, 56 characters)" })),
+  TESTNET_FUNDER_SECRET: Type.Optional(
+    Type.String({ pattern: "^S[A-Z2-7]{55}$", description: "a Stellar secret seed (S…, 56 characters)" }),
+  ),
+  MAINNET_FUNDER_SECRET: Type.Optional(
+    Type.String({ pattern: "^S[A-Z2-7]{55}$", description: "a Stellar secret seed (S…, 56 characters)" }),
+  ),
   /** Channel accounts of a new pool (afterwards the admin API's count is kept). */
   TESTNET_CHANNELS: NumberFromEnv(4, 1),
   MAINNET_CHANNELS: NumberFromEnv(4, 1),
   /** Lumens (stroops) a new channel account starts with, and is topped up to. */
-  CHANNEL_STARTING_BALANCE: Type.String({ pattern: "^[0-9]{8,18}$", default: "100000000", description: "stroops: 8 to 18 digits" }),
+  CHANNEL_STARTING_BALANCE: Type.String({
+    pattern: "^[0-9]{8,18}$",
+    default: "100000000",
+    description: "stroops: 8 to 18 digits",
+  }),
   /** A channel whose balance falls under this (stroops) is topped up; default: half the starting balance. */
-  CHANNEL_TOPUP_THRESHOLD: Type.Optional(Type.String({ pattern: "^[0-9]{1,18}$", description: "stroops: 1 to 18 digits" })),
+  CHANNEL_TOPUP_THRESHOLD: Type.Optional(
+    Type.String({ pattern: "^[0-9]{1,18}$", description: "stroops: 1 to 18 digits" }),
+  ),
   /** How long a request waits for a channel account that can pay its fee. */
   CHANNEL_WAIT_MS: NumberFromEnv(5000, 0),
   /** 32 bytes, base64 or hex, that seal channel secret keys; default: a key generated into DATA_DIR. */
@@ -69,10 +91,12 @@ export const ConfigSchema = Type.Object({
   /** Bearer token of GET /metrics; unset: /metrics is open (keep the port private). */
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
   /** Origins browsers may call the relay from: comma-separated `scheme://host[:port]`, or `*`; unset: no CORS headers. */
-  CORS_ORIGINS: Type.Optional(Type.String({
-    pattern: "^\\s*(\\*|[a-z][a-z0-9+.-]*://[^/,\\s]+)\\s*(,\\s*(\\*|[a-z][a-z0-9+.-]*://[^/,\\s]+)\\s*)*$",
-    description: "comma-separated origins (scheme://host[:port]) or *",
-  })),
+  CORS_ORIGINS: Type.Optional(
+    Type.String({
+      pattern: "^\\s*(\\*|[a-z][a-z0-9+.-]*://[^/,\\s]+)\\s*(,\\s*(\\*|[a-z][a-z0-9+.-]*://[^/,\\s]+)\\s*)*$",
+      description: "comma-separated origins (scheme://host[:port]) or *",
+    }),
+  ),
 });
 export type Config = Static<typeof ConfigSchema>;
 
@@ -87,11 +111,18 @@ const SECRET = /SECRET|TOKEN|KEY|DATABASE_URL|REDIS_URL/;
 
 /** One line for a schema error: the variable, what it must be (allowed values listed), and the value if not secret. */
 function problem(key: string, schema: TSchema | undefined, given: unknown, message: string): string {
-  const allowed = (schema?.anyOf as { const?: unknown }[] | undefined)?.map((s) => s.const).filter((v) => v !== undefined);
-  const what = allowed?.length ? `must be one of ${allowed.join(", ")}`
-    : schema?.description && schema.pattern ? `must be ${schema.description}`
-    : schema?.maximum !== undefined ? `must be a whole number from ${schema.minimum ?? 0} to ${schema.maximum}`
-      : schema?.type === "number" ? `must be a number of at least ${schema.minimum ?? 0}` : message;
+  const allowed = (schema?.anyOf as { const?: unknown }[] | undefined)
+    ?.map((s) => s.const)
+    .filter((v) => v !== undefined);
+  const what = allowed?.length
+    ? `must be one of ${allowed.join(", ")}`
+    : schema?.description && schema.pattern
+      ? `must be ${schema.description}`
+      : schema?.maximum !== undefined
+        ? `must be a whole number from ${schema.minimum ?? 0} to ${schema.maximum}`
+        : schema?.type === "number"
+          ? `must be a number of at least ${schema.minimum ?? 0}`
+          : message;
   return `${key} ${what}${SECRET.test(key) || given === undefined ? "" : ` (got ${JSON.stringify(given)})`}`;
 }
 
@@ -103,19 +134,24 @@ function deeper(config: Config, skip: Map<string, string>): string[] {
     try {
       fn();
     } catch (e) {
-      const message = (e instanceof Error ? e.message : String(e)).replace(/^invalid configuration: /, "").replace(`${what} `, "");
+      const message = (e instanceof Error ? e.message : String(e))
+        .replace(/^invalid configuration: /, "")
+        .replace(`${what} `, "");
       out.push(`${what}: ${message}`);
     }
   };
   check("ANONYMOUS_POLICY", () => anonymousPolicy(config.ANONYMOUS_POLICY));
-  if (config.CHANNEL_ENCRYPTION_KEY) check("CHANNEL_ENCRYPTION_KEY", () => parseKey(config.CHANNEL_ENCRYPTION_KEY!, "CHANNEL_ENCRYPTION_KEY"));
+  if (config.CHANNEL_ENCRYPTION_KEY)
+    check("CHANNEL_ENCRYPTION_KEY", () => parseKey(config.CHANNEL_ENCRYPTION_KEY!, "CHANNEL_ENCRYPTION_KEY"));
   const url = (key: "DATABASE_URL" | "REDIS_URL" | "TESTNET_RPC_URL" | "MAINNET_RPC_URL", protocols: string[]) => {
     const v = config[key];
     if (v === undefined || skip.has(key)) return;
     let ok = false;
     try {
       ok = protocols.includes(new URL(v).protocol);
-    } catch { /* not a URL */ }
+    } catch {
+      /* not a URL */
+    }
     if (!ok) out.push(`${key} must be a URL (${protocols.map((p) => `${p}//…`).join(" or ")})`);
   };
   url("DATABASE_URL", ["postgres:", "postgresql:"]);
@@ -130,12 +166,17 @@ function deeper(config: Config, skip: Map<string, string>): string[] {
  * throws a ConfigError with every problem. Secrets are never echoed.
  */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const raw = Object.fromEntries(Object.keys(ConfigSchema.properties).filter((k) => env[k] !== undefined && env[k] !== "").map((k) => [k, env[k]]));
+  const raw = Object.fromEntries(
+    Object.keys(ConfigSchema.properties)
+      .filter((k) => env[k] !== undefined && env[k] !== "")
+      .map((k) => [k, env[k]]),
+  );
   const value = Value.Default(ConfigSchema, Value.Convert(ConfigSchema, raw)) as Config;
   const problems = new Map<string, string>();
   for (const e of Value.Errors(ConfigSchema, value)) {
     const key = e.path.slice(1);
-    if (!problems.has(key)) problems.set(key, problem(key, ConfigSchema.properties[key as keyof Config] as TSchema, raw[key], e.message));
+    if (!problems.has(key))
+      problems.set(key, problem(key, ConfigSchema.properties[key as keyof Config] as TSchema, raw[key], e.message));
   }
   const all = [...problems.values(), ...deeper(value, problems)];
   if (all.length) throw new ConfigError(all);
@@ -152,6 +193,9 @@ export function anonymousPolicy(json: string | undefined): Policy {
     throw new Error("invalid configuration: ANONYMOUS_POLICY is not JSON");
   }
   const errors = [...Value.Errors(PolicyPatch, parsed)];
-  if (errors.length) throw new Error(`invalid configuration: ANONYMOUS_POLICY ${errors.map((e) => `${e.path.slice(1)} ${e.message}`).join("; ")}`);
+  if (errors.length)
+    throw new Error(
+      `invalid configuration: ANONYMOUS_POLICY ${errors.map((e) => `${e.path.slice(1)} ${e.message}`).join("; ")}`,
+    );
   return effectivePolicy(ANONYMOUS_POLICY_DEFAULTS, mergeOverrides({}, parsed as PolicyPatch));
 }

@@ -39,7 +39,13 @@ export interface PoolSource {
   list(): {
     funder: { balance: string };
     target: number;
-    totals: { active: number; creating: number; draining: number; balance: string; inFlight: { count: number; fees: string } };
+    totals: {
+      active: number;
+      creating: number;
+      draining: number;
+      balance: string;
+      inFlight: { count: number; fees: string };
+    };
   };
 }
 
@@ -69,68 +75,109 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
   private sources: MetricSources = {};
 
   private readonly httpRequests = new Counter({
-    name: "relay_http_requests_total", help: "HTTP requests answered, by method, route pattern (\"unmatched\": no route) and status.",
-    labelNames: ["method", "route", "status"] as const, registers: [this.registry],
+    name: "relay_http_requests_total",
+    help: 'HTTP requests answered, by method, route pattern ("unmatched": no route) and status.',
+    labelNames: ["method", "route", "status"] as const,
+    registers: [this.registry],
   });
   private readonly httpDuration = new Histogram({
     name: "relay_http_request_duration_seconds",
     help: "Time from a request's arrival to its answer being handed to the server, by method, route pattern and status.",
-    labelNames: ["method", "route", "status"] as const, buckets: HTTP_BUCKETS, registers: [this.registry],
+    labelNames: ["method", "route", "status"] as const,
+    buckets: HTTP_BUCKETS,
+    registers: [this.registry],
   });
   private readonly rateLimitedTotal = new Counter({
     name: "relay_rate_limited_total",
     help: "Requests refused with 429 RATE_LIMIT_EXCEEDED, by whose bucket was empty: a project's (scope=project) or a client IP's (scope=anonymous: the anonymous relay, and unknown API keys).",
-    labelNames: ["scope"] as const, registers: [this.registry],
+    labelNames: ["scope"] as const,
+    registers: [this.registry],
   });
   private readonly sponsorOutcomes = new Counter({
     name: "relay_sponsor_outcomes_total",
-    help: "Sponsor requests the sponsor service answered (after authentication and the rate limit; idempotent replays not counted), by network, outcome (\"success\" or the error code) and tx_result (the client transaction's result code when the network judged it, else \"none\").",
-    labelNames: ["network", "outcome", "tx_result"] as const, registers: [this.registry],
+    help: 'Sponsor requests the sponsor service answered (after authentication and the rate limit; idempotent replays not counted), by network, outcome ("success" or the error code) and tx_result (the client transaction\'s result code when the network judged it, else "none").',
+    labelNames: ["network", "outcome", "tx_result"] as const,
+    registers: [this.registry],
   });
   private readonly feesPaid = new Counter({
     name: "relay_fees_paid_stroops_total",
     help: "Fees the network charged the relay's channel accounts for sponsored transactions (successful or failed), in stroops, by network. Channel creation and top-ups are not counted.",
-    labelNames: ["network"] as const, registers: [this.registry],
+    labelNames: ["network"] as const,
+    registers: [this.registry],
   });
   private readonly confirmations = new Histogram({
     name: "relay_confirmation_delay_seconds",
     help: "Time from a ledger's close time, as the network reports it (createdAt, whole seconds, so up to 1 s more than the true delay), to the ledger watcher finding a waited-for transaction in that ledger, by network.",
-    labelNames: ["network"] as const, buckets: CONFIRMATION_BUCKETS, registers: [this.registry],
+    labelNames: ["network"] as const,
+    buckets: CONFIRMATION_BUCKETS,
+    registers: [this.registry],
   });
   private readonly dbDuration = new Histogram({
     name: "relay_db_statement_duration_seconds",
     help: "Duration of database statements as the relay sees them (waiting for a connection or PGlite's lock included), by statement kind (select, insert, update, delete, with, other).",
-    labelNames: ["statement"] as const, buckets: DB_BUCKETS, registers: [this.registry],
+    labelNames: ["statement"] as const,
+    buckets: DB_BUCKETS,
+    registers: [this.registry],
   });
 
   constructor() {
     for (const scope of ["project", "anonymous"]) this.rateLimitedTotal.inc({ scope }, 0); // both series exist from the start
     const self = this;
-    const pools = () => Object.entries(this.sources.pools ?? {}).flatMap(([n, p]) => (p ? [[n, p.list()] as const] : []));
+    const pools = () =>
+      Object.entries(this.sources.pools ?? {}).flatMap(([n, p]) => (p ? [[n, p.list()] as const] : []));
     new Gauge({
-      name: "relay_channels", help: "Channel accounts in the pool, by network and state (active, creating, draining).",
-      labelNames: ["network", "state"] as const, registers: [this.registry],
+      name: "relay_channels",
+      help: "Channel accounts in the pool, by network and state (active, creating, draining).",
+      labelNames: ["network", "state"] as const,
+      registers: [this.registry],
       collect() {
         this.reset();
-        for (const [n, v] of pools()) for (const state of ["active", "creating", "draining"] as const) this.set({ network: n, state }, v.totals[state]);
+        for (const [n, v] of pools())
+          for (const state of ["active", "creating", "draining"] as const)
+            this.set({ network: n, state }, v.totals[state]);
       },
     });
-    const perPool = (name: string, help: string, read: (v: ReturnType<PoolSource["list"]>) => number) => new Gauge({
-      name, help, labelNames: ["network"] as const, registers: [this.registry],
-      collect() {
-        this.reset();
-        for (const [n, v] of pools()) this.set({ network: n }, read(v));
-      },
-    });
-    perPool("relay_channels_target", "Channel accounts the pool is sized to (the operator's target), by network.", (v) => v.target);
-    perPool("relay_channels_balance_stroops", "Sum of the channel accounts' balances in stroops, by network (GET /v1/admin/channels totals.balance).", (v) => num(v.totals.balance));
-    perPool("relay_channels_in_flight", "Leases the channel accounts hold for submissions in flight, by network (totals.inFlight.count).", (v) => v.totals.inFlight.count);
-    perPool("relay_channels_in_flight_fees_stroops", "Fees reserved on the channel accounts for submissions in flight, in stroops, by network (totals.inFlight.fees).", (v) => num(v.totals.inFlight.fees));
-    perPool("relay_funder_balance_stroops", "Balance of the account that funds and tops up the channel accounts, in stroops, by network.", (v) => num(v.funder.balance));
+    const perPool = (name: string, help: string, read: (v: ReturnType<PoolSource["list"]>) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ["network"] as const,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          for (const [n, v] of pools()) this.set({ network: n }, read(v));
+        },
+      });
+    perPool(
+      "relay_channels_target",
+      "Channel accounts the pool is sized to (the operator's target), by network.",
+      (v) => v.target,
+    );
+    perPool(
+      "relay_channels_balance_stroops",
+      "Sum of the channel accounts' balances in stroops, by network (GET /v1/admin/channels totals.balance).",
+      (v) => num(v.totals.balance),
+    );
+    perPool(
+      "relay_channels_in_flight",
+      "Leases the channel accounts hold for submissions in flight, by network (totals.inFlight.count).",
+      (v) => v.totals.inFlight.count,
+    );
+    perPool(
+      "relay_channels_in_flight_fees_stroops",
+      "Fees reserved on the channel accounts for submissions in flight, in stroops, by network (totals.inFlight.fees).",
+      (v) => num(v.totals.inFlight.fees),
+    );
+    perPool(
+      "relay_funder_balance_stroops",
+      "Balance of the account that funds and tops up the channel accounts, in stroops, by network.",
+      (v) => num(v.funder.balance),
+    );
     new Gauge({
       name: "relay_submissions_pending",
       help: "Submissions this relay process is sending or waiting on a ledger for (one per inner transaction, however many requests wait on it), by network.",
-      labelNames: ["network"] as const, registers: [this.registry],
+      labelNames: ["network"] as const,
+      registers: [this.registry],
       collect() {
         this.reset();
         const pending = self.sources.pending;
@@ -163,7 +210,11 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
     const body = outcome.body as { code?: unknown; details?: { result_codes?: { transaction?: unknown } } } | null;
     const success = outcome.status === 200;
     const txResult = success ? "tx_success" : body?.details?.result_codes?.transaction;
-    this.sponsorOutcomes.inc({ network: network(net), outcome: success ? "success" : code(body?.code), tx_result: txResult === undefined ? "none" : code(txResult) });
+    this.sponsorOutcomes.inc({
+      network: network(net),
+      outcome: success ? "success" : code(body?.code),
+      tx_result: txResult === undefined ? "none" : code(txResult),
+    });
   }
 
   feePaid(net: string, stroops: bigint): void {

@@ -9,9 +9,12 @@ const RESERVE = 10_000_000n;
 const SEQ = 1000n << 32n;
 
 function channel(over: Partial<ChannelInput> = {}) {
-  const actor = createActor(channelMachine, { input: { publicKey: "GA", balance: RESERVE + 1_000n, reserve: RESERVE, seq: SEQ, state: "active", ...over } }).start();
+  const actor = createActor(channelMachine, {
+    input: { publicKey: "GA", balance: RESERVE + 1_000n, reserve: RESERVE, seq: SEQ, state: "active", ...over },
+  }).start();
   let n = 0;
-  const send = (e: Record<string, unknown> & { type: string }) => ask<ChannelReply>(actor, { id: `r${n++}`, ...e } as never);
+  const send = (e: Record<string, unknown> & { type: string }) =>
+    ask<ChannelReply>(actor, { id: `r${n++}`, ...e } as never);
   return { actor, send, ctx: () => actor.getSnapshot().context, state: () => actor.getSnapshot().value };
 }
 
@@ -101,7 +104,10 @@ describe("channel: states", () => {
     expect(await c.send({ type: "TAKE", id: "t", fee: 100n })).toMatchObject({ ok: false, reason: "not_active" });
     c.actor.send({ type: "RELEASE", id: "a", charged: 300n });
     expect(c.ctx().holds).toEqual({});
-    expect(await c.send({ type: "TAKE", id: "m", fee: 100n, internal: true })).toMatchObject({ ok: true, seq: SEQ + 1n });
+    expect(await c.send({ type: "TAKE", id: "m", fee: 100n, internal: true })).toMatchObject({
+      ok: true,
+      seq: SEQ + 1n,
+    });
     c.actor.send({ type: "MERGED" });
     expect(c.state()).toBe("merged");
   });
@@ -122,9 +128,14 @@ describe("channel: states", () => {
 describe("pool: assignment", () => {
   function pool(balances: bigint[]) {
     const actor = createActor(poolMachine).start();
-    balances.forEach((b, i) => actor.send({ type: "ADD", channel: { publicKey: `G${i}`, balance: RESERVE + b, reserve: RESERVE, seq: SEQ, state: "active" } }));
+    for (const [i, b] of balances.entries())
+      actor.send({
+        type: "ADD",
+        channel: { publicKey: `G${i}`, balance: RESERVE + b, reserve: RESERVE, seq: SEQ, state: "active" },
+      });
     let n = 0;
-    const send = (e: Record<string, unknown> & { type: string }) => ask<PoolReply>(actor, { id: `p${n++}`, ...e } as never);
+    const send = (e: Record<string, unknown> & { type: string }) =>
+      ask<PoolReply>(actor, { id: `p${n++}`, ...e } as never);
     const ctx = (pk: string) => actor.getSnapshot().context.channels[pk]!.getSnapshot().context;
     return { actor, send, ctx };
   }
@@ -147,7 +158,10 @@ describe("pool: assignment", () => {
     const p = pool([5_000n, 1_000n]);
     p.actor.send({ type: "TO", publicKey: "G0", event: { type: "RETIRE" } });
     expect((await p.send({ type: "ASSIGN", fee: 500n })).publicKey).toBe("G1");
-    p.actor.send({ type: "ADD", channel: { publicKey: "G9", balance: 0n, reserve: RESERVE, seq: 0n, state: "creating" } });
+    p.actor.send({
+      type: "ADD",
+      channel: { publicKey: "G9", balance: 0n, reserve: RESERVE, seq: 0n, state: "creating" },
+    });
     expect((await p.send({ type: "ASSIGN", fee: 501n })).publicKey).toBe(null); // G1 has 500 left, G0 is draining, G9 creating
   });
 

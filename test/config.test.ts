@@ -16,7 +16,9 @@ const problems = (env: Record<string, string>) => {
 test("each bad value is one problem that says what is allowed", () => {
   const p = problems({ FEE_PERCENTILE: "bogus", PORT: "70000", LOG_LEVEL: "loud" });
   expect(p).toHaveLength(3);
-  expect(p).toContain('FEE_PERCENTILE must be one of p10, p20, p30, p40, p50, p60, p70, p80, p90, p95, p99 (got "bogus")');
+  expect(p).toContain(
+    'FEE_PERCENTILE must be one of p10, p20, p30, p40, p50, p60, p70, p80, p90, p95, p99 (got "bogus")',
+  );
   expect(p).toContain("PORT must be a whole number from 0 to 65535 (got 70000)");
   expect(p.find((x) => x.startsWith("LOG_LEVEL"))).toContain("trace, debug, info, warn, error, fatal, silent");
 });
@@ -24,8 +26,18 @@ test("each bad value is one problem that says what is allowed", () => {
 test("policies, keys and URLs are checked too, and secrets are never echoed", () => {
   const secret = "SBADSEED";
   const key = "0123456789abcdef0123456789abcdef";
-  const p = problems({ ANONYMOUS_POLICY: '{"x":1}', CHANNEL_ENCRYPTION_KEY: key, MAINNET_FUNDER_SECRET: secret, DATABASE_URL: "mysql://u:pw@h/db" });
-  expect(p.map((x) => x.split(/[ :]/)[0])).toEqual(["MAINNET_FUNDER_SECRET", "ANONYMOUS_POLICY", "CHANNEL_ENCRYPTION_KEY", "DATABASE_URL"]);
+  const p = problems({
+    ANONYMOUS_POLICY: '{"x":1}',
+    CHANNEL_ENCRYPTION_KEY: key,
+    MAINNET_FUNDER_SECRET: secret,
+    DATABASE_URL: "mysql://u:pw@h/db",
+  });
+  expect(p.map((x) => x.split(/[ :]/)[0])).toEqual([
+    "MAINNET_FUNDER_SECRET",
+    "ANONYMOUS_POLICY",
+    "CHANNEL_ENCRYPTION_KEY",
+    "DATABASE_URL",
+  ]);
   for (const line of p) for (const s of [secret, key, "pw@h"]) expect(line).not.toContain(s);
 });
 
@@ -37,7 +49,9 @@ test("a good configuration has defaults", () => {
 test("bun run start with bad configuration: one line per problem on stderr, exit 1, no stack, nothing started", async () => {
   const dataDir = join(import.meta.dir, "..", `.config-test-${crypto.randomUUID()}`);
   const p = Bun.spawn(["bun", "src/index.ts"], {
-    cwd: join(import.meta.dir, ".."), stdout: "pipe", stderr: "pipe",
+    cwd: join(import.meta.dir, ".."),
+    stdout: "pipe",
+    stderr: "pipe",
     env: { ...process.env, FEE_PERCENTILE: "bogus", PORT: "70000", DATA_DIR: dataDir, DATABASE_URL: "" },
   });
   const [err, code] = [await new Response(p.stderr).text(), await p.exited];
@@ -51,7 +65,9 @@ test("bun run start with bad configuration: one line per problem on stderr, exit
 
 test("a database the relay cannot reach is one line and exit 1", async () => {
   const p = Bun.spawn(["bun", "src/index.ts"], {
-    cwd: join(import.meta.dir, ".."), stdout: "pipe", stderr: "pipe",
+    cwd: join(import.meta.dir, ".."),
+    stdout: "pipe",
+    stderr: "pipe",
     env: { ...process.env, PORT: "0", DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", LOG_LEVEL: "silent" },
   });
   const [err, code] = [await new Response(p.stderr).text(), await p.exited];

@@ -9,7 +9,10 @@ import { join } from "node:path";
 import { spawn, tempDir } from "./support/processes.ts";
 
 const ROOT = join(import.meta.dir, "..");
-const lines = readFileSync(join(ROOT, "Dockerfile"), "utf8").split("\n").map((l) => l.trim()).filter((l) => l && !l.startsWith("#"));
+const lines = readFileSync(join(ROOT, "Dockerfile"), "utf8")
+  .split("\n")
+  .map((l) => l.trim())
+  .filter((l) => l && !l.startsWith("#"));
 
 test("the Dockerfile's layout starts the relay and /health answers", { timeout: 60_000 }, async () => {
   const dir = tempDir("relay-image-");
@@ -36,9 +39,17 @@ test("the Dockerfile's layout starts the relay and /health answers", { timeout: 
       }
     }
     expect(cmd).toEqual(["bun", "run", "start"]);
-    const script = JSON.parse(readFileSync(join(app, "package.json"), "utf8")).scripts.start.split(" ").at(-1);
+    const script = JSON.parse(readFileSync(join(app, "package.json"), "utf8"))
+      .scripts.start.split(" ")
+      .at(-1);
     // the image's ENV, with a free port and a data folder of the test's own
-    const relay = await spawn(script, { ...env, PORT: "0", DATA_DIR: join(dir.path, "data"), LEDGER_CLOSE_MS: "500", LOG_LEVEL: "info" }, "relay listening", 60_000, app);
+    const relay = await spawn(
+      script,
+      { ...env, PORT: "0", DATA_DIR: join(dir.path, "data"), LEDGER_CLOSE_MS: "500", LOG_LEVEL: "info" },
+      "relay listening",
+      60_000,
+      app,
+    );
     try {
       const res = await fetch(`http://127.0.0.1:${relay.ready.port}/health`);
       expect(res.status).toBe(200);

@@ -4,12 +4,19 @@ import { readFileSync } from "node:fs";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
 
 let r: TestRelay;
-beforeAll(async () => { r = await startTestRelay(); });
+beforeAll(async () => {
+  r = await startTestRelay();
+});
 afterAll(() => r.stop());
 
 const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 const run = async (cmd: string[]) => {
-  const p = Bun.spawn(cmd, { cwd: new URL("..", import.meta.url).pathname, env: { ...process.env, RELAY_URL: r.url }, stdout: "pipe", stderr: "pipe" });
+  const p = Bun.spawn(cmd, {
+    cwd: new URL("..", import.meta.url).pathname,
+    env: { ...process.env, RELAY_URL: r.url },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   const [out, err, code] = [await new Response(p.stdout).text(), await new Response(p.stderr).text(), await p.exited];
   return { out, err, code };
 };
@@ -26,7 +33,11 @@ test("the TypeScript example sponsors a payment", async () => {
 test("the curl example sponsors a payment", async () => {
   const line = readme.split("\n").find((l) => l.startsWith("curl -s http://localhost:3000/v1/sponsor"));
   expect(line).toBeDefined();
-  const { out, code } = await run(["bash", "-c", `TX=$(bun examples/signed-payment.ts) && ${line!.replaceAll("http://localhost:3000", r.url)}`]);
+  const { out, code } = await run([
+    "bash",
+    "-c",
+    `TX=$(bun examples/signed-payment.ts) && ${line!.replaceAll("http://localhost:3000", r.url)}`,
+  ]);
   expect(code).toBe(0);
   const body = JSON.parse(out);
   expect(body.feePaid).toBe("300");
@@ -35,9 +46,14 @@ test("the curl example sponsors a payment", async () => {
 
 test("the README's admin walkthrough runs as written, top to bottom", { timeout: 30_000 }, async () => {
   const start = readme.indexOf("The walkthrough below runs as written");
-  const block = readme.slice(readme.indexOf("```sh\n", start) + 6, readme.indexOf("```", readme.indexOf("```sh\n", start) + 6));
+  const block = readme.slice(
+    readme.indexOf("```sh\n", start) + 6,
+    readme.indexOf("```", readme.indexOf("```sh\n", start) + 6),
+  );
   const p = Bun.spawn(["bash", "-e", "-o", "pipefail", "-c", block], {
-    cwd: new URL("..", import.meta.url).pathname, stdout: "pipe", stderr: "pipe",
+    cwd: new URL("..", import.meta.url).pathname,
+    stdout: "pipe",
+    stderr: "pipe",
     env: { ...process.env, RELAY_URL: r.url, ADMIN_TOKEN: r.env.ADMIN_TOKEN! },
   });
   const [out, err, code] = [await new Response(p.stdout).text(), await new Response(p.stderr).text(), await p.exited];

@@ -3,31 +3,54 @@
  * (rpc.Server: getAccount, sendTransaction, pollTransaction; Horizon.Server: loadAccount).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Account, Asset, Keypair, Memo, Operation, rpc, TransactionBuilder, xdr, type Transaction } from "@stellar/stellar-sdk";
+import {
+  Account,
+  Asset,
+  Keypair,
+  Memo,
+  Operation,
+  rpc,
+  TransactionBuilder,
+  xdr,
+  type Transaction,
+} from "@stellar/stellar-sdk";
 import { builder, startLocalnet, type TestNet } from "./support/localnet.ts";
 
 let t: TestNet;
-beforeAll(async () => { t = await startLocalnet(); });
+beforeAll(async () => {
+  t = await startLocalnet();
+});
 afterAll(() => t.stop());
 
 // SDK v17 names of result codes ("txBadSeq", "paymentUnderfunded", ...)
 const S = rpc.Api.GetTransactionStatus;
 /** The response of a transaction found in a ledger (fails the test otherwise). */
-function applied(r: rpc.Api.GetTransactionResponse): rpc.Api.GetSuccessfulTransactionResponse | rpc.Api.GetFailedTransactionResponse {
+function applied(
+  r: rpc.Api.GetTransactionResponse,
+): rpc.Api.GetSuccessfulTransactionResponse | rpc.Api.GetFailedTransactionResponse {
   if (r.status === S.NOT_FOUND) throw new Error("transaction not found");
   return r;
 }
 const txCode = (r: xdr.TransactionResult | undefined): string => (r!.result as { type: string }).type;
-const innerCode = (r: xdr.TransactionResult): string => ((r.result as unknown as { innerResultPair: { result: { result: { type: string } } } }).innerResultPair.result.result.type);
+const innerCode = (r: xdr.TransactionResult): string =>
+  (r.result as unknown as { innerResultPair: { result: { result: { type: string } } } }).innerResultPair.result.result
+    .type;
 const opCodes = (r: xdr.TransactionResult): string[] =>
-  ((r.result as unknown as { results: { type: string; tr?: { value: { type: string } } }[] }).results).map((o) => (o.tr ? o.tr.value.type : o.type));
+  (r.result as unknown as { results: { type: string; tr?: { value: { type: string } } }[] }).results.map((o) =>
+    o.tr ? o.tr.value.type : o.type,
+  );
 const pay = (to: string, amount = "1") => Operation.payment({ destination: to, asset: Asset.native(), amount });
-const stroops = async (kp: Keypair) => BigInt(Math.round(Number((await t.horizon.loadAccount(kp.publicKey())).balances[0].balance) * 1e7));
+const stroops = async (kp: Keypair) =>
+  BigInt(Math.round(Number((await t.horizon.loadAccount(kp.publicKey())).balances[0].balance) * 1e7));
 const balanceOf = (kp: Keypair) => t.net.account(kp.publicKey())!.balance;
 
-async function signed(source: Keypair, ops: xdr.Operation[], opts: { fee?: string; signers?: Keypair[]; edit?: (b: TransactionBuilder) => void } = {}): Promise<Transaction> {
+async function signed(
+  source: Keypair,
+  ops: xdr.Operation[],
+  opts: { fee?: string; signers?: Keypair[]; edit?: (b: TransactionBuilder) => void } = {},
+): Promise<Transaction> {
   const b = await builder(t, source, opts.fee);
-  ops.forEach((o) => b.addOperation(o));
+  for (const o of ops) b.addOperation(o);
   opts.edit?.(b);
   const tx = b.build();
   for (const s of opts.signers ?? [source]) tx.sign(s);
@@ -61,7 +84,12 @@ describe("successful classic operations", () => {
   test("createAccount, manageData, bumpSequence and accountMerge change state", async () => {
     const a = await t.funded();
     const fresh = Keypair.random();
-    let r = await t.submit(await signed(a, [Operation.createAccount({ destination: fresh.publicKey(), startingBalance: "5" }), Operation.manageData({ name: "k", value: "v" })]));
+    let r = await t.submit(
+      await signed(a, [
+        Operation.createAccount({ destination: fresh.publicKey(), startingBalance: "5" }),
+        Operation.manageData({ name: "k", value: "v" }),
+      ]),
+    );
     expect(r.status).toBe(S.SUCCESS);
     expect(t.net.account(fresh.publicKey())!.balance).toBe(50_000_000n);
     expect(t.net.account(a.publicKey())!.data.get("k")).toEqual(new TextEncoder().encode("v"));
@@ -79,7 +107,9 @@ describe("successful classic operations", () => {
   test("operations localnet does not model are applied without state effect", async () => {
     const a = await t.funded();
     const before = balanceOf(a);
-    const r = await t.submit(await signed(a, [Operation.changeTrust({ asset: new Asset("USD", Keypair.random().publicKey()) })]));
+    const r = await t.submit(
+      await signed(a, [Operation.changeTrust({ asset: new Asset("USD", Keypair.random().publicKey()) })]),
+    );
     expect(r.status).toBe(S.SUCCESS);
     expect(balanceOf(a)).toBe(before - 100n);
   });
@@ -89,11 +119,30 @@ describe("successful classic operations", () => {
     const tx = await signed(a, [pay(t.net.root.publicKey())]);
     const v1 = (tx.toEnvelope() as xdr.TransactionEnvelopeTx).v1;
     const raw = v1.tx;
-    const v0 = xdr.TransactionEnvelope.envelopeTypeTxV0(new xdr.TransactionV0Envelope({
-      tx: new xdr.TransactionV0({ sourceAccountEd25519: a.rawPublicKey(), fee: raw.fee, seqNum: raw.seqNum, timeBounds: (raw.cond as unknown as { timeBounds: xdr.TimeBounds }).timeBounds, memo: raw.memo, operations: raw.operations, ext: xdr.TransactionV0Ext.v0() }),
-      signatures: v1.signatures,
-    }));
-    const res = await fetch(`${t.url}/rpc`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "sendTransaction", params: { transaction: v0.toXdr("base64") } }) }).then((x) => x.json() as Promise<{ result: { status: string; hash: string } }>);
+    const v0 = xdr.TransactionEnvelope.envelopeTypeTxV0(
+      new xdr.TransactionV0Envelope({
+        tx: new xdr.TransactionV0({
+          sourceAccountEd25519: a.rawPublicKey(),
+          fee: raw.fee,
+          seqNum: raw.seqNum,
+          timeBounds: (raw.cond as unknown as { timeBounds: xdr.TimeBounds }).timeBounds,
+          memo: raw.memo,
+          operations: raw.operations,
+          ext: xdr.TransactionV0Ext.v0(),
+        }),
+        signatures: v1.signatures,
+      }),
+    );
+    const res = await fetch(`${t.url}/rpc`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "sendTransaction",
+        params: { transaction: v0.toXdr("base64") },
+      }),
+    }).then((x) => x.json() as Promise<{ result: { status: string; hash: string } }>);
     expect(res.result.status).toBe("PENDING");
     expect(res.result.hash).toBe(Buffer.from(tx.hash()).toString("hex"));
     const got = await t.rpc.pollTransaction(res.result.hash, { attempts: 50, sleepStrategy: () => 20 });
@@ -105,7 +154,13 @@ describe("validation result codes", () => {
   test("tx_bad_seq", async () => {
     const a = await t.funded();
     const acc = await t.rpc.getAccount(a.publicKey());
-    const tx = new TransactionBuilder(new Account(a.publicKey(), (BigInt(acc.sequenceNumber()) + 5n).toString()), { fee: "100", networkPassphrase: t.passphrase }).addOperation(pay(t.net.root.publicKey())).setTimeout(60).build();
+    const tx = new TransactionBuilder(new Account(a.publicKey(), (BigInt(acc.sequenceNumber()) + 5n).toString()), {
+      fee: "100",
+      networkPassphrase: t.passphrase,
+    })
+      .addOperation(pay(t.net.root.publicKey()))
+      .setTimeout(60)
+      .build();
     tx.sign(a);
     const s = await t.rpc.sendTransaction(tx);
     expect(s.status).toBe("ERROR");
@@ -115,7 +170,9 @@ describe("validation result codes", () => {
 
   test("tx_bad_auth for a wrong signer and tx_bad_auth_extra for an unused signature", async () => {
     const a = await t.funded();
-    let s = await t.rpc.sendTransaction(await signed(a, [pay(t.net.root.publicKey())], { signers: [Keypair.random()] }));
+    let s = await t.rpc.sendTransaction(
+      await signed(a, [pay(t.net.root.publicKey())], { signers: [Keypair.random()] }),
+    );
     expect(txCode(s.errorResult)).toBe("txBadAuth");
     s = await t.rpc.sendTransaction(await signed(a, [pay(t.net.root.publicKey())], { signers: [a, Keypair.random()] }));
     expect(txCode(s.errorResult)).toBe("txBadAuthExtra");
@@ -123,21 +180,31 @@ describe("validation result codes", () => {
 
   test("tx_insufficient_fee below the base fee per operation", async () => {
     const a = await t.funded();
-    const s = await t.rpc.sendTransaction(await signed(a, [pay(t.net.root.publicKey()), pay(t.net.root.publicKey())], { fee: "99" }));
+    const s = await t.rpc.sendTransaction(
+      await signed(a, [pay(t.net.root.publicKey()), pay(t.net.root.publicKey())], { fee: "99" }),
+    );
     expect(txCode(s.errorResult)).toBe("txInsufficientFee");
   });
 
   test("tx_insufficient_balance when the fee exceeds the balance above the reserve", async () => {
     const a = await t.funded();
     const poor = Keypair.random();
-    await t.submit(await signed(a, [Operation.createAccount({ destination: poor.publicKey(), startingBalance: "1.00001" })]));
+    await t.submit(
+      await signed(a, [Operation.createAccount({ destination: poor.publicKey(), startingBalance: "1.00001" })]),
+    );
     const s = await t.rpc.sendTransaction(await signed(poor, [pay(a.publicKey(), "0.0000001")], { fee: "200" }));
     expect(txCode(s.errorResult)).toBe("txInsufficientBalance");
   });
 
   test("tx_no_source_account", async () => {
     const ghost = Keypair.random();
-    const tx = new TransactionBuilder(new Account(ghost.publicKey(), "1"), { fee: "100", networkPassphrase: t.passphrase }).addOperation(pay(t.net.root.publicKey())).setTimeout(60).build();
+    const tx = new TransactionBuilder(new Account(ghost.publicKey(), "1"), {
+      fee: "100",
+      networkPassphrase: t.passphrase,
+    })
+      .addOperation(pay(t.net.root.publicKey()))
+      .setTimeout(60)
+      .build();
     tx.sign(ghost);
     const s = await t.rpc.sendTransaction(tx);
     expect(txCode(s.errorResult)).toBe("txNoAccount");
@@ -146,15 +213,34 @@ describe("validation result codes", () => {
   test("tx_too_early and tx_too_late from time bounds, and ledger bounds", async () => {
     const a = await t.funded();
     const now = Math.floor(Date.now() / 1000);
-    const early = new TransactionBuilder(await t.rpc.getAccount(a.publicKey()), { fee: "100", networkPassphrase: t.passphrase, timebounds: { minTime: now + 3600, maxTime: now + 7200 } }).addOperation(pay(t.net.root.publicKey())).build();
+    const early = new TransactionBuilder(await t.rpc.getAccount(a.publicKey()), {
+      fee: "100",
+      networkPassphrase: t.passphrase,
+      timebounds: { minTime: now + 3600, maxTime: now + 7200 },
+    })
+      .addOperation(pay(t.net.root.publicKey()))
+      .build();
     early.sign(a);
     expect(txCode((await t.rpc.sendTransaction(early)).errorResult)).toBe("txTooEarly");
     const acc = await t.rpc.getAccount(a.publicKey());
-    const late = new TransactionBuilder(acc, { fee: "100", networkPassphrase: t.passphrase, timebounds: { minTime: 0, maxTime: now - 10 } }).addOperation(pay(t.net.root.publicKey())).build();
+    const late = new TransactionBuilder(acc, {
+      fee: "100",
+      networkPassphrase: t.passphrase,
+      timebounds: { minTime: 0, maxTime: now - 10 },
+    })
+      .addOperation(pay(t.net.root.publicKey()))
+      .build();
     late.sign(a);
     expect(txCode((await t.rpc.sendTransaction(late)).errorResult)).toBe("txTooLate");
     const next = t.net.latestLedger.sequence + 1;
-    const lb = new TransactionBuilder(await t.rpc.getAccount(a.publicKey()), { fee: "100", networkPassphrase: t.passphrase, ledgerbounds: { minLedger: 0, maxLedger: next - 1 } }).addOperation(pay(t.net.root.publicKey())).setTimeout(60).build();
+    const lb = new TransactionBuilder(await t.rpc.getAccount(a.publicKey()), {
+      fee: "100",
+      networkPassphrase: t.passphrase,
+      ledgerbounds: { minLedger: 0, maxLedger: next - 1 },
+    })
+      .addOperation(pay(t.net.root.publicKey()))
+      .setTimeout(60)
+      .build();
     lb.sign(a);
     expect(txCode((await t.rpc.sendTransaction(lb)).errorResult)).toBe("txTooLate");
   });
@@ -164,15 +250,37 @@ describe("validation result codes", () => {
     const acc = await t.rpc.getAccount(a.publicKey());
     const seq = BigInt(acc.sequenceNumber());
     // with minSeqNum the sequence may jump ahead
-    const jump = new TransactionBuilder(new Account(a.publicKey(), (seq + 4n).toString()), { fee: "100", networkPassphrase: t.passphrase, minAccountSequence: seq.toString() }).addOperation(pay(t.net.root.publicKey())).setTimeout(60).build();
+    const jump = new TransactionBuilder(new Account(a.publicKey(), (seq + 4n).toString()), {
+      fee: "100",
+      networkPassphrase: t.passphrase,
+      minAccountSequence: seq.toString(),
+    })
+      .addOperation(pay(t.net.root.publicKey()))
+      .setTimeout(60)
+      .build();
     jump.sign(a);
     expect((await t.submit(jump)).status).toBe(S.SUCCESS);
     expect(t.net.account(a.publicKey())!.seqNum).toBe(seq + 5n);
-    const gap = new TransactionBuilder(await t.rpc.getAccount(a.publicKey()), { fee: "100", networkPassphrase: t.passphrase, minAccountSequenceLedgerGap: 1000 }).addOperation(pay(t.net.root.publicKey())).setTimeout(60).build();
+    const gap = new TransactionBuilder(await t.rpc.getAccount(a.publicKey()), {
+      fee: "100",
+      networkPassphrase: t.passphrase,
+      minAccountSequenceLedgerGap: 1000,
+    })
+      .addOperation(pay(t.net.root.publicKey()))
+      .setTimeout(60)
+      .build();
     gap.sign(a);
     expect(txCode((await t.rpc.sendTransaction(gap)).errorResult)).toBe("txBadMinSeqAgeOrGap");
     const cosigner = Keypair.random();
-    const extra = () => new TransactionBuilder(new Account(a.publicKey(), (seq + 5n).toString()), { fee: "100", networkPassphrase: t.passphrase, extraSigners: [cosigner.publicKey()] }).addOperation(pay(t.net.root.publicKey())).setTimeout(60).build();
+    const extra = () =>
+      new TransactionBuilder(new Account(a.publicKey(), (seq + 5n).toString()), {
+        fee: "100",
+        networkPassphrase: t.passphrase,
+        extraSigners: [cosigner.publicKey()],
+      })
+        .addOperation(pay(t.net.root.publicKey()))
+        .setTimeout(60)
+        .build();
     const missing = extra();
     missing.sign(a);
     expect(txCode((await t.rpc.sendTransaction(missing)).errorResult)).toBe("txBadAuth");
@@ -186,12 +294,39 @@ describe("validation result codes", () => {
     const tx = await signed(a, [pay(t.net.root.publicKey())]);
     const env = tx.toEnvelope();
     const raw = (env as xdr.TransactionEnvelopeTx).v1.tx;
-    const empty = new xdr.Transaction({ sourceAccount: raw.sourceAccount, fee: raw.fee, seqNum: raw.seqNum, cond: raw.cond, memo: raw.memo, operations: [], ext: raw.ext });
-    const emptyTx = TransactionBuilder.fromXDR(xdr.TransactionEnvelope.envelopeTypeTx(new xdr.TransactionV1Envelope({ tx: empty, signatures: [] })).toXdr("base64"), t.passphrase) as Transaction;
+    const empty = new xdr.Transaction({
+      sourceAccount: raw.sourceAccount,
+      fee: raw.fee,
+      seqNum: raw.seqNum,
+      cond: raw.cond,
+      memo: raw.memo,
+      operations: [],
+      ext: raw.ext,
+    });
+    const emptyTx = TransactionBuilder.fromXDR(
+      xdr.TransactionEnvelope.envelopeTypeTx(new xdr.TransactionV1Envelope({ tx: empty, signatures: [] })).toXdr(
+        "base64",
+      ),
+      t.passphrase,
+    ) as Transaction;
     emptyTx.sign(a);
     expect(txCode((await t.rpc.sendTransaction(emptyTx)).errorResult)).toBe("txMissingOperation");
     // a classic transaction that carries Soroban data is malformed
-    const withData = await signed(a, [pay(t.net.root.publicKey())], { edit: (b) => b.setSorobanData(new xdr.SorobanTransactionData({ ext: xdr.SorobanTransactionDataExt.v0(), resources: new xdr.SorobanResources({ footprint: new xdr.LedgerFootprint({ readOnly: [], readWrite: [] }), instructions: 0, diskReadBytes: 0, writeBytes: 0 }), resourceFee: 0n })) });
+    const withData = await signed(a, [pay(t.net.root.publicKey())], {
+      edit: (b) =>
+        b.setSorobanData(
+          new xdr.SorobanTransactionData({
+            ext: xdr.SorobanTransactionDataExt.v0(),
+            resources: new xdr.SorobanResources({
+              footprint: new xdr.LedgerFootprint({ readOnly: [], readWrite: [] }),
+              instructions: 0,
+              diskReadBytes: 0,
+              writeBytes: 0,
+            }),
+            resourceFee: 0n,
+          }),
+        ),
+    });
     const s = await t.rpc.sendTransaction(withData);
     expect(txCode(s.errorResult)).toBe("txMalformed");
     expect(BigInt(s.errorResult!.feeCharged)).toBe(0n);
@@ -215,7 +350,9 @@ describe("operation checks on submission", () => {
   test("a malformed operation fails the transaction before anyone pays; the other operations keep their success shape", async () => {
     const a = await t.funded();
     const before = balanceOf(a);
-    const s = await t.rpc.sendTransaction(await signed(a, [pay(t.net.root.publicKey()), Operation.accountMerge({ destination: a.publicKey() })]));
+    const s = await t.rpc.sendTransaction(
+      await signed(a, [pay(t.net.root.publicKey()), Operation.accountMerge({ destination: a.publicKey() })]),
+    );
     expect(s.status).toBe("ERROR");
     expect(txCode(s.errorResult)).toBe("txFailed");
     expect(opCodes(s.errorResult!)).toEqual(["paymentSuccess", "accountMergeMalformed"]);
@@ -225,10 +362,14 @@ describe("operation checks on submission", () => {
   test("an operation whose source the transaction creates first is valid when that source signed", async () => {
     const a = await t.funded();
     const b = Keypair.random();
-    const tx = await signed(a, [
-      Operation.createAccount({ destination: b.publicKey(), startingBalance: "10" }),
-      Operation.manageData({ name: "made-by", value: "b", source: b.publicKey() }),
-    ], { signers: [a, b] });
+    const tx = await signed(
+      a,
+      [
+        Operation.createAccount({ destination: b.publicKey(), startingBalance: "10" }),
+        Operation.manageData({ name: "made-by", value: "b", source: b.publicKey() }),
+      ],
+      { signers: [a, b] },
+    );
     const r = await t.submit(tx);
     expect(r.status).toBe(S.SUCCESS);
     expect(t.net.account(b.publicKey())!.data.get("made-by")).toEqual(new TextEncoder().encode("b"));
@@ -237,7 +378,14 @@ describe("operation checks on submission", () => {
   test("a new account has no sequence ledger yet: minSeqLedgerGap passes", async () => {
     const a = await t.funded();
     const acc = await t.rpc.getAccount(a.publicKey());
-    const gap = new TransactionBuilder(acc, { fee: "100", networkPassphrase: t.passphrase, minAccountSequenceLedgerGap: 2 }).addOperation(pay(t.net.root.publicKey())).setTimeout(60).build();
+    const gap = new TransactionBuilder(acc, {
+      fee: "100",
+      networkPassphrase: t.passphrase,
+      minAccountSequenceLedgerGap: 2,
+    })
+      .addOperation(pay(t.net.root.publicKey()))
+      .setTimeout(60)
+      .build();
     gap.sign(a);
     expect((await t.submit(gap)).status).toBe(S.SUCCESS);
   });
@@ -247,10 +395,21 @@ describe("signers and thresholds", () => {
   test("setOptions signers: a high-threshold account needs both signatures", async () => {
     const a = await t.funded();
     const cosigner = Keypair.random();
-    let r = await t.submit(await signed(a, [Operation.setOptions({ signer: { ed25519PublicKey: cosigner.publicKey(), weight: 1 }, lowThreshold: 2, medThreshold: 2, highThreshold: 2 })]));
+    let r = await t.submit(
+      await signed(a, [
+        Operation.setOptions({
+          signer: { ed25519PublicKey: cosigner.publicKey(), weight: 1 },
+          lowThreshold: 2,
+          medThreshold: 2,
+          highThreshold: 2,
+        }),
+      ]),
+    );
     expect(r.status).toBe(S.SUCCESS);
     expect(t.net.account(a.publicKey())!.numSubEntries).toBe(1);
-    expect(txCode((await t.rpc.sendTransaction(await signed(a, [pay(t.net.root.publicKey())]))).errorResult)).toBe("txBadAuth");
+    expect(txCode((await t.rpc.sendTransaction(await signed(a, [pay(t.net.root.publicKey())]))).errorResult)).toBe(
+      "txBadAuth",
+    );
     r = await t.submit(await signed(a, [pay(t.net.root.publicKey())], { signers: [a, cosigner] }));
     expect(r.status).toBe(S.SUCCESS);
     const h = await t.horizon.loadAccount(a.publicKey());
@@ -260,9 +419,13 @@ describe("signers and thresholds", () => {
 
   test("an operation above the source's threshold fails with op_bad_auth", async () => {
     const a = await t.funded();
-    await t.submit(await signed(a, [Operation.setOptions({ masterWeight: 2, lowThreshold: 1, medThreshold: 2, highThreshold: 3 })]));
+    await t.submit(
+      await signed(a, [Operation.setOptions({ masterWeight: 2, lowThreshold: 1, medThreshold: 2, highThreshold: 3 })]),
+    );
     // master weight 2 reaches low and medium but not high (accountMerge)
-    const s = await t.rpc.sendTransaction(await signed(a, [Operation.accountMerge({ destination: t.net.root.publicKey() })]));
+    const s = await t.rpc.sendTransaction(
+      await signed(a, [Operation.accountMerge({ destination: t.net.root.publicKey() })]),
+    );
     expect(txCode(s.errorResult)).toBe("txFailed");
     expect(opCodes(s.errorResult!)).toEqual(["opBadAuth"]);
   });
@@ -293,7 +456,13 @@ describe("fee-bump transactions", () => {
   test("tx_fee_bump_inner_failed carries the inner code", async () => {
     const [user, sponsor] = [await t.funded(), await t.funded()];
     const acc = await t.rpc.getAccount(user.publicKey());
-    const inner = new TransactionBuilder(new Account(user.publicKey(), (BigInt(acc.sequenceNumber()) + 3n).toString()), { fee: "100", networkPassphrase: t.passphrase }).addOperation(pay(t.net.root.publicKey())).setTimeout(60).build();
+    const inner = new TransactionBuilder(
+      new Account(user.publicKey(), (BigInt(acc.sequenceNumber()) + 3n).toString()),
+      { fee: "100", networkPassphrase: t.passphrase },
+    )
+      .addOperation(pay(t.net.root.publicKey()))
+      .setTimeout(60)
+      .build();
     inner.sign(user);
     const s = await t.rpc.sendTransaction(bump(inner, sponsor));
     expect(txCode(s.errorResult)).toBe("txFeeBumpInnerFailed");
@@ -307,7 +476,17 @@ describe("fee-bump transactions", () => {
     const cheap = TransactionBuilder.buildFeeBumpTransaction(sponsor, "1000", inner, t.passphrase);
     const env = cheap.toEnvelope() as xdr.TransactionEnvelopeTxFeeBump;
     // lower the SDK's computed outer fee (2,000) below the inner rate
-    const lowered = xdr.TransactionEnvelope.envelopeTypeTxFeeBump(new xdr.FeeBumpTransactionEnvelope({ tx: new xdr.FeeBumpTransaction({ feeSource: env.feeBump.tx.feeSource, fee: 1500n, innerTx: env.feeBump.tx.innerTx, ext: env.feeBump.tx.ext }), signatures: [] }));
+    const lowered = xdr.TransactionEnvelope.envelopeTypeTxFeeBump(
+      new xdr.FeeBumpTransactionEnvelope({
+        tx: new xdr.FeeBumpTransaction({
+          feeSource: env.feeBump.tx.feeSource,
+          fee: 1500n,
+          innerTx: env.feeBump.tx.innerTx,
+          ext: env.feeBump.tx.ext,
+        }),
+        signatures: [],
+      }),
+    );
     const low = TransactionBuilder.fromXDR(lowered.toXdr("base64"), t.passphrase);
     low.sign(sponsor);
     const s1 = await t.rpc.sendTransaction(low);

@@ -5,8 +5,18 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
-  Account, Asset, BadResponseError, Horizon, Keypair, Operation, TransactionBuilder, TransactionFailedError, rpc, xdr,
-  type FeeBumpTransaction, type Transaction,
+  Account,
+  Asset,
+  BadResponseError,
+  type Horizon,
+  Keypair,
+  Operation,
+  TransactionBuilder,
+  TransactionFailedError,
+  rpc,
+  xdr,
+  type FeeBumpTransaction,
+  type Transaction,
 } from "@stellar/stellar-sdk";
 import { startLocalnet, builder, type TestNet } from "./support/localnet.ts";
 
@@ -16,16 +26,25 @@ const hex = (tx: Transaction | FeeBumpTransaction) => Buffer.from(tx.hash()).toS
 const b64 = (tx: Transaction | FeeBumpTransaction) => tx.toEnvelope().toXdr("base64");
 
 /** Manual ledgers: close one as soon as `tx` is queued, unless the submission has already settled. */
-async function closeWhenQueued(t: TestNet, tx: Transaction | FeeBumpTransaction, pending: Promise<unknown>): Promise<void> {
+async function closeWhenQueued(
+  t: TestNet,
+  tx: Transaction | FeeBumpTransaction,
+  pending: Promise<unknown>,
+): Promise<void> {
   let settled = false;
-  pending.then(() => (settled = true), () => (settled = true));
+  pending.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
   const hash = hex(tx);
   while (!settled && !t.net.queue.byAnyHash(hash)) await Bun.sleep(2);
   if (!settled) t.close();
 }
 
 /** POST /transactions through the SDK, closing the ledger the transaction needs. */
-async function submitSync(tx: Transaction | FeeBumpTransaction): Promise<Horizon.HorizonApi.SubmitTransactionResponse & Record<string, any>> {
+async function submitSync(
+  tx: Transaction | FeeBumpTransaction,
+): Promise<Horizon.HorizonApi.SubmitTransactionResponse & Record<string, any>> {
   const p = t.horizon.submitTransaction(tx);
   await closeWhenQueued(t, tx, p);
   return p;
@@ -43,7 +62,9 @@ async function rejection(p: Promise<unknown>): Promise<BadResponseError> {
 }
 
 async function payment(from: Keypair, to: string, amount: string, fee = "100"): Promise<Transaction> {
-  const tx = (await builder(t, from, fee)).addOperation(Operation.payment({ destination: to, asset: Asset.native(), amount })).build();
+  const tx = (await builder(t, from, fee))
+    .addOperation(Operation.payment({ destination: to, asset: Asset.native(), amount }))
+    .build();
   tx.sign(from);
   return tx;
 }
@@ -51,15 +72,27 @@ async function payment(from: Keypair, to: string, amount: string, fee = "100"): 
 /** A payment from `from` with an explicit sequence number (the account's current one + `ahead`). */
 async function paymentAtSeq(from: Keypair, to: string, ahead: bigint): Promise<Transaction> {
   const current = t.net.account(from.publicKey())!.seqNum;
-  const tx = new TransactionBuilder(new Account(from.publicKey(), (current + ahead - 1n).toString()), { fee: "100", networkPassphrase: t.passphrase })
+  const tx = new TransactionBuilder(new Account(from.publicKey(), (current + ahead - 1n).toString()), {
+    fee: "100",
+    networkPassphrase: t.passphrase,
+  })
     .addOperation(Operation.payment({ destination: to, asset: Asset.native(), amount: "1" }))
-    .setTimeout(60).build();
+    .setTimeout(60)
+    .build();
   tx.sign(from);
   return tx;
 }
 
-async function postForm(path: string, body: string, contentType?: string): Promise<{ status: number; type: string | null; json: any }> {
-  const res = await fetch(`${t.url}${path}`, { method: "POST", headers: contentType ? { "content-type": contentType } : {}, body });
+async function postForm(
+  path: string,
+  body: string,
+  contentType?: string,
+): Promise<{ status: number; type: string | null; json: any }> {
+  const res = await fetch(`${t.url}${path}`, {
+    method: "POST",
+    headers: contentType ? { "content-type": contentType } : {},
+    body,
+  });
   return { status: res.status, type: res.headers.get("content-type"), json: await res.json() };
 }
 
@@ -78,7 +111,14 @@ describe("accounts", () => {
     expect(acc.accountId()).toBe(a.publicKey());
     expect(acc.sequenceNumber()).toBe(state.seqNum.toString());
     expect(acc.sequence).toBe(state.seqNum.toString());
-    expect(acc.balances).toEqual([{ balance: "10000.0000000", buying_liabilities: "0.0000000", selling_liabilities: "0.0000000", asset_type: "native" }]);
+    expect(acc.balances).toEqual([
+      {
+        balance: "10000.0000000",
+        buying_liabilities: "0.0000000",
+        selling_liabilities: "0.0000000",
+        asset_type: "native",
+      },
+    ]);
     expect(acc.thresholds).toEqual({ low_threshold: 0, med_threshold: 0, high_threshold: 0 });
     expect(acc.signers).toEqual([{ weight: 1, key: a.publicKey(), type: "ed25519_public_key" }]);
     expect(acc.subentry_count).toBe(0);
@@ -87,8 +127,16 @@ describe("accounts", () => {
     const startSeq = BigInt(acc.sequence);
     // the account works as a transaction source
     const tx = new TransactionBuilder(acc, { fee: "100", networkPassphrase: t.passphrase })
-      .addOperation(Operation.setOptions({ lowThreshold: 1, medThreshold: 2, highThreshold: 3, signer: { ed25519PublicKey: Keypair.random().publicKey(), weight: 2 } }))
-      .setTimeout(60).build();
+      .addOperation(
+        Operation.setOptions({
+          lowThreshold: 1,
+          medThreshold: 2,
+          highThreshold: 3,
+          signer: { ed25519PublicKey: Keypair.random().publicKey(), weight: 2 },
+        }),
+      )
+      .setTimeout(60)
+      .build();
     tx.sign(a);
     expect((await submitSync(tx)).successful).toBe(true);
     const after = await t.horizon.loadAccount(a.publicKey());
@@ -142,7 +190,10 @@ describe("POST /transactions", () => {
     expect(r.source_account).toBe(a.publicKey());
     expect(r.max_fee).toBe("600");
     expect(r.fee_charged).toBe("200");
-    const raw = r as unknown as { fee_bump_transaction: { hash: string }; inner_transaction: { hash: string; max_fee: string } };
+    const raw = r as unknown as {
+      fee_bump_transaction: { hash: string };
+      inner_transaction: { hash: string; max_fee: string };
+    };
     expect(raw.fee_bump_transaction.hash).toBe(hex(fb));
     expect(raw.inner_transaction.hash).toBe(hex(inner));
     expect(raw.inner_transaction.max_fee).toBe("100");
@@ -169,7 +220,10 @@ describe("POST /transactions", () => {
     const result = xdr.TransactionResult.fromXdr(data.extras.result_xdr, "base64");
     expect(result.result.type).toBe("txFailed");
     expect(result.feeCharged).toBe(100n);
-    expect((e as TransactionFailedError).getResultCodes()).toEqual({ transaction: "tx_failed", operations: ["op_underfunded"] } as never);
+    expect((e as TransactionFailedError).getResultCodes()).toEqual({
+      transaction: "tx_failed",
+      operations: ["op_underfunded"],
+    } as never);
     // the fee was charged and the sequence number consumed
     const acc = await t.horizon.loadAccount(a.publicKey());
     expect(acc.balances[0].balance).toBe("9999.9999900");
@@ -181,7 +235,10 @@ describe("POST /transactions", () => {
     const e = await rejection(submitSync(tx));
     expect(e).toBeInstanceOf(TransactionFailedError);
     expect(e.response.status).toBe(400);
-    expect((e.response.data as any).extras.result_codes).toEqual({ transaction: "tx_failed", operations: ["op_no_destination"] });
+    expect((e.response.data as any).extras.result_codes).toEqual({
+      transaction: "tx_failed",
+      operations: ["op_no_destination"],
+    });
   });
 
   test("a multi-operation failure lists every operation's code", async () => {
@@ -189,11 +246,16 @@ describe("POST /transactions", () => {
     const b = await t.funded();
     const tx = (await builder(t, a, "100"))
       .addOperation(Operation.payment({ destination: b.publicKey(), asset: Asset.native(), amount: "1" }))
-      .addOperation(Operation.payment({ destination: Keypair.random().publicKey(), asset: Asset.native(), amount: "1" }))
+      .addOperation(
+        Operation.payment({ destination: Keypair.random().publicKey(), asset: Asset.native(), amount: "1" }),
+      )
       .build();
     tx.sign(a);
     const e = await rejection(submitSync(tx));
-    expect((e.response.data as any).extras.result_codes).toEqual({ transaction: "tx_failed", operations: ["op_success", "op_no_destination"] });
+    expect((e.response.data as any).extras.result_codes).toEqual({
+      transaction: "tx_failed",
+      operations: ["op_success", "op_no_destination"],
+    });
   });
 
   test("a bad sequence number: 400 tx_bad_seq without operations", async () => {
@@ -217,7 +279,10 @@ describe("POST /transactions", () => {
     expect(e).toBeInstanceOf(TransactionFailedError);
     expect(e.response.status).toBe(400);
     const data = e.response.data as any;
-    expect(data.extras.result_codes).toEqual({ transaction: "tx_fee_bump_inner_failed", inner_transaction: "tx_bad_seq" });
+    expect(data.extras.result_codes).toEqual({
+      transaction: "tx_fee_bump_inner_failed",
+      inner_transaction: "tx_bad_seq",
+    });
     const result = xdr.TransactionResult.fromXdr(data.extras.result_xdr, "base64");
     expect(result.result.type).toBe("txFeeBumpInnerFailed");
   });
@@ -229,15 +294,26 @@ describe("POST /transactions", () => {
     const fb = TransactionBuilder.buildFeeBumpTransaction(sponsor, "200", inner, t.passphrase);
     fb.sign(sponsor);
     const e = await rejection(submitSync(fb));
-    expect((e.response.data as any).extras.result_codes).toEqual({ transaction: "tx_fee_bump_inner_failed", inner_transaction: "tx_failed", operations: ["op_underfunded"] });
+    expect((e.response.data as any).extras.result_codes).toEqual({
+      transaction: "tx_fee_bump_inner_failed",
+      inner_transaction: "tx_failed",
+      operations: ["op_underfunded"],
+    });
     // stellar-horizon: a request for the inner hash sees the inner result
     const alone = await rejection(t.horizon.submitTransaction(inner));
     expect(alone.response.status).toBe(400);
-    expect((alone.response.data as any).extras.result_codes).toEqual({ transaction: "tx_failed", operations: ["op_underfunded"] });
+    expect((alone.response.data as any).extras.result_codes).toEqual({
+      transaction: "tx_failed",
+      operations: ["op_underfunded"],
+    });
   });
 
   test("malformed envelope: 400 transaction_malformed", async () => {
-    const r = await postForm("/transactions", `tx=${encodeURIComponent("AAAAAgAAAAB=not-xdr")}`, "application/x-www-form-urlencoded");
+    const r = await postForm(
+      "/transactions",
+      `tx=${encodeURIComponent("AAAAAgAAAAB=not-xdr")}`,
+      "application/x-www-form-urlencoded",
+    );
     expect(r.status).toBe(400);
     expect(r.type).toContain("application/problem+json");
     expect(r.json.type).toBe("https://stellar.org/horizon-errors/transaction_malformed");
@@ -278,13 +354,21 @@ describe("POST /transactions_async", () => {
   test("raw: 201 PENDING and 400 ERROR with error_result_xdr", async () => {
     const a = await t.funded();
     const ok = await payment(a, t.net.root.publicKey(), "1");
-    const pending = await postForm("/transactions_async", `tx=${encodeURIComponent(b64(ok))}`, "application/x-www-form-urlencoded");
+    const pending = await postForm(
+      "/transactions_async",
+      `tx=${encodeURIComponent(b64(ok))}`,
+      "application/x-www-form-urlencoded",
+    );
     expect(pending.status).toBe(201);
     expect(pending.json).toEqual({ tx_status: "PENDING", hash: hex(ok) });
     // another source: `a` already has a queued transaction (that would be TRY_AGAIN_LATER, 503)
     const other = await t.funded();
     const bad = await paymentAtSeq(other, t.net.root.publicKey(), 7n);
-    const err = await postForm("/transactions_async", `tx=${encodeURIComponent(b64(bad))}`, "application/x-www-form-urlencoded");
+    const err = await postForm(
+      "/transactions_async",
+      `tx=${encodeURIComponent(b64(bad))}`,
+      "application/x-www-form-urlencoded",
+    );
     expect(err.status).toBe(400);
     expect(err.json.tx_status).toBe("ERROR");
     expect(xdr.TransactionResult.fromXdr(err.json.error_result_xdr, "base64").result.type).toBe("txBadSeq");
@@ -301,7 +385,9 @@ describe("GET endpoints", () => {
     expect(body.last_ledger_base_fee).toBe("100");
     expect(typeof body.ledger_capacity_usage).toBe("string");
     for (const d of [body.fee_charged, body.max_fee]) {
-      expect(Object.keys(d).sort()).toEqual(["max", "min", "mode", "p10", "p20", "p30", "p40", "p50", "p60", "p70", "p80", "p90", "p95", "p99"].sort());
+      expect(Object.keys(d).sort()).toEqual(
+        ["max", "min", "mode", "p10", "p20", "p30", "p40", "p50", "p60", "p70", "p80", "p90", "p95", "p99"].sort(),
+      );
       for (const v of Object.values(d)) expect(v).toMatch(/^\d+$/);
     }
     const sdk = await t.horizon.feeStats();
@@ -345,8 +431,12 @@ describe("friendbot", () => {
   test("the SDK's fundAddress and requestAirdrop (POST) fund accounts", async () => {
     const [a, b] = [Keypair.random(), Keypair.random()];
     let done = false;
-    const funding = Promise.all([t.rpc.fundAddress(a.publicKey(), `${t.url}/friendbot`), t.rpc.requestAirdrop(b.publicKey(), `${t.url}/friendbot`)])
-      .finally(() => { done = true; });
+    const funding = Promise.all([
+      t.rpc.fundAddress(a.publicKey(), `${t.url}/friendbot`),
+      t.rpc.requestAirdrop(b.publicKey(), `${t.url}/friendbot`),
+    ]).finally(() => {
+      done = true;
+    });
     for (let i = 0; i < 50 && !done; i++) {
       await Bun.sleep(20);
       t.close();
@@ -354,7 +444,8 @@ describe("friendbot", () => {
     const [funded, airdropped] = await funding;
     expect(funded.status).toBe("SUCCESS" as never);
     expect(airdropped.accountId()).toBe(b.publicKey());
-    for (const kp of [a, b]) expect((await t.horizon.loadAccount(kp.publicKey())).balances[0].balance).toBe("10000.0000000");
+    for (const kp of [a, b])
+      expect((await t.horizon.loadAccount(kp.publicKey())).balances[0].balance).toBe("10000.0000000");
     await expect(t.rpc.fundAddress(a.publicKey(), `${t.url}/friendbot`)).rejects.toThrow(/already funded/);
   });
 });
@@ -370,7 +461,9 @@ describe("submission timeout", () => {
 
   test("no ledger closes: 504 transaction_submission_timeout with the hash", async () => {
     const a = await slow.funded();
-    const tx = (await builder(slow, a)).addOperation(Operation.payment({ destination: slow.net.root.publicKey(), asset: Asset.native(), amount: "1" })).build();
+    const tx = (await builder(slow, a))
+      .addOperation(Operation.payment({ destination: slow.net.root.publicKey(), asset: Asset.native(), amount: "1" }))
+      .build();
     tx.sign(a);
     const started = Date.now();
     let e: BadResponseError | undefined;
@@ -397,14 +490,21 @@ describe("submission timeout", () => {
 
   test("TRY_AGAIN_LATER (a second transaction from a source with one queued) also ends in 504", async () => {
     const a = await slow.funded();
-    const first = (await builder(slow, a)).addOperation(Operation.payment({ destination: slow.net.root.publicKey(), asset: Asset.native(), amount: "1" })).build();
+    const first = (await builder(slow, a))
+      .addOperation(Operation.payment({ destination: slow.net.root.publicKey(), asset: Asset.native(), amount: "1" }))
+      .build();
     first.sign(a);
     expect((await slow.rpc.sendTransaction(first)).status).toBe("PENDING");
     const acc = new Account(a.publicKey(), (slow.net.account(a.publicKey())!.seqNum + 1n).toString());
     const second = new TransactionBuilder(acc, { fee: "100", networkPassphrase: slow.passphrase })
-      .addOperation(Operation.payment({ destination: slow.net.root.publicKey(), asset: Asset.native(), amount: "2" })).setTimeout(60).build();
+      .addOperation(Operation.payment({ destination: slow.net.root.publicKey(), asset: Asset.native(), amount: "2" }))
+      .setTimeout(60)
+      .build();
     second.sign(a);
-    const e = await slow.horizon.submitTransaction(second).then(() => undefined, (x) => x as BadResponseError);
+    const e = await slow.horizon.submitTransaction(second).then(
+      () => undefined,
+      (x) => x as BadResponseError,
+    );
     expect(e?.response.status).toBe(504);
     slow.close();
   });

@@ -6,7 +6,17 @@ import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Asset, Contract, Keypair, Networks, Operation, TransactionBuilder, rpc, xdr, type Transaction } from "@stellar/stellar-sdk";
+import {
+  Asset,
+  Contract,
+  type Keypair,
+  Networks,
+  Operation,
+  TransactionBuilder,
+  rpc,
+  xdr,
+  type Transaction,
+} from "@stellar/stellar-sdk";
 import { Localnet } from "../src/localnet/ledger.ts";
 import { startLocalnet, builder, type TestNet } from "./support/localnet.ts";
 
@@ -41,7 +51,9 @@ afterAll(() => {
 const hex = (tx: Transaction) => Buffer.from(tx.hash()).toString("hex");
 
 async function payment(t: TestNet, from: Keypair, to: string, amount: string): Promise<Transaction> {
-  const tx = (await builder(t, from)).addOperation(Operation.payment({ destination: to, asset: Asset.native(), amount })).build();
+  const tx = (await builder(t, from))
+    .addOperation(Operation.payment({ destination: to, asset: Asset.native(), amount }))
+    .build();
   tx.sign(from);
   return tx;
 }
@@ -87,10 +99,15 @@ async function populate(dir: string): Promise<Before> {
   }
   const l = t.net.latestLedger;
   const before: Before = {
-    a, b, accounts,
+    a,
+    b,
+    accounts,
     latest: { sequence: l.sequence, hash: l.hash, closeTime: l.closeTime, headerXdr: l.headerXdr },
-    paymentHash: hex(pay), paymentLedger: ok.status === S.SUCCESS ? ok.ledger : 0,
-    failedHash: hex(bad), innerHash: hex(inner), outerHash: Buffer.from(fb.hash()).toString("hex"),
+    paymentHash: hex(pay),
+    paymentLedger: ok.status === S.SUCCESS ? ok.ledger : 0,
+    failedHash: hex(bad),
+    innerHash: hex(inner),
+    outerHash: Buffer.from(fb.hash()).toString("hex"),
     txCount: (await t.rpc.getTransactions({ startLedger: 1, pagination: { limit: 200 } })).transactions.length,
   };
   expect(before.txCount).toBe(5); // two friendbot funds, payment, failed payment, fee-bump
@@ -122,7 +139,9 @@ describe("a Localnet with a dataDir", () => {
     }
     const h = await t.horizon.loadAccount(before.a.publicKey());
     expect(h.sequence).toBe(before.accounts.get(before.a.publicKey())!.seqNum.toString());
-    expect((await t.rpc.getAccount(before.b.publicKey())).sequenceNumber()).toBe(before.accounts.get(before.b.publicKey())!.seqNum.toString());
+    expect((await t.rpc.getAccount(before.b.publicKey())).sequenceNumber()).toBe(
+      before.accounts.get(before.b.publicKey())!.seqNum.toString(),
+    );
 
     // ledgers
     expect(t.net.latestLedger.sequence).toBe(before.latest.sequence);
@@ -152,11 +171,15 @@ describe("a Localnet with a dataDir", () => {
 
     // Horizon answers a resubmission of an applied transaction from the restored history
     const bad = await fetch(`${t.url}/transactions`, {
-      method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" },
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
       body: `tx=${encodeURIComponent(((await t.rpc.getTransaction(before.failedHash)) as { envelopeXdr: xdr.TransactionEnvelope }).envelopeXdr.toXdr("base64"))}`,
     });
     expect(bad.status).toBe(400);
-    expect(((await bad.json()) as any).extras.result_codes).toEqual({ transaction: "tx_failed", operations: ["op_underfunded"] });
+    expect(((await bad.json()) as any).extras.result_codes).toEqual({
+      transaction: "tx_failed",
+      operations: ["op_underfunded"],
+    });
   });
 
   test("new ledgers continue the chain, and the accounts keep transacting", async () => {
@@ -177,14 +200,18 @@ describe("a Localnet with a dataDir", () => {
     const r = await t.submit(pay);
     expect(r.status).toBe(S.SUCCESS);
     if (r.status === S.SUCCESS) expect(r.ledger).toBe(before.latest.sequence + 2);
-    expect(t.net.account(before.b.publicKey())!.balance).toBe(before.accounts.get(before.b.publicKey())!.balance + 30_000_000n);
+    expect(t.net.account(before.b.publicKey())!.balance).toBe(
+      before.accounts.get(before.b.publicKey())!.balance + 30_000_000n,
+    );
     // friendbot continues with the root account's restored sequence number
     const c = await t.funded();
     expect(t.net.account(c.publicKey())!.balance).toBe(100_000_000_000n);
 
     // the built-in contracts survive (their instances are contract data)
     const sim = await t.rpc.simulateTransaction(
-      (await builder(t, before.a)).addOperation(new Contract(Asset.native().contractId(t.passphrase)).call("decimals")).build(),
+      (await builder(t, before.a))
+        .addOperation(new Contract(Asset.native().contractId(t.passphrase)).call("decimals"))
+        .build(),
     );
     expect("error" in sim).toBe(false);
 

@@ -4,7 +4,17 @@
  * against queued fees, capacity with surge pricing and eviction, aging and bans.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { Asset, Keypair, Memo, Operation, rpc, TransactionBuilder, type Transaction, type FeeBumpTransaction, xdr } from "@stellar/stellar-sdk";
+import {
+  Asset,
+  Keypair,
+  Memo,
+  Operation,
+  rpc,
+  TransactionBuilder,
+  type Transaction,
+  type FeeBumpTransaction,
+  type xdr,
+} from "@stellar/stellar-sdk";
 import { startLocalnet, type TestNet } from "./support/localnet.ts";
 
 let t: TestNet;
@@ -12,7 +22,9 @@ afterEach(() => t?.stop());
 
 const S = rpc.Api.GetTransactionStatus;
 /** The response of a transaction found in a ledger (fails the test otherwise). */
-function applied(r: rpc.Api.GetTransactionResponse): rpc.Api.GetSuccessfulTransactionResponse | rpc.Api.GetFailedTransactionResponse {
+function applied(
+  r: rpc.Api.GetTransactionResponse,
+): rpc.Api.GetSuccessfulTransactionResponse | rpc.Api.GetFailedTransactionResponse {
   if (r.status === S.NOT_FOUND) throw new Error("transaction not found");
   return r;
 }
@@ -20,9 +32,20 @@ const txCode = (r: xdr.TransactionResult | undefined): string => (r!.result as {
 const pay = (to: string, amount = "1") => Operation.payment({ destination: to, asset: Asset.native(), amount });
 
 /** A payment from `source` at sequence current + 1 + `ahead`, without looking at the queue. */
-function payment(source: Keypair, fee: number, opts: { ahead?: bigint; ops?: number; amount?: string } = {}): Transaction {
+function payment(
+  source: Keypair,
+  fee: number,
+  opts: { ahead?: bigint; ops?: number; amount?: string } = {},
+): Transaction {
   const acc = t.net.account(source.publicKey())!;
-  const b = new TransactionBuilder({ accountId: () => source.publicKey(), sequenceNumber: () => (acc.seqNum + (opts.ahead ?? 0n)).toString(), incrementSequenceNumber: () => {} } as never, { fee: String(fee), networkPassphrase: t.passphrase }).setTimeout(300);
+  const b = new TransactionBuilder(
+    {
+      accountId: () => source.publicKey(),
+      sequenceNumber: () => (acc.seqNum + (opts.ahead ?? 0n)).toString(),
+      incrementSequenceNumber: () => {},
+    } as never,
+    { fee: String(fee), networkPassphrase: t.passphrase },
+  ).setTimeout(300);
   for (let i = 0; i < (opts.ops ?? 1); i++) b.addOperation(pay(t.net.root.publicKey(), opts.amount));
   const tx = b.build();
   tx.sign(source);
@@ -63,7 +86,8 @@ describe("one pending transaction per source account", () => {
   test("a fee-bump sponsor is not limited: one fee source pays for many sources at once", async () => {
     t = await startLocalnet({ ledgerCloseMs: 0 });
     const [sponsor, ...users] = await fundMany(4);
-    for (const u of users) expect((await t.rpc.sendTransaction(bump(payment(u, 100), sponsor, 100))).status).toBe("PENDING");
+    for (const u of users)
+      expect((await t.rpc.sendTransaction(bump(payment(u, 100), sponsor, 100))).status).toBe("PENDING");
     t.close();
     expect(t.net.latestLedger.txHashes.length).toBe(3);
   });
@@ -107,8 +131,14 @@ describe("fee-bumps at apply", () => {
     // a ledger applies in hash order: vary the memo until the threshold change is applied first
     let raise: Transaction;
     for (let i = 0; ; i++) {
-      raise = new TransactionBuilder(await t.rpc.getAccount(sponsor.publicKey()), { fee: "100", networkPassphrase: t.passphrase, memo: Memo.id(String(i)) })
-        .addOperation(Operation.setOptions({ masterWeight: 1, lowThreshold: 5, medThreshold: 5, highThreshold: 5 })).setTimeout(60).build();
+      raise = new TransactionBuilder(await t.rpc.getAccount(sponsor.publicKey()), {
+        fee: "100",
+        networkPassphrase: t.passphrase,
+        memo: Memo.id(String(i)),
+      })
+        .addOperation(Operation.setOptions({ masterWeight: 1, lowThreshold: 5, medThreshold: 5, highThreshold: 5 }))
+        .setTimeout(60)
+        .build();
       if (hex(raise) < hex(fb)) break;
     }
     raise.sign(sponsor);
@@ -127,7 +157,13 @@ describe("fee source balance", () => {
     const [rich, u1, u2] = await fundMany(3);
     const sponsor = Keypair.random();
     // 1.5 XLM with a 1 XLM reserve: 5,000,000 stroops available for fees
-    const create = new TransactionBuilder(await t.rpc.getAccount(rich.publicKey()), { fee: "100", networkPassphrase: t.passphrase }).addOperation(Operation.createAccount({ destination: sponsor.publicKey(), startingBalance: "1.5" })).setTimeout(60).build();
+    const create = new TransactionBuilder(await t.rpc.getAccount(rich.publicKey()), {
+      fee: "100",
+      networkPassphrase: t.passphrase,
+    })
+      .addOperation(Operation.createAccount({ destination: sponsor.publicKey(), startingBalance: "1.5" }))
+      .setTimeout(60)
+      .build();
     create.sign(rich);
     await t.rpc.sendTransaction(create);
     t.close();

@@ -4,7 +4,16 @@
  * the SDK's own parsing of the same responses.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Asset, Contract, Keypair, Operation, TransactionBuilder, rpc, xdr, type Transaction } from "@stellar/stellar-sdk";
+import {
+  Asset,
+  Contract,
+  Keypair,
+  Operation,
+  TransactionBuilder,
+  rpc,
+  xdr,
+  type Transaction,
+} from "@stellar/stellar-sdk";
 import { startLocalnet, builder, type TestNet } from "./support/localnet.ts";
 import { validateRpcResult } from "./support/openrpc.ts";
 import { TEST_CONTRACT_ID } from "../src/localnet/soroban/contracts.ts";
@@ -25,7 +34,11 @@ let b: Keypair;
 const hashes = { success: "", failed: "", feeBumpOuter: "", feeBumpInner: "" };
 
 async function post(body: unknown): Promise<RpcResponse> {
-  const res = await fetch(`${t.url}/rpc`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  const res = await fetch(`${t.url}/rpc`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
   expect(res.status).toBe(200);
   return (await res.json()) as RpcResponse;
 }
@@ -58,7 +71,9 @@ async function rpcError(method: string, params?: unknown): Promise<{ code: numbe
 const b64 = (tx: { toEnvelope(): xdr.TransactionEnvelope }) => tx.toEnvelope().toXdr("base64");
 
 async function payment(from: Keypair, to: string, amount: string): Promise<Transaction> {
-  const tx = (await builder(t, from)).addOperation(Operation.payment({ destination: to, asset: Asset.native(), amount })).build();
+  const tx = (await builder(t, from))
+    .addOperation(Operation.payment({ destination: to, asset: Asset.native(), amount }))
+    .build();
   tx.sign(from);
   return tx;
 }
@@ -128,12 +143,16 @@ describe("schema-valid results", () => {
 
   test("getLedgerEntries: an account and the native SAC instance", async () => {
     const accountKey = xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: a.xdrPublicKey() })).toXdr("base64");
-    const sacKey = xdr.LedgerKey.contractData(new xdr.LedgerKeyContractData({
-      contract: new Contract(Asset.native().contractId(t.passphrase)).address().toScAddress(),
-      key: xdr.ScVal.scvLedgerKeyContractInstance(),
-      durability: xdr.ContractDataDurability.persistent,
-    })).toXdr("base64");
-    const missing = xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: Keypair.random().xdrPublicKey() })).toXdr("base64");
+    const sacKey = xdr.LedgerKey.contractData(
+      new xdr.LedgerKeyContractData({
+        contract: new Contract(Asset.native().contractId(t.passphrase)).address().toScAddress(),
+        key: xdr.ScVal.scvLedgerKeyContractInstance(),
+        durability: xdr.ContractDataDurability.persistent,
+      }),
+    ).toXdr("base64");
+    const missing = xdr.LedgerKey.account(
+      new xdr.LedgerKeyAccount({ accountId: Keypair.random().xdrPublicKey() }),
+    ).toXdr("base64");
     const r = await valid("getLedgerEntries", { keys: [accountKey, sacKey, missing] });
     expect(r.latestLedger).toBe(t.net.latestLedger.sequence);
     expect(r.entries.map((e: { key: string }) => e.key)).toEqual([accountKey, sacKey]);
@@ -147,7 +166,9 @@ describe("schema-valid results", () => {
   });
 
   test("getLedgerEntries: nothing found gives entries []", async () => {
-    const missing = xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: Keypair.random().xdrPublicKey() })).toXdr("base64");
+    const missing = xdr.LedgerKey.account(
+      new xdr.LedgerKeyAccount({ accountId: Keypair.random().xdrPublicKey() }),
+    ).toXdr("base64");
     const r = await valid("getLedgerEntries", { keys: [missing] });
     expect(r.entries).toEqual([]);
   });
@@ -233,10 +254,16 @@ describe("schema-valid results", () => {
     expect(typeof first.cursor).toBe("string");
     const second = await valid("getTransactions", { pagination: { cursor: first.cursor, limit: 2 } });
     expect(second.transactions.length).toBe(2);
-    const all = [...first.transactions, ...second.transactions] as { txHash: string; ledger: number; applicationOrder: number; createdAt: number }[];
+    const all = [...first.transactions, ...second.transactions] as {
+      txHash: string;
+      ledger: number;
+      applicationOrder: number;
+      createdAt: number;
+    }[];
     expect(new Set(all.map((x) => x.txHash)).size).toBe(4);
     for (let i = 1; i < all.length; i++) {
-      const p = all[i - 1], c = all[i];
+      const p = all[i - 1],
+        c = all[i];
       expect(c.ledger > p.ledger || (c.ledger === p.ledger && c.applicationOrder > p.applicationOrder)).toBe(true);
     }
     // the pages match one unpaged read
@@ -299,7 +326,9 @@ describe("JSON-RPC errors", () => {
     const key = xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: a.xdrPublicKey() })).toXdr("base64");
     expect((await rpcError("getLedgerEntries", { keys: Array(201).fill(key) })).code).toBe(-32602);
     // 200 is still allowed
-    expect(validateRpcResult("getLedgerEntries", (await call("getLedgerEntries", { keys: Array(200).fill(key) })).result)).toEqual([]);
+    expect(
+      validateRpcResult("getLedgerEntries", (await call("getLedgerEntries", { keys: Array(200).fill(key) })).result),
+    ).toEqual([]);
   });
 
   test("params as an array: an error, not a result", async () => {
@@ -347,7 +376,11 @@ describe("the SDK's rpc.Server parses the responses", () => {
 test("malformed JSON is the JSON-RPC parse error", async () => {
   const local = await startLocalnet({ ledgerCloseMs: 0 });
   try {
-    const r = await fetch(`${local.url}/rpc`, { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" });
+    const r = await fetch(`${local.url}/rpc`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{not json",
+    });
     expect(await r.json()).toEqual({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "parse error" } });
   } finally {
     await local.stop();

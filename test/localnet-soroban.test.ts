@@ -9,9 +9,20 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
-  Address, Asset, Contract, Keypair, Operation, SorobanDataBuilder, TransactionBuilder,
-  authorizeEntry, nativeToScVal, rpc, scValToNative, xdr,
-  type FeeBumpTransaction, type Transaction,
+  Address,
+  Asset,
+  Contract,
+  Keypair,
+  Operation,
+  SorobanDataBuilder,
+  TransactionBuilder,
+  authorizeEntry,
+  nativeToScVal,
+  rpc,
+  scValToNative,
+  xdr,
+  type FeeBumpTransaction,
+  type Transaction,
 } from "@stellar/stellar-sdk";
 import { startLocalnet, builder, type TestNet } from "./support/localnet.ts";
 import { TEST_CONTRACT_ID } from "../src/localnet/soroban/contracts.ts";
@@ -24,27 +35,42 @@ beforeAll(async () => {
   t = await startLocalnet();
   sac = new Contract(Asset.native().contractId(t.passphrase));
 });
-afterAll(async () => { await t.stop(); });
+afterAll(async () => {
+  await t.stop();
+});
 
 // ---- helpers ------------------------------------------------------------------------------------
 
 const BASE_FEE = 100n;
 /** Current (SLP-4) fee rates of the reference, section 5. */
-const RATE = { per10kInstr: 7n, readEntry: 1_563n, writeEntry: 2_500n, read1Kb: 447n, write1Kb: 875n, tx1Kb: 406n, history1Kb: 4_059n, events1Kb: 5_000n };
+const RATE = {
+  per10kInstr: 7n,
+  readEntry: 1_563n,
+  writeEntry: 2_500n,
+  read1Kb: 447n,
+  write1Kb: 875n,
+  tx1Kb: 406n,
+  history1Kb: 4_059n,
+  events1Kb: 5_000n,
+};
 const ceilDiv = (a: bigint, b: bigint) => (a + b - 1n) / b;
 const perKb = (bytes: number | bigint, rate: bigint) => ceilDiv(BigInt(bytes) * rate, 1024n);
 
 /** Non-refundable resource fee of the declared resources, for a transaction envelope of `txSize` bytes. */
 function nonRefundable(data: xdr.SorobanTransactionData, txSize: number): bigint {
   const r = data.resources;
-  const classic = [...r.footprint.readOnly, ...r.footprint.readWrite].filter((k) => k.type !== "contractData" && k.type !== "contractCode").length;
-  return ceilDiv(BigInt(r.instructions) * RATE.per10kInstr, 10_000n)
-    + BigInt(classic) * RATE.readEntry
-    + BigInt(r.footprint.readWrite.length) * RATE.writeEntry
-    + perKb(r.diskReadBytes, RATE.read1Kb)
-    + perKb(r.writeBytes, RATE.write1Kb)
-    + perKb(txSize + 300, RATE.history1Kb)
-    + perKb(txSize, RATE.tx1Kb);
+  const classic = [...r.footprint.readOnly, ...r.footprint.readWrite].filter(
+    (k) => k.type !== "contractData" && k.type !== "contractCode",
+  ).length;
+  return (
+    ceilDiv(BigInt(r.instructions) * RATE.per10kInstr, 10_000n) +
+    BigInt(classic) * RATE.readEntry +
+    BigInt(r.footprint.readWrite.length) * RATE.writeEntry +
+    perKb(r.diskReadBytes, RATE.read1Kb) +
+    perKb(r.writeBytes, RATE.write1Kb) +
+    perKb(txSize + 300, RATE.history1Kb) +
+    perKb(txSize, RATE.tx1Kb)
+  );
 }
 
 /**
@@ -69,18 +95,29 @@ const accountKey = (kp: Keypair) => xdr.LedgerKey.account(new xdr.LedgerKeyAccou
 const addr = (kp: Keypair) => nativeToScVal(Address.fromString(kp.publicKey()));
 const i128 = (n: bigint) => nativeToScVal(n, { type: "i128" });
 const transfer = (from: Keypair, to: Keypair, amount: bigint, auth?: xdr.SorobanAuthorizationEntry[]) =>
-  Operation.invokeContractFunction({ contract: sac.contractId(), function: "transfer", args: [addr(from), addr(to), i128(amount)], auth });
+  Operation.invokeContractFunction({
+    contract: sac.contractId(),
+    function: "transfer",
+    args: [addr(from), addr(to), i128(amount)],
+    auth,
+  });
 
 async function build(source: Keypair, op: xdr.Operation): Promise<Transaction> {
   return (await builder(t, source)).addOperation(op).build();
 }
 
-async function simulate(source: Keypair, op: xdr.Operation, authMode?: rpc.Api.SimulationAuthMode, useUpgradedAuth?: boolean) {
+async function simulate(
+  source: Keypair,
+  op: xdr.Operation,
+  authMode?: rpc.Api.SimulationAuthMode,
+  useUpgradedAuth?: boolean,
+) {
   return t.rpc.simulateTransaction(await build(source, op), undefined, authMode, useUpgradedAuth);
 }
 
 function simSuccess(sim: rpc.Api.SimulateTransactionResponse): rpc.Api.SimulateTransactionSuccessResponse {
-  if (!rpc.Api.isSimulationSuccess(sim)) throw new Error(`simulation failed: ${"error" in sim ? sim.error : JSON.stringify(sim)}`);
+  if (!rpc.Api.isSimulationSuccess(sim))
+    throw new Error(`simulation failed: ${"error" in sim ? sim.error : JSON.stringify(sim)}`);
   return sim;
 }
 
@@ -92,7 +129,8 @@ async function call(source: Keypair, contract: Contract, fn: string, ...args: xd
 /** The operation results of a plain or fee-bump transaction result. */
 function opResults(r: xdr.TransactionResult): xdr.OperationResult[] {
   const res = r.result;
-  if (res.type === "txFeeBumpInnerSuccess" || res.type === "txFeeBumpInnerFailed") return innerOpResults(res.value.result.result);
+  if (res.type === "txFeeBumpInnerSuccess" || res.type === "txFeeBumpInnerFailed")
+    return innerOpResults(res.value.result.result);
   if (res.type === "txSuccess" || res.type === "txFailed") return res.value;
   throw new Error(`no operation results in ${res.type}`);
 }
@@ -112,12 +150,16 @@ function invokeResult(r: xdr.TransactionResult): string {
 /** Submits and asserts the transaction reached a final state; returns the response. */
 async function submitFinal(tx: Transaction | FeeBumpTransaction) {
   const r = await t.submit(tx);
-  if (r.status !== "SUCCESS" && r.status !== "FAILED") throw new Error(`send ${r.send.status}: ${JSON.stringify(r.send.errorResult?.toJson())}`);
+  if (r.status !== "SUCCESS" && r.status !== "FAILED")
+    throw new Error(`send ${r.send.status}: ${JSON.stringify(r.send.errorResult?.toJson())}`);
   return r;
 }
 
 /** Signs the (single) address-credential auth entry of a recording simulation for `signer`. */
-async function signedAuth(sim: rpc.Api.SimulateTransactionSuccessResponse, signer: Keypair): Promise<xdr.SorobanAuthorizationEntry> {
+async function signedAuth(
+  sim: rpc.Api.SimulateTransactionSuccessResponse,
+  signer: Keypair,
+): Promise<xdr.SorobanAuthorizationEntry> {
   const auth = sim.result!.auth;
   expect(auth.length).toBe(1);
   return authorizeEntry(auth[0], signer, sim.latestLedger + 100, t.passphrase);
@@ -240,15 +282,21 @@ describe("native Stellar Asset Contract", () => {
       const fee = r.resultXdr.feeCharged;
       expect(fee).toBeLessThan(BigInt(tx.fee));
       // refundable consumed: the transfer event and void return value, and the new nonce entry's rent
-      expect(fee).toBe(BASE_FEE + nonRefundable(sorobanData(tx), txSize(tx))
-        + eventsFee(r.events.contractEventsXdr[0], r.returnValue!) + newTemporaryEntryRent(nonceEntrySize));
+      expect(fee).toBe(
+        BASE_FEE +
+          nonRefundable(sorobanData(tx), txSize(tx)) +
+          eventsFee(r.events.contractEventsXdr[0], r.returnValue!) +
+          newTemporaryEntryRent(nonceEntrySize),
+      );
 
       expect(await balance(sender)).toBe(s0 - amount);
       expect(await balance(to)).toBe(to0 + amount);
       expect(await balance(submitter)).toBe(sub0 - fee);
 
       // the nonce is consumed: replaying the same signed entry in a new transaction fails
-      const replay = rpc.assembleTransaction(await build(submitter, transfer(sender, to, amount, [signed])), sim).build();
+      const replay = rpc
+        .assembleTransaction(await build(submitter, transfer(sender, to, amount, [signed])), sim)
+        .build();
       replay.sign(submitter);
       const r2 = await submitFinal(replay);
       expect(r2.status).toBe(rpc.Api.GetTransactionStatus.FAILED);
@@ -321,7 +369,9 @@ describe("native Stellar Asset Contract", () => {
     expect(r.resultXdr.result.type).toBe("txFeeBumpInnerSuccess");
     const fee = r.resultXdr.feeCharged;
     // two inclusion fees (inner op + the bump) + non-refundable + events fee
-    expect(fee).toBe(2n * BASE_FEE + nonRefundable(data, txSize(inner)) + eventsFee(r.events.contractEventsXdr[0], r.returnValue!));
+    expect(fee).toBe(
+      2n * BASE_FEE + nonRefundable(data, txSize(inner)) + eventsFee(r.events.contractEventsXdr[0], r.returnValue!),
+    );
     expect(fee).toBeLessThan(BigInt(fb.fee));
 
     expect(await balance(sponsor)).toBe(sp0 - fee);
@@ -350,7 +400,9 @@ describe("test contract", () => {
     expect(scValToNative(fnCall.topics[0])).toBe("fn_call");
     expect(scValToNative(fnCall.topics[2])).toBe("panic");
     // prepareTransaction refuses it
-    await expect(t.rpc.prepareTransaction(await build(a, testContract.call("panic")))).rejects.toThrow(/Error\(Contract, #1\)/);
+    await expect(t.rpc.prepareTransaction(await build(a, testContract.call("panic")))).rejects.toThrow(
+      /Error\(Contract, #1\)/,
+    );
   });
 
   test("burn: simulated instructions cover the burn; too few declared fails with resource limit exceeded", async () => {
@@ -368,7 +420,9 @@ describe("test contract", () => {
     const a0 = await balance(a);
     const prepared = await t.rpc.prepareTransaction(await build(a, burn));
     const full = sorobanData(prepared);
-    const lowered = new SorobanDataBuilder(full).setResources(4_000_000, full.resources.diskReadBytes, full.resources.writeBytes).build();
+    const lowered = new SorobanDataBuilder(full)
+      .setResources(4_000_000, full.resources.diskReadBytes, full.resources.writeBytes)
+      .build();
     const tx = (await builder(t, a)).addOperation(burn).setSorobanData(lowered).build();
     tx.sign(a);
     const r = await submitFinal(tx);
@@ -425,7 +479,12 @@ test("uploading WASM is a simulation error saying localnet runs no WASM", async 
 test("getLedgerEntries returns the contract instances and account entries", async () => {
   const a = await t.funded();
   const missing = Keypair.random();
-  const res = await t.rpc.getLedgerEntries(sac.getFootprint(), accountKey(a), testContract.getFootprint(), accountKey(missing));
+  const res = await t.rpc.getLedgerEntries(
+    sac.getFootprint(),
+    accountKey(a),
+    testContract.getFootprint(),
+    accountKey(missing),
+  );
   expect(res.entries.length).toBe(3);
   const [inst, acc, testInst] = res.entries;
 

@@ -19,19 +19,31 @@ mock.module("typescript", () => ({ ...ts5, default: ts5 }));
 type Json = Record<string, any>;
 const light = lightApp({ anonymousPolicy: { requestsPerSecond: 0.001, burst: 3 }, trustProxy: true });
 afterAll(() => light.stop());
-const get = (path: string, headers: Record<string, string> = {}) => light.app.handle(new Request(`http://localhost${path}`, { headers }));
+const get = (path: string, headers: Record<string, string> = {}) =>
+  light.app.handle(new Request(`http://localhost${path}`, { headers }));
 const doc = (await (await get("/openapi/json")).json()) as Json;
 
-const operations = () => Object.entries(doc.paths as Json).flatMap(([path, item]) =>
-  Object.entries(item as Json).map(([method, op]) => ({ path, method, op: op as Json })));
+const operations = () =>
+  Object.entries(doc.paths as Json).flatMap(([path, item]) =>
+    Object.entries(item as Json).map(([method, op]) => ({ path, method, op: op as Json })),
+  );
 const op = (path: string, method: string): Json => doc.paths[path][method];
 const statuses = (path: string, method: string) => Object.keys(op(path, method).responses).sort();
-const headersOf = (path: string, method: string, status: string) => Object.keys(op(path, method).responses[status].headers).sort();
+const headersOf = (path: string, method: string, status: string) =>
+  Object.keys(op(path, method).responses[status].headers).sort();
 /** The value a local `$ref` points to. */
-const resolve = (ref: string): unknown => ref.slice(2).split("/").reduce((node: any, key) => node?.[key], doc);
+const resolve = (ref: string): unknown =>
+  ref
+    .slice(2)
+    .split("/")
+    .reduce((node: any, key) => node?.[key], doc);
 const ref = (path: string) => `#/components/${path}`;
-const refsIn = (node: unknown): string[] => Array.isArray(node) ? node.flatMap(refsIn)
-  : node !== null && typeof node === "object" ? Object.entries(node).flatMap(([k, v]) => (k === "$ref" ? [v as string] : refsIn(v))) : [];
+const refsIn = (node: unknown): string[] =>
+  Array.isArray(node)
+    ? node.flatMap(refsIn)
+    : node !== null && typeof node === "object"
+      ? Object.entries(node).flatMap(([k, v]) => (k === "$ref" ? [v as string] : refsIn(v)))
+      : [];
 
 /** Ajv (JSON Schema 2020-12, OpenAPI 3.1's dialect) over the document's component schemas. */
 const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -63,8 +75,14 @@ describe("the OpenAPI document", () => {
     expect(ts5.transpileModule(types, { reportDiagnostics: true }).diagnostics).toEqual([]);
     expect(types).toContain('"X-API-Key"?: components["parameters"]["ApiKey"]');
     expect(types).toContain('"X-Idempotency-Key"?: components["parameters"]["IdempotencyKey"]');
-    expect(types).toContain(`ErrorCode: ${Object.keys(ERROR_STATUS).map((c) => `"${c}"`).join(" | ")};`);
-    expect(types).toContain('content: {\n                    "application/json": components["schemas"]["SponsorResponse"];');
+    expect(types).toContain(
+      `ErrorCode: ${Object.keys(ERROR_STATUS)
+        .map((c) => `"${c}"`)
+        .join(" | ")};`,
+    );
+    expect(types).toContain(
+      'content: {\n                    "application/json": components["schemas"]["SponsorResponse"];',
+    );
     for (const path of ["/v1/sponsor", "/v1/simulate", "/v1/estimate", "/v1/admin/projects/{id}/keys", "/health"]) {
       expect(types).toContain(`"${path}": {`);
     }
@@ -72,7 +90,8 @@ describe("the OpenAPI document", () => {
 
   test("security schemes: X-API-Key (optional: the anonymous testnet relay) on the relay routes, the bearer token on the admin API", () => {
     expect(doc.components.securitySchemes).toMatchObject({
-      ApiKey: { type: "apiKey", in: "header", name: "X-API-Key" }, AdminToken: { type: "http", scheme: "bearer" },
+      ApiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
+      AdminToken: { type: "http", scheme: "bearer" },
     });
     for (const { path, op } of operations()) {
       if (path.startsWith("/v1/admin/")) expect(op.security, path).toEqual([{ AdminToken: [] }]);
@@ -87,7 +106,15 @@ describe("the OpenAPI document", () => {
     expect(statuses("/v1/simulate", "post")).toEqual(relay);
     expect(statuses("/v1/estimate", "post")).toEqual(relay);
     expect(statuses("/v1/admin/projects", "post")).toEqual(["201", "400", "401", "404", "413", "500"]);
-    expect(statuses("/v1/admin/projects/{id}/credits", "post")).toEqual(["200", "400", "401", "402", "404", "413", "500"]);
+    expect(statuses("/v1/admin/projects/{id}/credits", "post")).toEqual([
+      "200",
+      "400",
+      "401",
+      "402",
+      "404",
+      "413",
+      "500",
+    ]);
     expect(statuses("/v1/admin/projects/{id}/credits", "get")).toEqual(["200", "400", "401", "404", "500"]);
     expect(statuses("/v1/admin/channels", "put")).toEqual(["202", "400", "401", "413", "500", "503"]);
     expect(statuses("/v1/admin/channels/{publicKey}", "delete")).toEqual(["202", "400", "401", "404", "500", "503"]);
@@ -96,8 +123,11 @@ describe("the OpenAPI document", () => {
       for (const [status, response] of Object.entries(op.responses ?? {}) as [string, Json][]) {
         const isError = Number(status) >= 400 && path.startsWith("/v1/");
         if (!isError) continue;
-        expect(response.content["application/json"].schema, `${path} ${status}`).toEqual({ $ref: ref("schemas/ErrorResponse") });
-        for (const [code, s] of Object.entries(ERROR_STATUS)) if (String(s) === status) expect(response.description).toContain(code);
+        expect(response.content["application/json"].schema, `${path} ${status}`).toEqual({
+          $ref: ref("schemas/ErrorResponse"),
+        });
+        for (const [code, s] of Object.entries(ERROR_STATUS))
+          if (String(s) === status) expect(response.description).toContain(code);
       }
     }
     expect(doc.components.schemas.ErrorCode).toMatchObject({ type: "string", enum: Object.keys(ERROR_STATUS) });
@@ -106,13 +136,31 @@ describe("the OpenAPI document", () => {
   });
 
   test("shared component schemas: request and response bodies by reference, JSON only", () => {
-    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining([
-      "SponsorRequest", "SponsorResponse", "TransactionRequest", "SimulateResponse", "EstimateResponse", "ErrorResponse", "ErrorCode",
-      "HealthResponse", "NetworkHealth", "Project", "Policy", "PolicyPatch", "ApiKey", "CreatedApiKey", "CreditEntry", "ChannelPool",
-    ]));
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining([
+        "SponsorRequest",
+        "SponsorResponse",
+        "TransactionRequest",
+        "SimulateResponse",
+        "EstimateResponse",
+        "ErrorResponse",
+        "ErrorCode",
+        "HealthResponse",
+        "NetworkHealth",
+        "Project",
+        "Policy",
+        "PolicyPatch",
+        "ApiKey",
+        "CreatedApiKey",
+        "CreditEntry",
+        "ChannelPool",
+      ]),
+    );
     const sponsor = op("/v1/sponsor", "post").requestBody.content;
     expect(sponsor).toEqual({ "application/json": { schema: { $ref: ref("schemas/SponsorRequest") } } });
-    expect(op("/v1/simulate", "post").requestBody.content["application/json"].schema).toEqual({ $ref: ref("schemas/TransactionRequest") });
+    expect(op("/v1/simulate", "post").requestBody.content["application/json"].schema).toEqual({
+      $ref: ref("schemas/TransactionRequest"),
+    });
     for (const { path, op } of operations()) {
       if (op.requestBody) expect(Object.keys(op.requestBody.content), path).toEqual(["application/json"]);
     }
@@ -137,7 +185,8 @@ describe("the OpenAPI document", () => {
     expect(headersOf("/v1/admin/channels", "get", "503")).toEqual(["Retry-After", "X-Request-Id"]);
     expect(headersOf("/health", "get", "503")).toEqual(["X-Request-Id"]);
     for (const { path, op } of operations()) {
-      for (const r of Object.values(op.responses ?? {}) as Json[]) expect(r.headers["X-Request-Id"], path).toBeDefined();
+      for (const r of Object.values(op.responses ?? {}) as Json[])
+        expect(r.headers["X-Request-Id"], path).toBeDefined();
     }
   });
 });
@@ -145,14 +194,21 @@ describe("the OpenAPI document", () => {
 describe("what the document says is what the relay does", () => {
   test("answers validate against the documented schemas and carry the documented headers", async () => {
     const send = (path: string, init: { body: string; ip?: string; headers?: Record<string, string> }) =>
-      light.app.handle(new Request(`http://localhost${path}`, {
-        method: "POST", body: init.body,
-        headers: { "content-type": "application/json", "x-forwarded-for": init.ip ?? "10.0.0.1", ...init.headers },
-      }));
+      light.app.handle(
+        new Request(`http://localhost${path}`, {
+          method: "POST",
+          body: init.body,
+          headers: { "content-type": "application/json", "x-forwarded-for": init.ip ?? "10.0.0.1", ...init.headers },
+        }),
+      );
     const unknownKey = await send("/v1/sponsor", { body: "{}", headers: { "x-api-key": "sr_test_unknown" } });
     const hostile = await send("/v1/estimate", { body: '{"transaction":"\\u0000"}', ip: "10.0.0.2" });
     const tooLarge = await send("/v1/simulate", { body: "x".repeat(300_000), ip: "10.0.0.3" });
-    for (const [res, status] of [[unknownKey, 401], [hostile, 400], [tooLarge, 413]] as const) {
+    for (const [res, status] of [
+      [unknownKey, 401],
+      [hostile, 400],
+      [tooLarge, 413],
+    ] as const) {
       expect(res.status).toBe(status);
       for (const h of ["x-request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"]) {
         expect(res.headers.get(h), h).not.toBeNull();
@@ -187,13 +243,22 @@ describe("what the document says is what the relay does", () => {
   test("the whole relay: its embedded networks are not in the document; the idempotency key pattern is the relay's", async () => {
     relay = await startTestRelay();
     const real = (await (await fetch(`${relay.url}/openapi/json`)).json()) as Json;
-    const rpc = await fetch(`${relay.url}/localnet/testnet/rpc`, { method: "POST", body: '{"jsonrpc":"2.0","id":1,"method":"getHealth"}' });
+    const rpc = await fetch(`${relay.url}/localnet/testnet/rpc`, {
+      method: "POST",
+      body: '{"jsonrpc":"2.0","id":1,"method":"getHealth"}',
+    });
     expect(rpc.status).toBe(200); // the routes exist
     expect(Object.keys(real.paths).filter((p) => p.startsWith("/localnet"))).toEqual([]);
-    expect(Object.keys(real.paths)).toEqual(expect.arrayContaining(["/v1/sponsor", "/v1/admin/projects", "/v1/admin/channels", "/health"]));
+    expect(Object.keys(real.paths)).toEqual(
+      expect.arrayContaining(["/v1/sponsor", "/v1/admin/projects", "/v1/admin/channels", "/health"]),
+    );
     const pattern = new RegExp(real.components.parameters.IdempotencyKey.schema.pattern);
     for (const key of ["k", "!~", "x".repeat(255), "x".repeat(256), "a b", ""]) {
-      const res = await relay.post("/v1/sponsor", { transaction: "AAAA", network: "testnet" }, { "x-idempotency-key": key });
+      const res = await relay.post(
+        "/v1/sponsor",
+        { transaction: "AAAA", network: "testnet" },
+        { "x-idempotency-key": key },
+      );
       expect(res.status, key).toBe(400); // a valid key gets as far as decoding the transaction
       expect(res.body.error.details.field !== "X-Idempotency-Key", key).toBe(pattern.test(key));
     }
@@ -208,7 +273,11 @@ describe("the docs page works without network access", () => {
     const html = await page.text();
     expect(html).not.toMatch(/(?:https?:)?\/\/[a-z0-9.-]+\.[a-z]{2,}/i); // no absolute or protocol-relative URL
     const refs = [...html.matchAll(/(?:src|href|url:)\s*=?\s*"([^"]+)"/g)].map((m) => m[1]!);
-    expect(refs.sort()).toEqual(["/openapi/assets/swagger-ui-bundle.js", "/openapi/assets/swagger-ui.css", "/openapi/json"]);
+    expect(refs.sort()).toEqual([
+      "/openapi/assets/swagger-ui-bundle.js",
+      "/openapi/assets/swagger-ui.css",
+      "/openapi/json",
+    ]);
     for (const ref of refs) {
       const res = await get(ref);
       expect(res.status, ref).toBe(200);
@@ -230,7 +299,9 @@ describe("the docs page works without network access", () => {
   });
 
   test("only the viewer's own files: anything else under /openapi/assets is 404", async () => {
-    const paths = ["package.json", "..%2Fpackage.json", "..%2F..%2Fpackage.json", "index.html", ""].map((f) => `/openapi/assets/${f}`);
+    const paths = ["package.json", "..%2Fpackage.json", "..%2F..%2Fpackage.json", "index.html", ""].map(
+      (f) => `/openapi/assets/${f}`,
+    );
     for (const path of paths) {
       const res = await get(path);
       expect(res.status, path).toBe(404);

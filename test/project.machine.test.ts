@@ -9,10 +9,13 @@ const T0 = Date.UTC(2026, 10, 22, 12);
 const payment: SpendRequest = { operationTypes: ["payment"], contractIds: [], minFee: 200n, maxFee: 200_000n };
 
 function start(policy: Partial<Policy> = {}, balance = 0n) {
-  const actor = createActor(projectMachine, { input: { projectId: "p", policy: { ...PROJECT_POLICY_DEFAULTS, ...policy }, balance, spent: 0n, now: T0 } });
+  const actor = createActor(projectMachine, {
+    input: { projectId: "p", policy: { ...PROJECT_POLICY_DEFAULTS, ...policy }, balance, spent: 0n, now: T0 },
+  });
   actor.start();
   let n = 0;
-  const send = (e: Record<string, unknown> & { type: string }) => ask<ProjectReply>(actor, { id: `r${n++}`, ...e } as never);
+  const send = (e: Record<string, unknown> & { type: string }) =>
+    ask<ProjectReply>(actor, { id: `r${n++}`, ...e } as never);
   return { actor, send, ctx: () => actor.getSnapshot().context };
 }
 
@@ -49,8 +52,16 @@ describe("RESERVE: policy and credits in one event", () => {
     const cases: [Partial<Policy>, SpendRequest, string][] = [
       [{ maxOperations: 1 }, { ...payment, operationTypes: ["payment", "payment"] }, "maxOperations"],
       [{ allowedOperations: ["createAccount"] }, payment, "allowedOperations"],
-      [{ allowedContractIds: ["CA"] }, { ...payment, operationTypes: ["invokeHostFunction"], contractIds: ["CB"] }, "allowedContractIds"],
-      [{ allowedContractIds: ["CA"] }, { ...payment, operationTypes: ["invokeHostFunction"], contractIds: [null] }, "allowedContractIds"],
+      [
+        { allowedContractIds: ["CA"] },
+        { ...payment, operationTypes: ["invokeHostFunction"], contractIds: ["CB"] },
+        "allowedContractIds",
+      ],
+      [
+        { allowedContractIds: ["CA"] },
+        { ...payment, operationTypes: ["invokeHostFunction"], contractIds: [null] },
+        "allowedContractIds",
+      ],
       [{ maxFee: 199n }, payment, "maxFee"],
       [{ dailySpendLimit: 1000n }, payment, "dailySpendLimit"],
     ];
@@ -72,7 +83,11 @@ describe("RESERVE: policy and credits in one event", () => {
     for (let i = 0; i < 5; i++) replies.push(await send({ type: "RESERVE", now: T0, credits: true, request: payment }));
     expect(replies.filter((r) => r.ok).length).toBe(3);
     const refused = replies[3]!;
-    if (!refused.ok) expect(refused.error).toMatchObject({ code: "INSUFFICIENT_CREDITS", details: { balance: "0", required: "200000" } });
+    if (!refused.ok)
+      expect(refused.error).toMatchObject({
+        code: "INSUFFICIENT_CREDITS",
+        details: { balance: "0", required: "200000" },
+      });
     expect(ctx().balance).toBe(0n);
     expect(Object.keys(ctx().holds).length).toBe(3);
   });
@@ -158,10 +173,25 @@ describe("credits, configuration and restore", () => {
     await first.send({ type: "ADMIT", now: T0 });
     await first.send({ type: "ADMIT", now: T0 });
     await first.send({ type: "RESERVE", now: T0, credits: true, request: payment });
-    const saved = JSON.parse(JSON.stringify(first.actor.getPersistedSnapshot(), (_k, v) => (typeof v === "bigint" ? { $bigint: v.toString() } : v)), (_k, v) => (v && typeof v.$bigint === "string" ? BigInt(v.$bigint) : v));
-    const restored = createActor(projectMachine, { snapshot: saved, input: { projectId: "p", policy: PROJECT_POLICY_DEFAULTS, balance: 0n, spent: 0n, now: T0 } });
+    const saved = JSON.parse(
+      JSON.stringify(first.actor.getPersistedSnapshot(), (_k, v) =>
+        typeof v === "bigint" ? { $bigint: v.toString() } : v,
+      ),
+      (_k, v) => (v && typeof v.$bigint === "string" ? BigInt(v.$bigint) : v),
+    );
+    const restored = createActor(projectMachine, {
+      snapshot: saved,
+      input: { projectId: "p", policy: PROJECT_POLICY_DEFAULTS, balance: 0n, spent: 0n, now: T0 },
+    });
     restored.start();
-    restored.send({ type: "SYNC", now: T0, balance: 1_000_000n, spent: 0n, policy: { ...PROJECT_POLICY_DEFAULTS, requestsPerSecond: 1, burst: 2 }, status: "active" });
+    restored.send({
+      type: "SYNC",
+      now: T0,
+      balance: 1_000_000n,
+      spent: 0n,
+      policy: { ...PROJECT_POLICY_DEFAULTS, requestsPerSecond: 1, burst: 2 },
+      status: "active",
+    });
     expect(restored.getSnapshot().context.balance).toBe(1_000_000n);
     expect(restored.getSnapshot().context.holds).toEqual({});
     const r = await ask<ProjectReply>(restored, { type: "ADMIT", id: "x", now: T0 + 100 } as never);

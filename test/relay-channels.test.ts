@@ -9,7 +9,19 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { Address, Asset, Keypair, Operation, StrKey, TransactionBuilder, authorizeEntry, nativeToScVal, rpc, type Transaction, type xdr } from "@stellar/stellar-sdk";
+import {
+  Address,
+  Asset,
+  Keypair,
+  Operation,
+  StrKey,
+  TransactionBuilder,
+  authorizeEntry,
+  nativeToScVal,
+  rpc,
+  type Transaction,
+  type xdr,
+} from "@stellar/stellar-sdk";
 import { and, eq } from "drizzle-orm";
 import { localFunder } from "../src/boot.ts";
 import { createLogger } from "../src/log.ts";
@@ -21,10 +33,28 @@ import type { TxRecord } from "../src/localnet/history.ts";
 import { startTestRelay, TEST_ADMIN_TOKEN, type TestRelay } from "./support/relay.ts";
 
 type Res = { status: number; headers: Headers; body: any };
-interface ChannelView { publicKey: string; state: string; balance: string; available: string; sequence: string; inFlight: { count: number; fees: string } }
+interface ChannelView {
+  publicKey: string;
+  state: string;
+  balance: string;
+  available: string;
+  sequence: string;
+  inFlight: { count: number; fees: string };
+}
 interface PoolView {
-  network: string; funder: { publicKey: string; balance: string }; target: number; current: number; channels: ChannelView[];
-  totals: { count: number; active: number; creating: number; draining: number; balance: string; inFlight: { count: number; fees: string } };
+  network: string;
+  funder: { publicKey: string; balance: string };
+  target: number;
+  current: number;
+  channels: ChannelView[];
+  totals: {
+    count: number;
+    active: number;
+    creating: number;
+    draining: number;
+    balance: string;
+    inFlight: { count: number; fees: string };
+  };
   lastError: string | null;
 }
 
@@ -52,9 +82,16 @@ const net = (r: TestRelay) => r.localnets.testnet!;
 const funderOf = (r: TestRelay) => localFunder(r.passphrase);
 const balanceOf = (r: TestRelay, id: string) => net(r).account(id)?.balance;
 /** Applied transactions on the testnet localnet (its record map holds fee-bumps under both hashes). */
-const applied = (r: TestRelay): TxRecord[] => [...new Map([...net(r).records.values()].map((x) => [x.hash, x])).values()];
+const applied = (r: TestRelay): TxRecord[] => [
+  ...new Map([...net(r).records.values()].map((x) => [x.hash, x])).values(),
+];
 /** What the network charged an account as fee source (fee-bumps it paid, and its own transactions). */
-const feesPaidBy = (r: TestRelay, id: string) => sum(applied(r).filter((x) => x.feeAccount === id).map((x) => x.feeCharged));
+const feesPaidBy = (r: TestRelay, id: string) =>
+  sum(
+    applied(r)
+      .filter((x) => x.feeAccount === id)
+      .map((x) => x.feeCharged),
+  );
 /** The SDK's 7-decimal XLM amount in stroops. */
 const stroops = (xlm: string) => {
   const [whole, frac = ""] = xlm.split(".");
@@ -68,12 +105,18 @@ async function view(r: TestRelay, network = "testnet"): Promise<PoolView> {
 }
 
 /** Polls GET /channels until the pool has `n` channels, all active (none creating or draining), and target `n`. */
-async function settled(r: TestRelay, n: number, ms = 15_000, seen?: (v: PoolView, at: number) => void): Promise<PoolView> {
+async function settled(
+  r: TestRelay,
+  n: number,
+  ms = 15_000,
+  seen?: (v: PoolView, at: number) => void,
+): Promise<PoolView> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await view(r);
     seen?.(v, performance.now());
-    if (v.target === n && v.current === n && v.channels.length === n && v.channels.every((c) => c.state === "active")) return v;
+    if (v.target === n && v.current === n && v.channels.length === n && v.channels.every((c) => c.state === "active"))
+      return v;
     if (Date.now() > end) throw new Error(`the pool did not settle at ${n} channels: ${JSON.stringify(v)}`);
     await Bun.sleep(25);
   }
@@ -96,7 +139,12 @@ async function fundMany(r: TestRelay, n: number): Promise<Keypair[]> {
   return Promise.all(Array.from({ length: n }, () => r.funded()));
 }
 
-interface Sent { status: number; body: any; started: number; ended: number }
+interface Sent {
+  status: number;
+  body: any;
+  started: number;
+  ended: number;
+}
 /** Sponsor requests in a loop per account (sequential per account, concurrent across them) until stopped. */
 function stream(r: TestRelay, users: Keypair[]) {
   let on = true;
@@ -121,7 +169,10 @@ function stream(r: TestRelay, users: Keypair[]) {
 /** Sends a transaction straight to the localnet's RPC (not through the relay) and waits for it to apply. */
 async function submitDirect(r: TestRelay, source: Keypair, op: xdr.Operation): Promise<{ hash: string; seq: bigint }> {
   const acc = await r.rpc.getAccount(source.publicKey());
-  const tx = new TransactionBuilder(acc, { fee: "100", networkPassphrase: r.passphrase }).addOperation(op).setTimeout(60).build();
+  const tx = new TransactionBuilder(acc, { fee: "100", networkPassphrase: r.passphrase })
+    .addOperation(op)
+    .setTimeout(60)
+    .build();
   tx.sign(source);
   const sent = await r.rpc.sendTransaction(tx);
   expect(sent.status).toBe("PENDING");
@@ -130,7 +181,10 @@ async function submitDirect(r: TestRelay, source: Keypair, op: xdr.Operation): P
 }
 
 async function channelRow(r: TestRelay, publicKey: string) {
-  const [row] = await r.database.select().from(channels).where(and(eq(channels.network, "testnet"), eq(channels.publicKey, publicKey)));
+  const [row] = await r.database
+    .select()
+    .from(channels)
+    .where(and(eq(channels.network, "testnet"), eq(channels.publicKey, publicKey)));
   return row;
 }
 
@@ -142,12 +196,25 @@ async function channelKey(r: TestRelay, publicKey: string): Promise<Keypair> {
 
 /** A native SAC transfer `from` → `to` with `from`'s signed address credentials (what a func+auth client sends), base64. */
 async function signedTransfer(r: TestRelay, from: Keypair, to: Keypair, amount: bigint): Promise<string> {
-  const transfer = (auth: xdr.SorobanAuthorizationEntry[]) => Operation.invokeContractFunction({
-    contract: Asset.native().contractId(r.passphrase), function: "transfer", auth,
-    args: [nativeToScVal(Address.fromString(from.publicKey())), nativeToScVal(Address.fromString(to.publicKey())), nativeToScVal(amount, { type: "i128" })],
-  });
+  const transfer = (auth: xdr.SorobanAuthorizationEntry[]) =>
+    Operation.invokeContractFunction({
+      contract: Asset.native().contractId(r.passphrase),
+      function: "transfer",
+      auth,
+      args: [
+        nativeToScVal(Address.fromString(from.publicKey())),
+        nativeToScVal(Address.fromString(to.publicKey())),
+        nativeToScVal(amount, { type: "i128" }),
+      ],
+    });
   // simulated with `to` as the source, so that `from` gets address credentials
-  const tx = new TransactionBuilder(await r.rpc.getAccount(to.publicKey()), { fee: "100", networkPassphrase: r.passphrase }).addOperation(transfer([])).setTimeout(60).build();
+  const tx = new TransactionBuilder(await r.rpc.getAccount(to.publicKey()), {
+    fee: "100",
+    networkPassphrase: r.passphrase,
+  })
+    .addOperation(transfer([]))
+    .setTimeout(60)
+    .build();
   const sim = await r.rpc.simulateTransaction(tx);
   if (!rpc.Api.isSimulationSuccess(sim)) throw new Error(`simulation failed: ${JSON.stringify(sim)}`);
   const signed = await authorizeEntry(sim.result!.auth[0]!, from, sim.latestLedger + 100, r.passphrase);
@@ -155,7 +222,9 @@ async function signedTransfer(r: TestRelay, from: Keypair, to: Keypair, amount: 
 }
 
 describe("resizing under load", () => {
-  test("2 → 10 → 3 while sponsor requests stream: none fails, merged channels return their lumens to the funder", { timeout: 50_000 }, async () => {
+  test("2 → 10 → 3 while sponsor requests stream: none fails, merged channels return their lumens to the funder", {
+    timeout: 50_000,
+  }, async () => {
     const r = await start({ TESTNET_CHANNELS: "2" });
     const funder = funderOf(r).publicKey();
     const two = await settled(r, 2);
@@ -183,7 +252,8 @@ describe("resizing under load", () => {
     expect(shrink.body).toMatchObject({ network: "testnet", target: 3 });
     const drainingSeen = new Map<string, number>(); // when GET first showed a channel draining
     const three = await settled(r, 3, 15_000, (v, at) => {
-      for (const c of v.channels) if (c.state === "draining" && !drainingSeen.has(c.publicKey)) drainingSeen.set(c.publicKey, at);
+      for (const c of v.channels)
+        if (c.state === "draining" && !drainingSeen.has(c.publicKey)) drainingSeen.set(c.publicKey, at);
     });
     const shrink1 = performance.now();
     await until("requests after the shrink", () => s.sent.filter((x) => x.started > shrink1).length >= 12, 20_000);
@@ -216,7 +286,10 @@ describe("resizing under load", () => {
     expect(returned).toBeGreaterThan(7n * (STARTING - 10_000_000n));
     expect(returned).toBeLessThan(7n * STARTING);
     // and the pool's view of the funder catches up with the ledger
-    await until("GET to show the funder's balance", async () => (await view(r)).funder.balance === balanceOf(r, funder)!.toString());
+    await until(
+      "GET to show the funder's balance",
+      async () => (await view(r)).funder.balance === balanceOf(r, funder)!.toString(),
+    );
 
     // the fee-bumps were paid by many channels, never by the funder, and by channels later merged too
     const payers = sent.map((x) => net(r).records.get(x.body.hash)!.feeAccount);
@@ -233,7 +306,9 @@ describe("resizing under load", () => {
 });
 
 describe("sequence numbers moved outside the relay", () => {
-  test("a channel's merge and the funder's createAccount recover from tx_bad_seq by re-reading the sequence number", { timeout: 30_000 }, async () => {
+  test("a channel's merge and the funder's createAccount recover from tx_bad_seq by re-reading the sequence number", {
+    timeout: 30_000,
+  }, async () => {
     const r = await start({ TESTNET_CHANNELS: "2" });
     const funder = funderOf(r);
     const v = await settled(r, 2);
@@ -264,16 +339,27 @@ describe("sequence numbers moved outside the relay", () => {
     expect(one.lastError).toBeNull();
     expect(net(r).account(a)).toBeUndefined();
     expect((await channelRow(r, a))?.state).toBe("merged");
-    const fromA = applied(r).filter((x) => x.sourceAccount === a && !x.feeBump).sort((x, y) => x.ledger - y.ledger);
-    expect(fromA.map((x) => [x.seqNum, x.successful])).toEqual([[original + 1n, true], [original + 6n, true]]); // the bump, then the merge after it
-    expect(TransactionBuilder.fromXDR(fromA[1]!.envelopeXdr, r.passphrase) as Transaction).toMatchObject({ operations: [{ type: "accountMerge", destination: funder.publicKey() }] });
+    const fromA = applied(r)
+      .filter((x) => x.sourceAccount === a && !x.feeBump)
+      .sort((x, y) => x.ledger - y.ledger);
+    expect(fromA.map((x) => [x.seqNum, x.successful])).toEqual([
+      [original + 1n, true],
+      [original + 6n, true],
+    ]); // the bump, then the merge after it
+    expect(TransactionBuilder.fromXDR(fromA[1]!.envelopeXdr, r.passphrase) as Transaction).toMatchObject({
+      operations: [{ type: "accountMerge", destination: funder.publicKey() }],
+    });
     // a channel that is gone cannot be retired again
     const again = await r.admin("DELETE", `/channels/${a}?network=testnet`);
     expect(again.status).toBe(404);
     expect(again.body.error.code).toBe("NOT_FOUND");
 
     // the funder's sequence number moved too: growing the pool still creates the channel
-    const moved = await submitDirect(r, funder, Operation.payment({ destination: net(r).root.publicKey(), asset: Asset.native(), amount: "1" }));
+    const moved = await submitDirect(
+      r,
+      funder,
+      Operation.payment({ destination: net(r).root.publicKey(), asset: Asset.native(), amount: "1" }),
+    );
     const grow = await r.admin("PUT", "/channels", { network: "testnet", count: 2 });
     expect(grow.status).toBe(202);
     const two = await settled(r, 2);
@@ -282,11 +368,15 @@ describe("sequence numbers moved outside the relay", () => {
     expect(balanceOf(r, created)).toBe(STARTING);
     const creates = applied(r).filter((x) => x.sourceAccount === funder.publicKey() && x.seqNum > moved.seq);
     expect(creates.map((x) => [x.seqNum, x.successful])).toEqual([[moved.seq + 1n, true]]);
-    expect(TransactionBuilder.fromXDR(creates[0]!.envelopeXdr, r.passphrase) as Transaction).toMatchObject({ operations: [{ type: "createAccount", destination: created }] });
+    expect(TransactionBuilder.fromXDR(creates[0]!.envelopeXdr, r.passphrase) as Transaction).toMatchObject({
+      operations: [{ type: "createAccount", destination: created }],
+    });
     expect((await sponsor(r, user)).status).toBe(200);
   });
 
-  test("func+auth mode: the channel's stale sequence number is rejected, re-read, and the operation runs with the next one", { timeout: 30_000 }, async () => {
+  test("func+auth mode: the channel's stale sequence number is rejected, re-read, and the operation runs with the next one", {
+    timeout: 30_000,
+  }, async () => {
     const r = await start({ TESTNET_CHANNELS: "1" });
     const [channel] = (await settled(r, 1)).channels.map((c) => c.publicKey) as [string];
     const original = net(r).account(channel)!.seqNum;
@@ -296,7 +386,10 @@ describe("sequence numbers moved outside the relay", () => {
 
     const [from, to] = await fundMany(r, 2);
     const to0 = balanceOf(r, to.publicKey())!;
-    const first = await r.post("/v1/sponsor", { operation: await signedTransfer(r, from, to, 5_000_000n), network: "testnet" });
+    const first = await r.post("/v1/sponsor", {
+      operation: await signedTransfer(r, from, to, 5_000_000n),
+      network: "testnet",
+    });
     expect(first.status).toBe(200);
     const rec = net(r).records.get(first.body.hash)!;
     expect([rec.sourceAccount, rec.feeBump, rec.successful, rec.seqNum]).toEqual([channel, false, true, original + 4n]);
@@ -304,10 +397,16 @@ describe("sequence numbers moved outside the relay", () => {
     expect((await view(r)).channels[0]!.sequence).toBe((original + 4n).toString());
 
     // the next one uses the next number; only the bump and the two transfers ever reached a ledger from the channel
-    const second = await r.post("/v1/sponsor", { operation: await signedTransfer(r, from, to, 1_000_000n), network: "testnet" });
+    const second = await r.post("/v1/sponsor", {
+      operation: await signedTransfer(r, from, to, 1_000_000n),
+      network: "testnet",
+    });
     expect(second.status).toBe(200);
     expect(net(r).records.get(second.body.hash)!.seqNum).toBe(original + 5n);
-    const fromChannel = applied(r).filter((x) => x.sourceAccount === channel).map((x) => x.seqNum).sort((x, y) => (x < y ? -1 : 1));
+    const fromChannel = applied(r)
+      .filter((x) => x.sourceAccount === channel)
+      .map((x) => x.seqNum)
+      .sort((x, y) => (x < y ? -1 : 1));
     expect(fromChannel).toEqual([original + 1n, original + 4n, original + 5n]);
     const v = await view(r);
     expect(v.channels[0]!.sequence).toBe((original + 5n).toString());
@@ -317,9 +416,15 @@ describe("sequence numbers moved outside the relay", () => {
 });
 
 describe("top-ups", () => {
-  test("a channel under the threshold is topped up by the funder to the starting balance", { timeout: 30_000 }, async () => {
+  test("a channel under the threshold is topped up by the funder to the starting balance", {
+    timeout: 30_000,
+  }, async () => {
     const start2 = 20_000_000n; // 2 XLM
-    const r = await start({ TESTNET_CHANNELS: "1", CHANNEL_STARTING_BALANCE: start2.toString(), CHANNEL_TOPUP_THRESHOLD: "19999900" });
+    const r = await start({
+      TESTNET_CHANNELS: "1",
+      CHANNEL_STARTING_BALANCE: start2.toString(),
+      CHANNEL_TOPUP_THRESHOLD: "19999900",
+    });
     const funder = funderOf(r).publicKey();
     const [channel] = (await settled(r, 1)).channels.map((c) => c.publicKey) as [string];
     expect(balanceOf(r, channel)).toBe(start2);
@@ -348,8 +453,11 @@ describe("top-ups", () => {
     // by funder → channel payments that add up to the fees the channel paid
     const topUps = applied(r).filter((x) => x.ledger > mark && x.sourceAccount === funder);
     expect(topUps.length).toBeGreaterThanOrEqual(1);
-    const payments = topUps.flatMap((x) => (TransactionBuilder.fromXDR(x.envelopeXdr, r.passphrase) as Transaction).operations);
-    for (const op of payments) expect(op).toMatchObject({ type: "payment", destination: channel, asset: Asset.native() });
+    const payments = topUps.flatMap(
+      (x) => (TransactionBuilder.fromXDR(x.envelopeXdr, r.passphrase) as Transaction).operations,
+    );
+    for (const op of payments)
+      expect(op).toMatchObject({ type: "payment", destination: channel, asset: Asset.native() });
     const paidIn = sum(payments.map((op) => stroops((op as { amount: string }).amount)));
     expect(paidIn).toBe(sum(fees));
     // the funder paid the top-ups and their fees, nothing else
@@ -358,7 +466,9 @@ describe("top-ups", () => {
 });
 
 describe("channel secrets at rest", () => {
-  test("rows hold sealed secrets bound to their channel and DATA_DIR's key; GET never shows a secret", { timeout: 30_000 }, async () => {
+  test("rows hold sealed secrets bound to their channel and DATA_DIR's key; GET never shows a secret", {
+    timeout: 30_000,
+  }, async () => {
     const r = await start({ TESTNET_CHANNELS: "3" });
     const v = await settled(r, 3);
     const rows = await r.database.select().from(channels).where(eq(channels.network, "testnet"));
@@ -389,7 +499,9 @@ describe("channel secrets at rest", () => {
     }
     expect(new Set(secrets).size).toBe(3);
 
-    const raw = await fetch(`${r.url}/v1/admin/channels?network=testnet`, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` } });
+    const raw = await fetch(`${r.url}/v1/admin/channels?network=testnet`, {
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+    });
     expect(raw.status).toBe(200);
     const text = await raw.text();
     for (const pk of v.channels.map((c) => c.publicKey)) expect(text).toContain(pk);
@@ -397,22 +509,40 @@ describe("channel secrets at rest", () => {
     for (const row of rows) expect(text).not.toContain(row.secret);
   });
 
-  test("with CHANNEL_ENCRYPTION_KEY no key file is written, and a pool with another key refuses to start", { timeout: 30_000 }, async () => {
+  test("with CHANNEL_ENCRYPTION_KEY no key file is written, and a pool with another key refuses to start", {
+    timeout: 30_000,
+  }, async () => {
     const key = randomBytes(32).toString("hex");
     const r = await start({ TESTNET_CHANNELS: "1", CHANNEL_ENCRYPTION_KEY: key });
     const [pk] = (await settled(r, 1)).channels.map((c) => c.publicKey) as [string];
     expect(existsSync(join(r.env.DATA_DIR!, "channel-encryption.key"))).toBe(false);
     const row = await channelRow(r, pk);
-    expect(Keypair.fromSecret(SecretBox.open(key, r.env.DATA_DIR!).open(row!.secret, `testnet:${pk}`)).publicKey()).toBe(pk);
+    expect(
+      Keypair.fromSecret(SecretBox.open(key, r.env.DATA_DIR!).open(row!.secret, `testnet:${pk}`)).publicKey(),
+    ).toBe(pk);
 
     // the same database opened with another key: the pool does not start (it fails before any network call)
     const wrongKey = randomBytes(32).toString("hex");
-    const pool = (k: string) => new ChannelPool({
-      network: "testnet", gateway: undefined as never, funder: funderOf(r), repo: new ChannelsRepo(r.database), box: SecretBox.open(k, r.env.DATA_DIR!), log: createLogger("silent"),
-      config: { channels: 1, startingBalance: STARTING, topUpThreshold: STARTING / 2n, waitMs: 0, feePercentile: "p70" },
-    });
+    const pool = (k: string) =>
+      new ChannelPool({
+        network: "testnet",
+        gateway: undefined as never,
+        funder: funderOf(r),
+        repo: new ChannelsRepo(r.database),
+        box: SecretBox.open(k, r.env.DATA_DIR!),
+        log: createLogger("silent"),
+        config: {
+          channels: 1,
+          startingBalance: STARTING,
+          topUpThreshold: STARTING / 2n,
+          waitMs: 0,
+          feePercentile: "p70",
+        },
+      });
     const refused = pool(wrongKey).start();
-    await expect(refused).rejects.toThrow(`the testnet channel ${pk} cannot be decrypted: CHANNEL_ENCRYPTION_KEY is not the key it was sealed with`);
+    await expect(refused).rejects.toThrow(
+      `the testnet channel ${pk} cannot be decrypted: CHANNEL_ENCRYPTION_KEY is not the key it was sealed with`,
+    );
     expect(String(await refused.catch((e) => e))).not.toContain(wrongKey);
 
     // a restart with the right key keeps the channel
@@ -424,7 +554,9 @@ describe("channel secrets at rest", () => {
 });
 
 describe("restart", () => {
-  test("a restart keeps the pool: same channels, active, target kept; no account created", { timeout: 30_000 }, async () => {
+  test("a restart keeps the pool: same channels, active, target kept; no account created", {
+    timeout: 30_000,
+  }, async () => {
     const first = await start({ TESTNET_CHANNELS: "1" });
     const funder = funderOf(first).publicKey();
     expect((await first.admin("PUT", "/channels", { network: "testnet", count: 3 })).status).toBe(202);
@@ -466,7 +598,9 @@ describe("admin routes", () => {
     const v = await settled(r, 1);
     const bad = async (method: string, path: string, body?: unknown) => {
       const res = await r.admin(method, path, body);
-      expect(`${method} ${path} ${JSON.stringify(body)} → ${res.status} ${res.body?.error?.code}`).toBe(`${method} ${path} ${JSON.stringify(body)} → 400 VALIDATION_ERROR`);
+      expect(`${method} ${path} ${JSON.stringify(body)} → ${res.status} ${res.body?.error?.code}`).toBe(
+        `${method} ${path} ${JSON.stringify(body)} → 400 VALIDATION_ERROR`,
+      );
       return res;
     };
     for (const count of [0, 1001, -1, 2.5, "three", null]) {
@@ -481,17 +615,28 @@ describe("admin routes", () => {
     await bad("GET", "/channels");
     await bad("DELETE", `/channels/${v.channels[0]!.publicKey}?network=futurenet`);
 
-    for (const headers of [{}, { authorization: "Bearer not-the-admin-token-000" }, { authorization: TEST_ADMIN_TOKEN }] as Record<string, string>[]) {
-      for (const [method, body] of [["GET", undefined], ["PUT", { network: "testnet", count: 5 }]] as const) {
+    for (const headers of [
+      {},
+      { authorization: "Bearer not-the-admin-token-000" },
+      { authorization: TEST_ADMIN_TOKEN },
+    ] as Record<string, string>[]) {
+      for (const [method, body] of [
+        ["GET", undefined],
+        ["PUT", { network: "testnet", count: 5 }],
+      ] as const) {
         const res = await fetch(`${r.url}/v1/admin/channels${method === "GET" ? "?network=testnet" : ""}`, {
-          method, headers: { ...headers, ...(body ? { "content-type": "application/json" } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}),
+          method,
+          headers: { ...headers, ...(body ? { "content-type": "application/json" } : {}) },
+          ...(body ? { body: JSON.stringify(body) } : {}),
         });
         expect(res.status).toBe(401);
         expect(res.headers.get("www-authenticate")).toBe("Bearer");
         expect(((await res.json()) as { error: { code: string } }).error.code).toBe("UNAUTHORIZED");
       }
     }
-    const del = await fetch(`${r.url}/v1/admin/channels/${v.channels[0]!.publicKey}?network=testnet`, { method: "DELETE" });
+    const del = await fetch(`${r.url}/v1/admin/channels/${v.channels[0]!.publicKey}?network=testnet`, {
+      method: "DELETE",
+    });
     expect(del.status).toBe(401);
 
     for (const pk of [Keypair.random().publicKey(), "not-a-key", funderOf(r).publicKey()]) {

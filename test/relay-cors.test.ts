@@ -13,19 +13,36 @@ const OTHER = "https://wallet.example:8443";
 /** The anonymous relay's bucket: 2 requests, refilled once in 1000 s. */
 const TIGHT = JSON.stringify({ requestsPerSecond: 0.001, burst: 2 });
 
-const preflight = (url: string, origin: string, path = "/v1/sponsor") => fetch(`${url}${path}`, {
-  method: "OPTIONS",
-  headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "content-type,x-api-key,x-idempotency-key" },
-});
-const simple = (url: string, origin: string) => fetch(`${url}/v1/estimate`, {
-  method: "POST", headers: { origin, "content-type": "application/json" }, body: JSON.stringify({ transaction: "AAAA", network: "testnet" }),
-});
-const list = (h: string | null) => (h ?? "").split(",").map((s) => s.trim().toLowerCase()).filter(Boolean);
+const preflight = (url: string, origin: string, path = "/v1/sponsor") =>
+  fetch(`${url}${path}`, {
+    method: "OPTIONS",
+    headers: {
+      origin,
+      "access-control-request-method": "POST",
+      "access-control-request-headers": "content-type,x-api-key,x-idempotency-key",
+    },
+  });
+const simple = (url: string, origin: string) =>
+  fetch(`${url}/v1/estimate`, {
+    method: "POST",
+    headers: { origin, "content-type": "application/json" },
+    body: JSON.stringify({ transaction: "AAAA", network: "testnet" }),
+  });
+const list = (h: string | null) =>
+  (h ?? "")
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
 const corsHeaders = (res: Response) => [...res.headers.keys()].filter((k) => k.startsWith("access-control-"));
 
 describe("CORS_ORIGINS lists origins", () => {
   let r: TestRelay;
-  beforeAll(async () => { r = await startTestRelay({ CORS_ORIGINS: ` ${APP} ,${OTHER}`, ANONYMOUS_POLICY: TIGHT }); }, { timeout: 30_000 });
+  beforeAll(
+    async () => {
+      r = await startTestRelay({ CORS_ORIGINS: ` ${APP} ,${OTHER}`, ANONYMOUS_POLICY: TIGHT });
+    },
+    { timeout: 30_000 },
+  );
   afterAll(() => r.stop());
 
   test("a preflight to /v1/sponsor is 204 with the allowed origin, methods and headers; no API key, no rate-limit token", async () => {
@@ -34,7 +51,9 @@ describe("CORS_ORIGINS lists origins", () => {
       expect(res.status).toBe(204);
       expect(res.headers.get("access-control-allow-origin")).toBe(APP);
       expect(list(res.headers.get("access-control-allow-methods"))).toEqual(expect.arrayContaining(["get", "post"]));
-      expect(list(res.headers.get("access-control-allow-headers"))).toEqual(expect.arrayContaining(["content-type", "x-api-key", "x-idempotency-key", "x-request-id"]));
+      expect(list(res.headers.get("access-control-allow-headers"))).toEqual(
+        expect.arrayContaining(["content-type", "x-api-key", "x-idempotency-key", "x-request-id"]),
+      );
       expect(res.headers.get("access-control-max-age")).toBe("600");
       expect(res.headers.get("access-control-allow-credentials")).toBeNull();
       expect(list(res.headers.get("vary"))).toContain("origin");
@@ -47,7 +66,9 @@ describe("CORS_ORIGINS lists origins", () => {
     const refused = answers[2]!;
     expect(refused.headers.get("access-control-allow-origin")).toBe(APP);
     expect(refused.headers.get("retry-after")).toBeTruthy();
-    expect(list(refused.headers.get("access-control-expose-headers"))).toEqual(expect.arrayContaining(["retry-after", "x-request-id", "ratelimit-remaining"]));
+    expect(list(refused.headers.get("access-control-expose-headers"))).toEqual(
+      expect.arrayContaining(["retry-after", "x-request-id", "ratelimit-remaining"]),
+    );
     // counted as the anonymous relay's rejection (GET /metrics is open without METRICS_TOKEN)
     const metrics = await fetch(`${r.url}/metrics`);
     expect(metrics.status).toBe(200);
@@ -59,13 +80,25 @@ describe("CORS_ORIGINS lists origins", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("access-control-allow-origin")).toBe(APP);
     expect(res.headers.get("access-control-allow-credentials")).toBeNull();
-    expect(list(res.headers.get("access-control-expose-headers"))).toEqual(expect.arrayContaining([
-      "x-request-id", "retry-after", "idempotent-replayed", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset",
-    ]));
+    expect(list(res.headers.get("access-control-expose-headers"))).toEqual(
+      expect.arrayContaining([
+        "x-request-id",
+        "retry-after",
+        "idempotent-replayed",
+        "ratelimit-limit",
+        "ratelimit-remaining",
+        "ratelimit-reset",
+      ]),
+    );
   });
 
   test("an origin not listed gets no allow-origin (the browser refuses), on preflights and requests", async () => {
-    for (const origin of ["https://evil.example", "http://app.example", "https://app.example.evil.example", "constructor"]) {
+    for (const origin of [
+      "https://evil.example",
+      "http://app.example",
+      "https://app.example.evil.example",
+      "constructor",
+    ]) {
       const pre = await preflight(r.url, origin);
       expect(pre.headers.get("access-control-allow-origin")).toBeNull();
       const res = await fetch(`${r.url}/health`, { headers: { origin } });
@@ -76,7 +109,12 @@ describe("CORS_ORIGINS lists origins", () => {
 
 describe("CORS_ORIGINS=*", () => {
   let r: TestRelay;
-  beforeAll(async () => { r = await startTestRelay({ CORS_ORIGINS: "*" }); }, { timeout: 30_000 });
+  beforeAll(
+    async () => {
+      r = await startTestRelay({ CORS_ORIGINS: "*" });
+    },
+    { timeout: 30_000 },
+  );
   afterAll(() => r.stop());
 
   test("any origin: allow-origin *, preflight answered", async () => {
@@ -90,13 +128,19 @@ describe("CORS_ORIGINS=*", () => {
 
 describe("CORS_ORIGINS unset", () => {
   let r: TestRelay;
-  beforeAll(async () => { r = await startTestRelay(); }, { timeout: 30_000 });
+  beforeAll(
+    async () => {
+      r = await startTestRelay();
+    },
+    { timeout: 30_000 },
+  );
   afterAll(() => r.stop());
 
   test("no CORS header on any answer, preflights included", async () => {
     const pre = await preflight(r.url, APP);
     expect(pre.status).not.toBe(204);
     expect(corsHeaders(pre)).toEqual([]);
-    for (const res of [await fetch(`${r.url}/health`, { headers: { origin: APP } }), await simple(r.url, APP)]) expect(corsHeaders(res)).toEqual([]);
+    for (const res of [await fetch(`${r.url}/health`, { headers: { origin: APP } }), await simple(r.url, APP)])
+      expect(corsHeaders(res)).toEqual([]);
   });
 });

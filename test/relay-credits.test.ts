@@ -11,11 +11,18 @@ import { databaseKind, startTestRelay, type TestRelay } from "./support/relay.ts
 
 // embedded PGlite always; Postgres too when the suite has one (TEST_DATABASE_URL)
 const kinds = databaseKind === "postgres" ? ["pglite", "postgres"] : ["pglite"];
-const envFor = (kind: string): Record<string, string> => (kind === "pglite" ? { DATABASE_URL: "", DATABASE_SCHEMA: "" } : {});
+const envFor = (kind: string): Record<string, string> =>
+  kind === "pglite" ? { DATABASE_URL: "", DATABASE_SCHEMA: "" } : {};
 
 const REDIS_URL = "redis://127.0.0.1:6379";
 async function redisReachable(): Promise<boolean> {
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 500, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  const redis = new Redis(REDIS_URL, {
+    lazyConnect: true,
+    connectTimeout: 500,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
   redis.on("error", () => {});
   try {
     await redis.connect();
@@ -33,13 +40,23 @@ const ONE_OP_RESERVATION = 200_000n;
 const HASH = /^[0-9a-f]{64}$/;
 
 type Res = { status: number; headers: Headers; body: any };
-interface Entry { id: string; kind: string; amount: string; submissionId: string | null; txHash: string | null; reference: string | null; reason: string | null; createdAt: string }
+interface Entry {
+  id: string;
+  kind: string;
+  amount: string;
+  submissionId: string | null;
+  txHash: string | null;
+  reference: string | null;
+  reason: string | null;
+  createdAt: string;
+}
 
 const xdrOf = (tx: Transaction) => tx.toEnvelope().toXdr("base64");
 const sum = (xs: bigint[]) => xs.reduce((a, b) => a + b, 0n);
 
 function expectError(res: Res, status: number, code: string) {
-  if (res.status !== status) throw new Error(`expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
+  if (res.status !== status)
+    throw new Error(`expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
   expect(res.body.error.code).toBe(code);
 }
 
@@ -58,15 +75,18 @@ function mainnetOf(r: TestRelay) {
   const net = r.localnets.mainnet!;
   const server = new rpc.Server(`${r.url}/localnet/mainnet/rpc`, { allowHttp: true });
   return {
-    net, server,
+    net,
+    server,
     /** `n` new accounts funded by the mainnet friendbot (concurrently: it batches them). */
     async fund(n: number): Promise<Keypair[]> {
       const kps = Array.from({ length: n }, () => Keypair.random());
-      await Promise.all(kps.map(async (kp) => {
-        const res = await fetch(`${r.url}/localnet/mainnet/friendbot?addr=${kp.publicKey()}`);
-        const text = await res.text();
-        if (!res.ok) throw new Error(`mainnet friendbot ${res.status}: ${text}`);
-      }));
+      await Promise.all(
+        kps.map(async (kp) => {
+          const res = await fetch(`${r.url}/localnet/mainnet/friendbot?addr=${kp.publicKey()}`);
+          const text = await res.text();
+          if (!res.ok) throw new Error(`mainnet friendbot ${res.status}: ${text}`);
+        }),
+      );
       return kps;
     },
     /** A signed 1-operation payment to the mainnet root. */
@@ -74,12 +94,16 @@ function mainnetOf(r: TestRelay) {
       const acc = await server.getAccount(from.publicKey());
       for (let i = 0n; i < (opts.seqOffset ?? 0n); i++) acc.incrementSequenceNumber();
       const tx = new TransactionBuilder(acc, { fee: "100", networkPassphrase: net.passphrase })
-        .addOperation(Operation.payment({ destination: net.root.publicKey(), asset: Asset.native(), amount: opts.amount ?? "1" }))
-        .setTimeout(60).build();
+        .addOperation(
+          Operation.payment({ destination: net.root.publicKey(), asset: Asset.native(), amount: opts.amount ?? "1" }),
+        )
+        .setTimeout(60)
+        .build();
       tx.sign(from);
       return tx;
     },
-    sponsor: (key: string, tx: Transaction) => r.post("/v1/sponsor", { transaction: xdrOf(tx), network: "mainnet" }, { "x-api-key": key }),
+    sponsor: (key: string, tx: Transaction) =>
+      r.post("/v1/sponsor", { transaction: xdrOf(tx), network: "mainnet" }, { "x-api-key": key }),
     /** feeCharged of a transaction's result as the network reports it (null: not in the ledger). */
     async feeCharged(hash: string): Promise<bigint | null> {
       const t = await server.getTransaction(hash);
@@ -169,7 +193,10 @@ describe.each(kinds)("credits (%s)", (kind) => {
     // applied and failed: more than the account has; the network charges the fee
     const failed = await main.sponsor(p.liveKey, await main.payment(poor!, { amount: "20000" }));
     expectError(failed, 422, "SUBMISSION_FAILED");
-    expect(failed.body.error.details.result_codes).toEqual({ transaction: "tx_failed", operations: ["op_underfunded"] });
+    expect(failed.body.error.details.result_codes).toEqual({
+      transaction: "tx_failed",
+      operations: ["op_underfunded"],
+    });
     expect(BigInt(failed.body.error.details.feePaid) > 0n).toBe(true);
     // rejected before inclusion: a future sequence number; nothing is charged
     const rejected = await main.sponsor(p.liveKey, await main.payment(early!, { seqOffset: 3n }));
@@ -199,13 +226,19 @@ describe.each(kinds)("credits (%s)", (kind) => {
     expect(top[0]).toMatchObject({ amount: "1000000", reference: "inv-1", reason: null, txHash: null });
     expect(entries[entries.length - 1]!.kind).toBe("topup"); // the oldest
     // every reservation is the 1-operation maximum
-    for (const e of entries.filter((e) => e.kind === "reserve")) expect(e.amount).toBe((-ONE_OP_RESERVATION).toString());
+    for (const e of entries.filter((e) => e.kind === "reserve"))
+      expect(e.amount).toBe((-ONE_OP_RESERVATION).toString());
     // one charge per transaction in the ledger, with its hash and the fee it was charged
     const charges = entries.filter((e) => e.kind === "charge");
     expect(new Set(charges.map((e) => e.txHash))).toEqual(new Set(charged.keys()));
     for (const e of charges) expect(BigInt(e.amount)).toBe(-charged.get(e.txHash!)!);
     // the rejected transaction: reserved and released, never charged
-    expect(entries.filter((e) => e.txHash === rejectedHash).map((e) => e.kind).sort()).toEqual(["release", "reserve"]);
+    expect(
+      entries
+        .filter((e) => e.txHash === rejectedHash)
+        .map((e) => e.kind)
+        .sort(),
+    ).toEqual(["release", "reserve"]);
   });
 
   test("two projects sending the same inner transaction: each pays only for its own submission", async () => {
@@ -219,7 +252,8 @@ describe.each(kinds)("credits (%s)", (kind) => {
     expect(first.status).toBe(200);
     const second = await main.sponsor(b.liveKey, tx2); // the same inner transaction, now valid, for B
     expect(second.status).toBe(200);
-    const charges = async (id: string) => (await expectSettled(r, id)).entries.filter((e) => e.kind === "charge").map((e) => [e.txHash, e.amount]);
+    const charges = async (id: string) =>
+      (await expectSettled(r, id)).entries.filter((e) => e.kind === "charge").map((e) => [e.txHash, e.amount]);
     expect(await charges(a.id)).toEqual([[first.body.hash, `-${first.body.feePaid}`]]);
     expect(await charges(b.id)).toEqual([[second.body.hash, `-${second.body.feePaid}`]]);
     expect((await projectView(r, a.id)).creditBalance).toBe((1_000_000n - BigInt(first.body.feePaid)).toString());
@@ -239,12 +273,19 @@ describe.each(kinds)("credits (%s)", (kind) => {
     expect(short.status).toBe(200);
     const again = await main.sponsor(p.liveKey, tx);
     expectError(again, 402, "INSUFFICIENT_CREDITS");
-    expect(again.body.error.details).toEqual({ balance: (ONE_OP_RESERVATION - 1n).toString(), required: ONE_OP_RESERVATION.toString() });
+    expect(again.body.error.details).toEqual({
+      balance: (ONE_OP_RESERVATION - 1n).toString(),
+      required: ONE_OP_RESERVATION.toString(),
+    });
     expect(await main.feeCharged(Buffer.from(tx.hash()).toString("hex"))).toBeNull(); // never sent
 
     // the same project's sr_test_ key on testnet: no credits involved
     const testUser = await r.funded();
-    const ok = await r.post("/v1/sponsor", { transaction: xdrOf(await r.payment(testUser)), network: "testnet" }, { "x-api-key": p.testKey });
+    const ok = await r.post(
+      "/v1/sponsor",
+      { transaction: xdrOf(await r.payment(testUser)), network: "testnet" },
+      { "x-api-key": p.testKey },
+    );
     expect(ok.status).toBe(200);
     const journalOnly = await expectSettled(r, p.id); // the testnet fee touched no credits
     expect(journalOnly.balance).toBe(ONE_OP_RESERVATION - 1n);
@@ -323,11 +364,13 @@ describe.each(kinds)("credits (%s)", (kind) => {
     main.net.stop();
     let pending: Promise<Res>[];
     try {
-      pending = txs.map((tx, i) => main.sponsor(p.liveKey, tx).then((res) => {
-        results[i] = res;
-        if (res.status === 402) refused++;
-        return res;
-      }));
+      pending = txs.map((tx, i) =>
+        main.sponsor(p.liveKey, tx).then((res) => {
+          results[i] = res;
+          if (res.status === 402) refused++;
+          return res;
+        }),
+      );
       await until(() => refused >= M - N && main.net.queue.size >= N, 5000);
       // in flight: the N reservations are the whole balance, journaled
       const view = await projectView(r, p.id);
@@ -369,7 +412,9 @@ describe.each(kinds)("credits (%s)", (kind) => {
       [user] = (await m1.fund(1)) as [Keypair];
       const paid = await m1.sponsor(p.liveKey, await m1.payment(user));
       expect(paid.status).toBe(200);
-      const patched = await first.admin("PATCH", `/projects/${p.id}`, { policy: { maxFee: "150000", requestsPerSecond: 7, burst: 9 } });
+      const patched = await first.admin("PATCH", `/projects/${p.id}`, {
+        policy: { maxFee: "150000", requestsPerSecond: 7, burst: 9 },
+      });
       expect(patched.status).toBe(200);
       expect(patched.body.policy).toMatchObject({ maxFee: "150000", requestsPerSecond: 7, burst: 9 });
       const extra = await first.admin("POST", `/projects/${p.id}/keys`, { environment: "live", label: "to revoke" });
@@ -402,7 +447,11 @@ describe.each(kinds)("credits (%s)", (kind) => {
       const { entries, balance } = await expectSettled(second, p.id);
       expect(balance).toBe(BigInt(before.creditBalance) - BigInt(paid.body.feePaid));
       const latest = entries.filter((e) => e.txHash === paid.body.hash);
-      expect(latest.map((e) => [e.kind, e.amount]).sort()).toEqual([["charge", `-${paid.body.feePaid}`], ["release", "150000"], ["reserve", "-150000"]]);
+      expect(latest.map((e) => [e.kind, e.amount]).sort()).toEqual([
+        ["charge", `-${paid.body.feePaid}`],
+        ["release", "150000"],
+        ["reserve", "-150000"],
+      ]);
 
       expectError(await m2.sponsor(revoked, await m2.payment(user)), 401, "UNAUTHORIZED");
       const keys = await second.admin("GET", `/projects/${p.id}/keys`);
@@ -412,53 +461,66 @@ describe.each(kinds)("credits (%s)", (kind) => {
     }
   });
 
-  test.skipIf(!redisUp)("a rate-limit bucket comes back from its Redis checkpoint; the balance from the journal", async () => {
-    const prefix = `test-${crypto.randomUUID().slice(0, 8)}:`;
-    const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
-    await redis.connect();
-    try {
-      const env = { ...envFor(kind), REDIS_URL, REDIS_PREFIX: prefix, CHECKPOINT_DEBOUNCE_MS: "10" };
-      const first = await startTestRelay(env);
-      let p: { id: string; testKey: string; liveKey: string };
-      let body: { transaction: string };
-      let stopped = false;
+  test.skipIf(!redisUp)(
+    "a rate-limit bucket comes back from its Redis checkpoint; the balance from the journal",
+    async () => {
+      const prefix = `test-${crypto.randomUUID().slice(0, 8)}:`;
+      const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      await redis.connect();
       try {
-        p = await first.project({ policy: { requestsPerSecond: 0.01, burst: 2 }, credits: 300_000n });
-        const kp = Keypair.random();
-        const tx = new TransactionBuilder(new Account(kp.publicKey(), "1"), { fee: "100", networkPassphrase: first.localnets.mainnet!.passphrase })
-          .addOperation(Operation.payment({ destination: first.localnets.mainnet!.root.publicKey(), asset: Asset.native(), amount: "1" }))
-          .setTimeout(60).build();
-        body = { transaction: xdrOf(tx) };
-        const remaining: (string | null)[] = [];
-        for (let i = 0; i < 2; i++) {
-          const res = await first.post("/v1/estimate", body, { "x-api-key": p.liveKey });
-          expect(res.status).toBe(200);
-          remaining.push(res.headers.get("ratelimit-remaining"));
+        const env = { ...envFor(kind), REDIS_URL, REDIS_PREFIX: prefix, CHECKPOINT_DEBOUNCE_MS: "10" };
+        const first = await startTestRelay(env);
+        let p: { id: string; testKey: string; liveKey: string };
+        let body: { transaction: string };
+        let stopped = false;
+        try {
+          p = await first.project({ policy: { requestsPerSecond: 0.01, burst: 2 }, credits: 300_000n });
+          const kp = Keypair.random();
+          const tx = new TransactionBuilder(new Account(kp.publicKey(), "1"), {
+            fee: "100",
+            networkPassphrase: first.localnets.mainnet!.passphrase,
+          })
+            .addOperation(
+              Operation.payment({
+                destination: first.localnets.mainnet!.root.publicKey(),
+                asset: Asset.native(),
+                amount: "1",
+              }),
+            )
+            .setTimeout(60)
+            .build();
+          body = { transaction: xdrOf(tx) };
+          const remaining: (string | null)[] = [];
+          for (let i = 0; i < 2; i++) {
+            const res = await first.post("/v1/estimate", body, { "x-api-key": p.liveKey });
+            expect(res.status).toBe(200);
+            remaining.push(res.headers.get("ratelimit-remaining"));
+          }
+          expect(remaining).toEqual(["1", "0"]);
+          await Bun.sleep(100); // the debounced checkpoint
+          expect(await redis.exists(`${prefix}project:${p.id}`)).toBe(1);
+          await first.stop({ keepData: true });
+          stopped = true;
+        } finally {
+          if (!stopped) await first.stop();
         }
-        expect(remaining).toEqual(["1", "0"]);
-        await Bun.sleep(100); // the debounced checkpoint
-        expect(await redis.exists(`${prefix}project:${p.id}`)).toBe(1);
-        await first.stop({ keepData: true });
-        stopped = true;
-      } finally {
-        if (!stopped) await first.stop();
-      }
 
-      const second = await startTestRelay(first.env);
-      try {
-        const res = await second.post("/v1/estimate", body, { "x-api-key": p.liveKey });
-        expectError(res, 429, "RATE_LIMIT_EXCEEDED");
-        expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
-        const { balance } = await expectSettled(second, p.id);
-        expect(balance).toBe(300_000n);
-        expect((await projectView(second, p.id)).creditBalance).toBe("300000");
+        const second = await startTestRelay(first.env);
+        try {
+          const res = await second.post("/v1/estimate", body, { "x-api-key": p.liveKey });
+          expectError(res, 429, "RATE_LIMIT_EXCEEDED");
+          expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+          const { balance } = await expectSettled(second, p.id);
+          expect(balance).toBe(300_000n);
+          expect((await projectView(second, p.id)).creditBalance).toBe("300000");
+        } finally {
+          await second.stop();
+        }
       } finally {
-        await second.stop();
+        const keys = await redis.keys(`${prefix}*`);
+        if (keys.length) await redis.del(...keys);
+        await redis.quit();
       }
-    } finally {
-      const keys = await redis.keys(`${prefix}*`);
-      if (keys.length) await redis.del(...keys);
-      await redis.quit();
-    }
-  });
+    },
+  );
 });

@@ -9,19 +9,37 @@ import { startTestRelay, type TestRelay } from "./support/relay.ts";
 
 test("every error code has its status and the spec's envelope with the request id", async () => {
   const expected: Record<ErrorCode, number> = {
-    VALIDATION_ERROR: 400, UNAUTHORIZED: 401, INSUFFICIENT_CREDITS: 402, FORBIDDEN: 403, POLICY_VIOLATION: 403, NOT_FOUND: 404,
-    PAYLOAD_TOO_LARGE: 413, SUBMISSION_FAILED: 422, SIMULATION_FAILED: 422, IDEMPOTENCY_KEY_REUSED: 422, RATE_LIMIT_EXCEEDED: 429,
-    INTERNAL_ERROR: 500, NETWORK_UNAVAILABLE: 503, SUBMISSION_TIMEOUT: 504,
+    VALIDATION_ERROR: 400,
+    UNAUTHORIZED: 401,
+    INSUFFICIENT_CREDITS: 402,
+    FORBIDDEN: 403,
+    POLICY_VIOLATION: 403,
+    NOT_FOUND: 404,
+    PAYLOAD_TOO_LARGE: 413,
+    SUBMISSION_FAILED: 422,
+    SIMULATION_FAILED: 422,
+    IDEMPOTENCY_KEY_REUSED: 422,
+    RATE_LIMIT_EXCEEDED: 429,
+    INTERNAL_ERROR: 500,
+    NETWORK_UNAVAILABLE: 503,
+    SUBMISSION_TIMEOUT: 504,
   };
   expect({ ...ERROR_STATUS } as Record<string, number>).toEqual(expected);
-  const app = new Elysia().use(errorsPlugin({ log: createLogger("silent") }))
-    .get("/e/:code", ({ params }) => { throw new RelayError(params.code as ErrorCode, `failed with ${params.code}`, { n: 1 }, { "Retry-After": "3" }); })
-    .get("/boom", () => { throw new Error("secret internals"); });
+  const app = new Elysia()
+    .use(errorsPlugin({ log: createLogger("silent") }))
+    .get("/e/:code", ({ params }) => {
+      throw new RelayError(params.code as ErrorCode, `failed with ${params.code}`, { n: 1 }, { "Retry-After": "3" });
+    })
+    .get("/boom", () => {
+      throw new Error("secret internals");
+    });
   for (const [code, status] of Object.entries(expected)) {
     const res = await app.handle(new Request(`http://localhost/e/${code}`));
     const body = (await res.json()) as { error: Record<string, unknown> };
     expect(res.status).toBe(status);
-    expect(body).toEqual({ error: { code, message: `failed with ${code}`, details: { n: 1 }, requestId: res.headers.get("x-request-id")! } });
+    expect(body).toEqual({
+      error: { code, message: `failed with ${code}`, details: { n: 1 }, requestId: res.headers.get("x-request-id")! },
+    });
     expect(res.headers.get("retry-after")).toBe("3");
   }
   const boom = await app.handle(new Request("http://localhost/boom"));
@@ -35,8 +53,10 @@ describe("networks that cannot be reached", () => {
   let r: TestRelay;
   beforeAll(async () => {
     r = await startTestRelay({
-      TESTNET_RPC_URL: "http://127.0.0.1:9/rpc", MAINNET_RPC_URL: "http://127.0.0.1:9/rpc",
-      TESTNET_PASSPHRASE: Networks.TESTNET, MAINNET_PASSPHRASE: Networks.PUBLIC,
+      TESTNET_RPC_URL: "http://127.0.0.1:9/rpc",
+      MAINNET_RPC_URL: "http://127.0.0.1:9/rpc",
+      TESTNET_PASSPHRASE: Networks.TESTNET,
+      MAINNET_PASSPHRASE: Networks.PUBLIC,
       TESTNET_FUNDER_SECRET: Keypair.random().secret(),
     });
   });
@@ -44,7 +64,10 @@ describe("networks that cannot be reached", () => {
 
   test("GET /health is 503 down", async () => {
     const res = await fetch(`${r.url}/health`);
-    const body = (await res.json()) as { status: string; networks: Record<string, { status: string; upstream: string }> };
+    const body = (await res.json()) as {
+      status: string;
+      networks: Record<string, { status: string; upstream: string }>;
+    };
     expect(res.status).toBe(503);
     expect(body.status).toBe("down");
     expect(body.networks.testnet).toMatchObject({ status: "down", upstream: "127.0.0.1:9" });
@@ -52,15 +75,26 @@ describe("networks that cannot be reached", () => {
 
   test("sponsoring is NETWORK_UNAVAILABLE with Retry-After; mainnet without a fee account too", async () => {
     const kp = Keypair.random();
-    const tx = new TransactionBuilder(new Account(kp.publicKey(), "1"), { fee: "100", networkPassphrase: Networks.TESTNET })
-      .addOperation(Operation.payment({ destination: Keypair.random().publicKey(), asset: Asset.native(), amount: "1" })).setTimeout(60).build();
+    const tx = new TransactionBuilder(new Account(kp.publicKey(), "1"), {
+      fee: "100",
+      networkPassphrase: Networks.TESTNET,
+    })
+      .addOperation(
+        Operation.payment({ destination: Keypair.random().publicKey(), asset: Asset.native(), amount: "1" }),
+      )
+      .setTimeout(60)
+      .build();
     tx.sign(kp);
     const res = await r.post("/v1/sponsor", { transaction: tx.toEnvelope().toXdr("base64"), network: "testnet" });
     expect(res.status).toBe(503);
     expect(res.body.error.code).toBe("NETWORK_UNAVAILABLE");
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
     const { liveKey } = await r.project({ credits: 10_000_000n });
-    const main = await r.post("/v1/sponsor", { transaction: tx.toEnvelope().toXdr("base64"), network: "mainnet" }, { "x-api-key": liveKey });
+    const main = await r.post(
+      "/v1/sponsor",
+      { transaction: tx.toEnvelope().toXdr("base64"), network: "mainnet" },
+      { "x-api-key": liveKey },
+    );
     expect(main.status).toBe(503);
   });
 });

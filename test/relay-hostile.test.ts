@@ -32,12 +32,16 @@ function expectError(res: Res, status: number, code: string) {
 async function parsed(res: Response): Promise<Res> {
   const text = await res.text();
   let body: unknown = text;
-  try { body = JSON.parse(text); } catch { /* keep the text */ }
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* keep the text */
+  }
   return { status: res.status, headers: res.headers, body };
 }
 
 const deepArray = (n: number) => "[".repeat(n) + "]".repeat(n);
-const deepObject = (n: number) => '{"":'.repeat(n) + "1" + "}".repeat(n);
+const deepObject = (n: number) => `${'{"":'.repeat(n)}1${"}".repeat(n)}`;
 
 test("screenJson: depth counted outside strings, control characters raw or escaped", () => {
   expect(() => screenJson(deepArray(MAX_JSON_DEPTH))).not.toThrow();
@@ -56,15 +60,22 @@ test("screenJson: depth counted outside strings, control characters raw or escap
 test("a failure outside the app's error handling is still the envelope (Bun's error hook), never Bun's page", async () => {
   const { log, lines } = capturingLogger();
   const app = new Elysia({ serve: serveOptions(log, 600) })
-    .onError(() => { throw new RangeError("Maximum call stack size exceeded"); })
-    .get("/", () => { throw new Error("first"); })
+    .onError(() => {
+      throw new RangeError("Maximum call stack size exceeded");
+    })
+    .get("/", () => {
+      throw new Error("first");
+    })
     .listen({ port: 0, hostname: "127.0.0.1" });
   try {
     const res = await parsed(await fetch(`http://127.0.0.1:${app.server!.port}/`));
     expectError(res, 500, "INTERNAL_ERROR");
     expect(res.headers.get("content-type")).toContain("application/json");
     expect(res.headers.get("strict-transport-security")).toBe("max-age=600");
-    expect(lines[0]).toMatchObject({ requestId: res.body.error.requestId, err: { message: "Maximum call stack size exceeded" } });
+    expect(lines[0]).toMatchObject({
+      requestId: res.body.error.requestId,
+      err: { message: "Maximum call stack size exceeded" },
+    });
   } finally {
     await app.stop();
   }
@@ -73,7 +84,12 @@ test("a failure outside the app's error handling is still the envelope (Bun's er
 describe("a whole relay", () => {
   let r: TestRelay;
   const captured = capturingLogger();
-  beforeAll(async () => { r = await startTestRelay({}, captured.log); }, { timeout: 30_000 });
+  beforeAll(
+    async () => {
+      r = await startTestRelay({}, captured.log);
+    },
+    { timeout: 30_000 },
+  );
   afterAll(() => r.stop());
 
   const send = async (method: string, path: string, body?: string, headers: Record<string, string> = {}) => {
@@ -85,7 +101,11 @@ describe("a whole relay", () => {
   test("JSON nested 10,000 and 50,000 deep is 400 VALIDATION_ERROR at once, over a socket; Bun never renders its error page", async () => {
     expect(r.app.server!.development).toBe(false);
     for (const n of [10_000, 50_000]) {
-      const routes = [["POST", "/v1/sponsor", {}], ["POST", "/v1/estimate", {}], ["POST", "/v1/admin/projects", ADMIN]] as const;
+      const routes = [
+        ["POST", "/v1/sponsor", {}],
+        ["POST", "/v1/estimate", {}],
+        ["POST", "/v1/admin/projects", ADMIN],
+      ] as const;
       for (const [method, path, headers] of routes) {
         for (const body of [deepArray(n), deepObject(n)]) {
           const t0 = performance.now();
@@ -98,7 +118,11 @@ describe("a whole relay", () => {
       }
     }
     // within the bound: the body reaches the route's validation
-    const shallow = await send("POST", "/v1/sponsor", JSON.stringify({ network: "testnet", transaction: "AAAA", extra: [[[[[[[[[[[]]]]]]]]]]] }));
+    const shallow = await send(
+      "POST",
+      "/v1/sponsor",
+      JSON.stringify({ network: "testnet", transaction: "AAAA", extra: [[[[[[[[[[[]]]]]]]]]]] }),
+    );
     expectError(shallow, 400, "VALIDATION_ERROR");
     expect(shallow.body.error.details.reason).not.toBe("too_deep");
     expect(errorLines()).toEqual([]);
@@ -121,7 +145,12 @@ describe("a whole relay", () => {
       expectError(res, 400, "VALIDATION_ERROR");
       expect(res.body.error.details.reason).toBe("control_character");
     }
-    const paths = ["/v1/admin/projects/%00", `/v1/admin/projects/${project.id}%1F/keys`, "/v1/admin/projects/x%7f", "/v1/admin/projects?x=%0a"];
+    const paths = [
+      "/v1/admin/projects/%00",
+      `/v1/admin/projects/${project.id}%1F/keys`,
+      "/v1/admin/projects/x%7f",
+      "/v1/admin/projects?x=%0a",
+    ];
     for (const path of paths) {
       const res = await send("GET", path, undefined, ADMIN);
       expectError(res, 400, "VALIDATION_ERROR");
@@ -138,7 +167,8 @@ describe("a whole relay", () => {
 
   test("an unexpected database error is logged with the driver's message and code, never the SQL or its parameters", async () => {
     const { log, lines } = capturingLogger();
-    const app = new Elysia().use(errorsPlugin({ log }))
+    const app = new Elysia()
+      .use(errorsPlugin({ log }))
       .get("/boom", () => r.database.execute(sql`select * from no_such_table where hash = ${"secret-param-value"}`));
     const res = await parsed(await app.handle(new Request("http://localhost/boom")));
     expectError(res, 500, "INTERNAL_ERROR");
@@ -154,7 +184,8 @@ describe("a whole relay", () => {
   test("a key naming a member of Object.prototype is 400 (a value with its own toString was a 500)", async () => {
     const project = await r.project();
     const cases: [string, string, string][] = [
-      ["POST", "/v1/admin/projects", '{"name":{"toString":""}}'], ["POST", "/v1/admin/projects", '{"name":[{"valueOf":1}]}'],
+      ["POST", "/v1/admin/projects", '{"name":{"toString":""}}'],
+      ["POST", "/v1/admin/projects", '{"name":[{"valueOf":1}]}'],
       ["PATCH", `/v1/admin/projects/${project.id}`, '{"policy":{"__proto__":{"burst":1}}}'],
       ["POST", "/v1/sponsor", '{"network":"testnet","transaction":"AAAA","constructor":{"prototype":{}}}'],
       ["POST", "/v1/estimate", '{"transaction":{"hasOwnProperty":1}}'],
@@ -184,8 +215,14 @@ describe("a whole relay", () => {
 
   test("bodies are JSON only: other content types are 400 unsupported_content_type", async () => {
     const body = JSON.stringify({ name: "typed" });
-    const refused = ["text/plain", "text/json", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
-      "application/octet-stream", "application/jsonx"];
+    const refused = [
+      "text/plain",
+      "text/json",
+      "application/x-www-form-urlencoded",
+      "multipart/form-data; boundary=x",
+      "application/octet-stream",
+      "application/jsonx",
+    ];
     for (const type of refused) {
       const res = await send("POST", "/v1/admin/projects", body, { ...ADMIN, "content-type": type });
       expectError(res, 400, "VALIDATION_ERROR");
@@ -198,7 +235,12 @@ describe("a whole relay", () => {
 
   test("a chunked body over MAX_BODY_BYTES is 413 in the envelope", async () => {
     const big = new TextEncoder().encode(JSON.stringify({ transaction: "A".repeat(300_000), network: "testnet" }));
-    const stream = new ReadableStream({ start(c) { c.enqueue(big); c.close(); } });
+    const stream = new ReadableStream({
+      start(c) {
+        c.enqueue(big);
+        c.close();
+      },
+    });
     const chunked = new Request("http://localhost/v1/sponsor", { method: "POST", headers: JSON_TYPE, body: stream });
     const res = await parsed(await r.app.handle(chunked));
     expectError(res, 413, "PAYLOAD_TOO_LARGE");
@@ -208,8 +250,16 @@ describe("a whole relay", () => {
     const mib = 1024 * 1024;
     for (const size of [2 * mib, 16 * mib]) {
       const payload = new Uint8Array(size).fill(0x41);
-      const chunks = (function* () { for (let i = 0; i < size; i += 64 * 1024) yield payload.subarray(i, i + 64 * 1024); })();
-      const stream = new ReadableStream({ pull(c) { const n = chunks.next(); if (n.done) c.close(); else c.enqueue(n.value); } });
+      const chunks = (function* () {
+        for (let i = 0; i < size; i += 64 * 1024) yield payload.subarray(i, i + 64 * 1024);
+      })();
+      const stream = new ReadableStream({
+        pull(c) {
+          const n = chunks.next();
+          if (n.done) c.close();
+          else c.enqueue(n.value);
+        },
+      });
       for (const body of [payload, stream]) {
         const res = await fetch(`${r.url}/v1/sponsor`, { method: "POST", headers: JSON_TYPE, body });
         const json = (await res.json()) as { error: { code: string; requestId: string } };
@@ -223,9 +273,13 @@ describe("a whole relay", () => {
   test("security headers on every response; no-store on the admin API (key creation included); no HSTS unless configured", async () => {
     const project = await r.project();
     const responses = [
-      await send("GET", "/health"), await send("GET", "/openapi/json"), await send("GET", "/nowhere"),
-      await send("POST", "/v1/estimate", "{}"), await send("POST", "/v1/sponsor", "{"),
-      await send("GET", "/v1/admin/projects"), await send("GET", "/v1/admin/projects", undefined, ADMIN),
+      await send("GET", "/health"),
+      await send("GET", "/openapi/json"),
+      await send("GET", "/nowhere"),
+      await send("POST", "/v1/estimate", "{}"),
+      await send("POST", "/v1/sponsor", "{"),
+      await send("GET", "/v1/admin/projects"),
+      await send("GET", "/v1/admin/projects", undefined, ADMIN),
       await send("POST", `/v1/admin/projects/${project.id}/keys`, JSON.stringify({ environment: "live" }), ADMIN),
     ];
     for (const res of responses) {
@@ -248,7 +302,9 @@ test("HSTS_MAX_AGE: off by default; when set, Strict-Transport-Security on every
   expect(() => loadConfig({ HSTS_MAX_AGE: "-1" })).toThrow(/HSTS_MAX_AGE/);
   const light = lightApp({ hstsMaxAge: 31_536_000 });
   for (const path of ["/health", "/v1/estimate", "/nowhere", "/v1/admin/projects"]) {
-    const res = await light.app.handle(new Request(`http://localhost${path}`, { method: path === "/v1/estimate" ? "POST" : "GET" }));
+    const res = await light.app.handle(
+      new Request(`http://localhost${path}`, { method: path === "/v1/estimate" ? "POST" : "GET" }),
+    );
     expect(res.headers.get("strict-transport-security")).toBe("max-age=31536000");
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
   }
@@ -257,9 +313,15 @@ test("HSTS_MAX_AGE: off by default; when set, Strict-Transport-Security on every
 
 describe("unknown API keys take a token from their client IP's anonymous bucket", () => {
   const estimate = (app: ReturnType<typeof lightApp>["app"], ip: string, key?: string) =>
-    app.handle(new Request("http://localhost/v1/estimate", {
-      method: "POST", headers: { ...JSON_TYPE, "x-forwarded-for": ip, ...(key === undefined ? {} : { "x-api-key": key }) }, body: "{}",
-    })).then(parsed);
+    app
+      .handle(
+        new Request("http://localhost/v1/estimate", {
+          method: "POST",
+          headers: { ...JSON_TYPE, "x-forwarded-for": ip, ...(key === undefined ? {} : { "x-api-key": key }) },
+          body: "{}",
+        }),
+      )
+      .then(parsed);
 
   test("before the lookup: after the IP's burst, unknown, malformed and missing keys are 429 without a lookup", async () => {
     const light = lightApp({ anonymousPolicy: { requestsPerSecond: 0.01, burst: 3 }, trustProxy: true });
@@ -283,13 +345,24 @@ describe("unknown API keys take a token from their client IP's anonymous bucket"
   });
 
   test("keys created, or live at boot, are known: they never cost their IP a token", async () => {
-    let r = await startTestRelay({ ANONYMOUS_POLICY: JSON.stringify({ requestsPerSecond: 0.01, burst: 2 }), TRUST_PROXY: "true" });
+    let r = await startTestRelay({
+      ANONYMOUS_POLICY: JSON.stringify({ requestsPerSecond: 0.01, burst: 2 }),
+      TRUST_PROXY: "true",
+    });
     const ip = { "x-forwarded-for": "192.0.2.44" };
     const exhaust = async () => {
       for (let i = 0; i < 2; i++) {
-        expectError(await r.post("/v1/estimate", {}, { ...ip, "x-api-key": `sr_test_${"Q".repeat(40)}${i}` }), 401, "UNAUTHORIZED");
+        expectError(
+          await r.post("/v1/estimate", {}, { ...ip, "x-api-key": `sr_test_${"Q".repeat(40)}${i}` }),
+          401,
+          "UNAUTHORIZED",
+        );
       }
-      expectError(await r.post("/v1/estimate", {}, { ...ip, "x-api-key": `sr_test_${"Q".repeat(43)}` }), 429, "RATE_LIMIT_EXCEEDED");
+      expectError(
+        await r.post("/v1/estimate", {}, { ...ip, "x-api-key": `sr_test_${"Q".repeat(43)}` }),
+        429,
+        "RATE_LIMIT_EXCEEDED",
+      );
     };
     try {
       const p = await r.project();

@@ -5,7 +5,15 @@
  * These relays close ledgers only when the test says so.
  */
 import { afterEach, expect, test } from "bun:test";
-import { Account, Asset, Keypair, Operation, TransactionBuilder, type FeeBumpTransaction, type Transaction } from "@stellar/stellar-sdk";
+import {
+  Account,
+  Asset,
+  Keypair,
+  Operation,
+  TransactionBuilder,
+  type FeeBumpTransaction,
+  type Transaction,
+} from "@stellar/stellar-sdk";
 import postgres from "postgres";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
 import { localFunder } from "../src/boot.ts";
@@ -23,8 +31,15 @@ async function mainnetPayment(relay: TestRelay): Promise<{ tx: Transaction; user
   net.closeLedger();
   expect((await funding).status).toBe(200);
   const seq = net.account(user.publicKey())!.seqNum;
-  const tx = new TransactionBuilder(new Account(user.publicKey(), seq.toString()), { fee: "100", networkPassphrase: net.passphrase })
-    .addOperation(Operation.payment({ destination: localFunder(net.passphrase).publicKey(), asset: Asset.native(), amount: "1" })).setTimeout(300).build();
+  const tx = new TransactionBuilder(new Account(user.publicKey(), seq.toString()), {
+    fee: "100",
+    networkPassphrase: net.passphrase,
+  })
+    .addOperation(
+      Operation.payment({ destination: localFunder(net.passphrase).publicKey(), asset: Asset.native(), amount: "1" }),
+    )
+    .setTimeout(300)
+    .build();
   tx.sign(user);
   return { tx, user };
 }
@@ -32,7 +47,8 @@ async function mainnetPayment(relay: TestRelay): Promise<{ tx: Transaction; user
 /** getTransaction on an embedded network, as the RPC answers it (fee-bumps are found by their inner hash too). */
 async function rawTransaction(relay: TestRelay, network: string, hash: string) {
   const res = await fetch(`${relay.url}/localnet/${network}/rpc`, {
-    method: "POST", headers: { "content-type": "application/json" },
+    method: "POST",
+    headers: { "content-type": "application/json" },
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "getTransaction", params: { hash } }),
   });
   return ((await res.json()) as { result: { status: string; ledger: number; envelopeXdr: string } }).result;
@@ -45,7 +61,9 @@ async function journal(relay: TestRelay, projectId: string) {
 }
 
 for (const otherChannel of [false, true]) {
-  test(`a retry while the first fee-bump is still queued answers the true outcome${otherChannel ? " (retry wrapped by another channel)" : ""}`, { timeout: 20_000 }, async () => {
+  test(`a retry while the first fee-bump is still queued answers the true outcome${otherChannel ? " (retry wrapped by another channel)" : ""}`, {
+    timeout: 20_000,
+  }, async () => {
     r = await startTestRelay({ LEDGER_CLOSE_MS: "0", SUBMISSION_TIMEOUT_MS: "300", MAINNET_CHANNELS: "2" });
     const p = await r.project({ credits: CREDITS, policy: { requestsPerSecond: 1000, burst: 1000 } });
     const { tx } = await mainnetPayment(r);
@@ -60,9 +78,15 @@ for (const otherChannel of [false, true]) {
     let blocker: Promise<unknown> | null = null;
     if (otherChannel) {
       // a row written before envelopes were kept, and the first channel busy: the retry wraps with the other
-      await r.database.execute((await import("drizzle-orm")).sql`update submissions set envelope = null where inner_hash = ${innerHash}`);
+      await r.database.execute(
+        (await import("drizzle-orm")).sql`update submissions set envelope = null where inner_hash = ${innerHash}`,
+      );
       const other = await mainnetPayment(r);
-      blocker = r.post("/v1/sponsor", { transaction: other.tx.toEnvelope().toXDR("base64"), network: "mainnet" }, { "x-api-key": p.liveKey });
+      blocker = r.post(
+        "/v1/sponsor",
+        { transaction: other.tx.toEnvelope().toXDR("base64"), network: "mainnet" },
+        { "x-api-key": p.liveKey },
+      );
       await Bun.sleep(50);
     }
     const retry = r.post("/v1/sponsor", body, headers);
@@ -86,11 +110,17 @@ for (const otherChannel of [false, true]) {
   });
 }
 
-test("recovery settles an unanswered submission the network applied, without a client", { timeout: 20_000 }, async () => {
+test("recovery settles an unanswered submission the network applied, without a client", {
+  timeout: 20_000,
+}, async () => {
   r = await startTestRelay({ LEDGER_CLOSE_MS: "0", SUBMISSION_TIMEOUT_MS: "200", RECOVERY_INTERVAL_MS: "100" });
   const p = await r.project({ credits: CREDITS });
   const { tx } = await mainnetPayment(r);
-  const first = await r.post("/v1/sponsor", { transaction: tx.toEnvelope().toXDR("base64"), network: "mainnet" }, { "x-api-key": p.liveKey });
+  const first = await r.post(
+    "/v1/sponsor",
+    { transaction: tx.toEnvelope().toXDR("base64"), network: "mainnet" },
+    { "x-api-key": p.liveKey },
+  );
   expect(first.status).toBe(504);
   r.localnets.mainnet!.closeLedger();
   let j = await journal(r, p.id);
@@ -101,28 +131,45 @@ test("recovery settles an unanswered submission the network applied, without a c
   expect(j).toEqual({ balance: CREDITS - 200n, reserved: 0n });
   if (process.env.TEST_DATABASE_URL) {
     const sql = postgres(process.env.TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
-    const [row] = await sql.unsafe(`select outcome_status, fee_charged::text from "${r.env.DATABASE_SCHEMA}".submissions`);
+    const [row] = await sql.unsafe(
+      `select outcome_status, fee_charged::text from "${r.env.DATABASE_SCHEMA}".submissions`,
+    );
     await sql.end();
     expect([row?.outcome_status, row?.fee_charged]).toEqual([200, "200"]);
   }
 });
 
-test("surge: a fee-bump outbid for two ledgers is replaced at 10x its rate, until it is included", { timeout: 20_000 }, async () => {
+test("surge: a fee-bump outbid for two ledgers is replaced at 10x its rate, until it is included", {
+  timeout: 20_000,
+}, async () => {
   // a ledger holds 2 operations: each ledger a competitor bidding 3,000 per operation takes it
-  r = await startTestRelay({ LEDGER_CLOSE_MS: "0", LOCALNET_MAX_TX_SET_SIZE: "2", TESTNET_CHANNELS: "1", MAINNET_CHANNELS: "1", SUBMISSION_TIMEOUT_MS: "20000" });
+  r = await startTestRelay({
+    LEDGER_CLOSE_MS: "0",
+    LOCALNET_MAX_TX_SET_SIZE: "2",
+    TESTNET_CHANNELS: "1",
+    MAINNET_CHANNELS: "1",
+    SUBMISSION_TIMEOUT_MS: "20000",
+  });
   const user = await r.funded();
   const rival = await r.funded();
   const compete = async () => {
     const acc = await r.rpc.getAccount(rival.publicKey());
-    const pay = () => Operation.payment({ destination: Keypair.random().publicKey(), asset: Asset.native(), amount: "1" });
-    const tx = new TransactionBuilder(acc, { fee: "3000", networkPassphrase: r.passphrase }).addOperation(pay()).addOperation(pay()).setTimeout(60).build();
+    const pay = () =>
+      Operation.payment({ destination: Keypair.random().publicKey(), asset: Asset.native(), amount: "1" });
+    const tx = new TransactionBuilder(acc, { fee: "3000", networkPassphrase: r.passphrase })
+      .addOperation(pay())
+      .addOperation(pay())
+      .setTimeout(60)
+      .build();
     tx.sign(rival);
     expect((await r.rpc.sendTransaction(tx)).status).toBe("PENDING");
   };
   const tx = await r.payment(user);
   const answer = r.post("/v1/sponsor", { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" });
   let settled: { status: number; body: any } | null = null;
-  void answer.then((a) => { settled = a; });
+  void answer.then((a) => {
+    settled = a;
+  });
   for (let ledger = 0; ledger < 8 && !settled; ledger++) {
     await Bun.sleep(150);
     if (ledger < 4) await compete(); // outbid for four ledgers: 100 and then 1,000 per operation lose
@@ -136,11 +183,17 @@ test("surge: a fee-bump outbid for two ledgers is replaced at 10x its rate, unti
   expect(BigInt(fee)).toBe(10_000n * 2n); // 100 -> 1,000 -> 10,000 per operation: the third bid beat 3,000
 });
 
-test("recovery gives back the reservation of a fee-bump the network dropped; a later retry submits it again and pays once", { timeout: 30_000 }, async () => {
+test("recovery gives back the reservation of a fee-bump the network dropped; a later retry submits it again and pays once", {
+  timeout: 30_000,
+}, async () => {
   // each ledger holds 2 operations and a rival outbids the capped fee-bump until the queue drops it (4 ledgers)
   r = await startTestRelay({
-    LEDGER_CLOSE_MS: "0", LOCALNET_MAX_TX_SET_SIZE: "2", TESTNET_CHANNELS: "1", MAINNET_CHANNELS: "1",
-    SUBMISSION_TIMEOUT_MS: "300", RECOVERY_INTERVAL_MS: "100",
+    LEDGER_CLOSE_MS: "0",
+    LOCALNET_MAX_TX_SET_SIZE: "2",
+    TESTNET_CHANNELS: "1",
+    MAINNET_CHANNELS: "1",
+    SUBMISSION_TIMEOUT_MS: "300",
+    RECOVERY_INTERVAL_MS: "100",
   });
   const p = await r.project({ credits: CREDITS, policy: { maxFee: "400", requestsPerSecond: 1000, burst: 1000 } });
   const net = r.localnets.mainnet!;
@@ -148,13 +201,26 @@ test("recovery gives back the reservation of a fee-bump the network dropped; a l
   const rival = (await mainnetPayment(r)).user;
   const compete = () => {
     const acc = net.account(rival.publicKey())!;
-    const pay = () => Operation.payment({ destination: localFunder(net.passphrase).publicKey(), asset: Asset.native(), amount: "1" });
-    const t = new TransactionBuilder(new Account(rival.publicKey(), acc.seqNum.toString()), { fee: "3000", networkPassphrase: net.passphrase })
-      .addOperation(pay()).addOperation(pay()).setTimeout(60).build();
+    const pay = () =>
+      Operation.payment({ destination: localFunder(net.passphrase).publicKey(), asset: Asset.native(), amount: "1" });
+    const t = new TransactionBuilder(new Account(rival.publicKey(), acc.seqNum.toString()), {
+      fee: "3000",
+      networkPassphrase: net.passphrase,
+    })
+      .addOperation(pay())
+      .addOperation(pay())
+      .setTimeout(60)
+      .build();
     t.sign(rival);
     return fetch(`${r.url}/localnet/mainnet/rpc`, {
-      method: "POST", headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "sendTransaction", params: { transaction: t.toEnvelope().toXDR("base64") } }),
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "sendTransaction",
+        params: { transaction: t.toEnvelope().toXDR("base64") },
+      }),
     });
   };
   const body = { transaction: tx.toEnvelope().toXDR("base64"), network: "mainnet" };

@@ -6,7 +6,18 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
-  Account, Address, Asset, Keypair, MuxedAccount, Operation, TransactionBuilder, authorizeEntry, nativeToScVal, rpc, scValToNative, xdr,
+  Account,
+  Address,
+  Asset,
+  Keypair,
+  MuxedAccount,
+  Operation,
+  TransactionBuilder,
+  authorizeEntry,
+  nativeToScVal,
+  rpc,
+  scValToNative,
+  xdr,
   type Transaction,
 } from "@stellar/stellar-sdk";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
@@ -32,7 +43,8 @@ const seqOf = (pk: string, n: NetName = "testnet") => net(n).account(pk)!.seqNum
 const sacId = (n: NetName = "testnet") => Asset.native().contractId(net(n).passphrase);
 
 function expectError(res: Res, status: number, code: string) {
-  if (res.status !== status) throw new Error(`expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
+  if (res.status !== status)
+    throw new Error(`expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
   expect(res.body.error.code).toBe(code);
 }
 function expectOperationInvalid(res: Res, reason: string) {
@@ -49,15 +61,31 @@ async function fund(n: NetName = "testnet"): Promise<Keypair> {
 }
 
 const addr = (pk: string) => nativeToScVal(Address.fromString(pk));
-const transfer = (from: string, to: string, amount: bigint, n: NetName = "testnet", opts: { auth?: xdr.SorobanAuthorizationEntry[]; source?: string } = {}) =>
-  Operation.invokeContractFunction({ contract: sacId(n), function: "transfer", args: [addr(from), addr(to), nativeToScVal(amount, { type: "i128" })], auth: opts.auth ?? [], source: opts.source });
+const transfer = (
+  from: string,
+  to: string,
+  amount: bigint,
+  n: NetName = "testnet",
+  opts: { auth?: xdr.SorobanAuthorizationEntry[]; source?: string } = {},
+) =>
+  Operation.invokeContractFunction({
+    contract: sacId(n),
+    function: "transfer",
+    args: [addr(from), addr(to), nativeToScVal(amount, { type: "i128" })],
+    auth: opts.auth ?? [],
+    source: opts.source,
+  });
 
 /** A recording simulation of `op` with `source` as the transaction source: its auth entries and latest ledger. */
 async function recordAuth(source: Keypair, op: xdr.Operation, n: NetName = "testnet", upgraded = false) {
   const acc = await server(n).getAccount(source.publicKey());
-  const tx = new TransactionBuilder(acc, { fee: "100", networkPassphrase: net(n).passphrase }).addOperation(op).setTimeout(60).build();
+  const tx = new TransactionBuilder(acc, { fee: "100", networkPassphrase: net(n).passphrase })
+    .addOperation(op)
+    .setTimeout(60)
+    .build();
   const sim = await server(n).simulateTransaction(tx, undefined, undefined, upgraded);
-  if (!rpc.Api.isSimulationSuccess(sim)) throw new Error(`simulation failed: ${"error" in sim ? sim.error : JSON.stringify(sim)}`);
+  if (!rpc.Api.isSimulationSuccess(sim))
+    throw new Error(`simulation failed: ${"error" in sim ? sim.error : JSON.stringify(sim)}`);
   return { auth: sim.result!.auth, latestLedger: sim.latestLedger };
 }
 
@@ -76,7 +104,8 @@ async function signedTransfer(from: Keypair, to: Keypair, amount: bigint, n: Net
 
 /** The InvokeHostFunctionResult arm of a transaction result's only operation. */
 function invokeResult(r: xdr.TransactionResult): string {
-  if (r.result.type !== "txSuccess" && r.result.type !== "txFailed") throw new Error(`no operation results in ${r.result.type}`);
+  if (r.result.type !== "txSuccess" && r.result.type !== "txFailed")
+    throw new Error(`no operation results in ${r.result.type}`);
   const op = (r.result.value as xdr.OperationResult[])[0]!;
   if (op.type !== "opInner") return op.type;
   if (op.tr.type !== "invokeHostFunction") throw new Error(`not an invoke result: ${op.tr.type}`);
@@ -85,7 +114,9 @@ function invokeResult(r: xdr.TransactionResult): string {
 
 /** A copy of a signed address-credential entry with one bit of its ed25519 signature flipped. */
 function corruptSignature(entry: xdr.SorobanAuthorizationEntry): xdr.SorobanAuthorizationEntry {
-  const sig = scValToNative((entry.credentials.value as xdr.SorobanAddressCredentials).signature) as { signature: Buffer }[];
+  const sig = scValToNative((entry.credentials.value as xdr.SorobanAddressCredentials).signature) as {
+    signature: Buffer;
+  }[];
   expect(sig.length).toBe(1);
   const raw = Buffer.from(entry.toXdr());
   const at = raw.indexOf(sig[0]!.signature);
@@ -94,13 +125,17 @@ function corruptSignature(entry: xdr.SorobanAuthorizationEntry): xdr.SorobanAuth
   return xdr.SorobanAuthorizationEntry.fromXdr(raw);
 }
 
-const sponsorOp = (operation: string, n: NetName = "testnet", headers: Record<string, string> = {}) => r.post("/v1/sponsor", { operation, network: n }, headers);
+const sponsorOp = (operation: string, n: NetName = "testnet", headers: Record<string, string> = {}) =>
+  r.post("/v1/sponsor", { operation, network: n }, headers);
 
 /** The relay's accounts on a network (admin API): the funder and its channels. */
 async function relayAccounts(n: NetName = "testnet"): Promise<{ funder: string; channels: string[] }> {
   const res = await r.admin("GET", `/channels?network=${n}`);
   expect(res.status).toBe(200);
-  return { funder: res.body.funder.publicKey, channels: res.body.channels.map((c: { publicKey: string }) => c.publicKey) };
+  return {
+    funder: res.body.funder.publicKey,
+    channels: res.body.channels.map((c: { publicKey: string }) => c.publicKey),
+  };
 }
 
 /** Balance and sequence number of every relay account (to show that nothing was submitted or paid). */
@@ -159,7 +194,9 @@ describe("func+auth: a transfer authorised by the sender's address credentials",
     expect(tx.operations.length).toBe(1);
     expect((tx.toEnvelope().value as xdr.TransactionV1Envelope).tx.operations[0]!.toXdr("base64")).toBe(b64);
     expect(tx.signatures.length).toBe(1);
-    expect(Keypair.fromPublicKey(tx.source).verify(tx.hash(), Buffer.from(tx.signatures[0]!.signature.value))).toBe(true);
+    expect(Keypair.fromPublicKey(tx.source).verify(tx.hash(), Buffer.from(tx.signatures[0]!.signature.value))).toBe(
+      true,
+    );
     // the SAC's transfer event names the sender and recipient
     const ev = got.events.contractEventsXdr[0]!;
     expect(ev.length).toBe(1);
@@ -179,7 +216,8 @@ describe("func+auth: a transfer authorised by the sender's address credentials",
     expect(BigInt(tx.sequence)).toBe(after[tx.source]!.seq);
     for (const pk of Object.keys(before)) if (pk !== tx.source) expect(after[pk]).toEqual(before[pk]!);
     // the fee paid: more than the inclusion fee, at most the transaction's fee
-    const declared = ((tx.toEnvelope().value as xdr.TransactionV1Envelope).tx.ext.value as xdr.SorobanTransactionData).resourceFee;
+    const declared = ((tx.toEnvelope().value as xdr.TransactionV1Envelope).tx.ext.value as xdr.SorobanTransactionData)
+      .resourceFee;
     expect(declared).toBeGreaterThan(0n);
     expect(BigInt(res.body.feePaid)).toBeGreaterThan(100n);
     expect(BigInt(res.body.feePaid)).toBeLessThanOrEqual(100n + declared);
@@ -190,7 +228,8 @@ describe("func+auth: a transfer authorised by the sender's address credentials",
     const res = await sponsorOp((await signedTransfer(from, to, 1_000_000n)).b64);
     expectSuccessBody(res);
     const { tx } = await submitted(res.body.hash);
-    const declared = ((tx.toEnvelope().value as xdr.TransactionV1Envelope).tx.ext.value as xdr.SorobanTransactionData).resourceFee;
+    const declared = ((tx.toEnvelope().value as xdr.TransactionV1Envelope).tx.ext.value as xdr.SorobanTransactionData)
+      .resourceFee;
     // the inclusion bid (fee less the declared resource fee) on this quiet network is the 100-stroop base fee
     expect({ inclusionBid: BigInt(tx.fee) - declared, declared }).toEqual({ inclusionBid: 100n, declared });
   });
@@ -223,7 +262,11 @@ describe("tampered authorization fails and moves nothing", () => {
     // (c) signed by a key that is not the sender's
     const { auth, latestLedger } = await recordAuth(to, transfer(from.publicKey(), to.publicKey(), amount));
     const wrong = await authorizeEntry(auth[0]!, Keypair.random(), latestLedger + 100, r.passphrase);
-    expectError(await sponsorOp(transfer(from.publicKey(), to.publicKey(), amount, "testnet", { auth: [wrong] }).toXDR("base64")), 422, "SIMULATION_FAILED");
+    expectError(
+      await sponsorOp(transfer(from.publicKey(), to.publicKey(), amount, "testnet", { auth: [wrong] }).toXDR("base64")),
+      422,
+      "SIMULATION_FAILED",
+    );
 
     // nothing moved: no balance, and no relay account paid or used a sequence number
     expect(balance(from.publicKey())).toBe(from0);
@@ -249,18 +292,30 @@ describe("credentials that would spend the relay's accounts are refused", () => 
     // source-account credentials (the simulation's source is the sender): they would be the channel's
     const { auth: sourceAuth } = await recordAuth(user, transfer(user.publicKey(), other.publicKey(), 1_000_000n));
     expect(sourceAuth[0]!.credentials.type).toBe("sorobanCredentialsSourceAccount");
-    const res = await sponsorOp(transfer(user.publicKey(), other.publicKey(), 1_000_000n, "testnet", { auth: sourceAuth }).toXDR("base64"));
+    const res = await sponsorOp(
+      transfer(user.publicKey(), other.publicKey(), 1_000_000n, "testnet", { auth: sourceAuth }).toXDR("base64"),
+    );
     expectOperationInvalid(res, "relay_account_credentials");
     expect(res.body.error.message).toMatch(/source-account credentials/);
 
     // address credentials of relay accounts: a channel's (classic and AddressV2) and the funder's, signed or not
-    for (const [victim, upgraded] of [[channels[0]!, false], [channels[channels.length - 1]!, true], [funder, false], [funder, true]] as const) {
+    for (const [victim, upgraded] of [
+      [channels[0]!, false],
+      [channels[channels.length - 1]!, true],
+      [funder, false],
+      [funder, true],
+    ] as const) {
       const op = transfer(victim, other.publicKey(), 1_000_000n);
       const { auth, latestLedger } = await recordAuth(other, op, "testnet", upgraded);
       expect(auth.length).toBe(1);
       expect(auth[0]!.credentials.type).toBe(upgraded ? "sorobanCredentialsAddressV2" : "sorobanCredentialsAddress");
-      for (const entry of [auth[0]!, await authorizeEntry(auth[0]!, Keypair.random(), latestLedger + 100, r.passphrase)]) {
-        const bad = await sponsorOp(transfer(victim, other.publicKey(), 1_000_000n, "testnet", { auth: [entry] }).toXDR("base64"));
+      for (const entry of [
+        auth[0]!,
+        await authorizeEntry(auth[0]!, Keypair.random(), latestLedger + 100, r.passphrase),
+      ]) {
+        const bad = await sponsorOp(
+          transfer(victim, other.publicKey(), 1_000_000n, "testnet", { auth: [entry] }).toXDR("base64"),
+        );
         expectOperationInvalid(bad, "relay_account_credentials");
         expect(bad.body.error.message).toContain(victim);
       }
@@ -271,17 +326,29 @@ describe("credentials that would spend the relay's accounts are refused", () => 
     const cred = chAuth[0]!.credentials.value as xdr.SorobanAddressCredentials;
     const muxed = new MuxedAccount(new Account(channels[0]!, "0"), "42").accountId();
     const muxedEntry = new xdr.SorobanAuthorizationEntry({
-      credentials: xdr.SorobanCredentials.sorobanCredentialsAddress(new xdr.SorobanAddressCredentials({
-        address: Address.fromString(muxed).toScAddress(), nonce: cred.nonce, signatureExpirationLedger: cred.signatureExpirationLedger, signature: xdr.ScVal.scvVoid(),
-      })),
+      credentials: xdr.SorobanCredentials.sorobanCredentialsAddress(
+        new xdr.SorobanAddressCredentials({
+          address: Address.fromString(muxed).toScAddress(),
+          nonce: cred.nonce,
+          signatureExpirationLedger: cred.signatureExpirationLedger,
+          signature: xdr.ScVal.scvVoid(),
+        }),
+      ),
       rootInvocation: chAuth[0]!.rootInvocation,
     });
-    expectOperationInvalid(await sponsorOp(transfer(channels[0]!, other.publicKey(), 1_000_000n, "testnet", { auth: [muxedEntry] }).toXDR("base64")), "relay_account_credentials");
+    expectOperationInvalid(
+      await sponsorOp(
+        transfer(channels[0]!, other.publicKey(), 1_000_000n, "testnet", { auth: [muxedEntry] }).toXDR("base64"),
+      ),
+      "relay_account_credentials",
+    );
 
     // a relay account in second place, after the user's own valid entry, is refused too
     const mine = (await signedTransfer(user, other, 1_000_000n)).signed;
     const { auth: channelAuth } = await recordAuth(other, transfer(channels[0]!, other.publicKey(), 1n));
-    const twoEntries = transfer(user.publicKey(), other.publicKey(), 1_000_000n, "testnet", { auth: [mine, channelAuth[0]!] });
+    const twoEntries = transfer(user.publicKey(), other.publicKey(), 1_000_000n, "testnet", {
+      auth: [mine, channelAuth[0]!],
+    });
     const res2 = await sponsorOp(twoEntries.toXDR("base64"));
     expectOperationInvalid(res2, "relay_account_credentials");
     expect(res2.body.error.message).toMatch(/entry 1/);
@@ -299,7 +366,9 @@ describe("credentials that would spend the relay's accounts are refused", () => 
     const { auth, latestLedger } = await recordAuth(helper, transfer(user.publicKey(), channel, 1_000n));
     const signed = await authorizeEntry(auth[0]!, user, latestLedger + 100, r.passphrase);
     const user0 = balance(user.publicKey());
-    expectSuccessBody(await sponsorOp(transfer(user.publicKey(), channel, 1_000n, "testnet", { auth: [signed] }).toXDR("base64")));
+    expectSuccessBody(
+      await sponsorOp(transfer(user.publicKey(), channel, 1_000n, "testnet", { auth: [signed] }).toXDR("base64")),
+    );
     expect(balance(user.publicKey())).toBe(user0 - 1_000n);
   });
 });
@@ -312,7 +381,10 @@ describe("validation", () => {
     const { signed } = await signedTransfer(from, to, 1_000_000n);
     const before = await relayState();
 
-    const withSource = transfer(from.publicKey(), to.publicKey(), 1_000_000n, "testnet", { auth: [signed], source: to.publicKey() });
+    const withSource = transfer(from.publicKey(), to.publicKey(), 1_000_000n, "testnet", {
+      auth: [signed],
+      source: to.publicKey(),
+    });
     expectOperationInvalid(await sponsorOp(withSource.toXDR("base64")), "operation_source_account");
 
     const payment = Operation.payment({ destination: to.publicKey(), asset: Asset.native(), amount: "1" });
@@ -343,7 +415,11 @@ describe("validation", () => {
     const before = await relayState();
     const from0 = balance(from.publicKey());
 
-    const both = await r.post("/v1/sponsor", { transaction: tx.toEnvelope().toXDR("base64"), operation: b64, network: "testnet" });
+    const both = await r.post("/v1/sponsor", {
+      transaction: tx.toEnvelope().toXDR("base64"),
+      operation: b64,
+      network: "testnet",
+    });
     expectError(both, 400, "VALIDATION_ERROR");
     expect(both.body.error.details.reason).toBe("transaction_or_operation");
     const neither = await r.post("/v1/sponsor", { network: "testnet" });
@@ -354,7 +430,10 @@ describe("validation", () => {
     expect(balance(from.publicKey())).toBe(from0);
     // each alone is sponsored
     expectSuccessBody(await sponsorOp(b64));
-    expectSuccessBody(await r.post("/v1/sponsor", { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" }), "txFeeBumpInnerSuccess");
+    expectSuccessBody(
+      await r.post("/v1/sponsor", { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" }),
+      "txFeeBumpInnerSuccess",
+    );
   });
 
   test("a contract call that fails in simulation is 422 SIMULATION_FAILED with its events", async () => {
@@ -407,16 +486,20 @@ describe("credits and policies", () => {
     expect(before[tx.source]!.balance - balance(tx.source, "mainnet")).toBe(fee);
 
     let view = await project(p.id);
-    for (let i = 0; i < 100 && view.creditReserved !== "0"; i++) { await Bun.sleep(10); view = await project(p.id); }
+    for (let i = 0; i < 100 && view.creditReserved !== "0"; i++) {
+      await Bun.sleep(10);
+      view = await project(p.id);
+    }
     expect(view.creditReserved).toBe("0");
     expect(BigInt(view.creditBalance)).toBe(credits - fee);
     // the journal: a charge of feePaid for this transaction
     const journal = await r.admin("GET", `/projects/${p.id}/credits`);
-    const charges = (journal.body.entries as { kind: string; amount: string; txHash: string | null }[]).filter((e) => e.kind === "charge");
+    const charges = (journal.body.entries as { kind: string; amount: string; txHash: string | null }[]).filter(
+      (e) => e.kind === "charge",
+    );
     expect(charges.length).toBe(1);
     expect(BigInt(charges[0]!.amount)).toBe(-fee);
     expect(charges[0]!.txHash).toBe(res.body.hash);
-
   });
 
   test("mainnet without a key is refused; without credits it is 402 and nothing is submitted", async () => {
@@ -451,7 +534,9 @@ describe("credits and policies", () => {
     expect(balance(from.publicKey())).toBe(from0);
 
     // a policy allowing the SAC and invokeHostFunction sponsors it
-    const ok = await r.project({ policy: { allowedContractIds: [sacId()], allowedOperations: ["invokeHostFunction"] } });
+    const ok = await r.project({
+      policy: { allowedContractIds: [sacId()], allowedOperations: ["invokeHostFunction"] },
+    });
     expectSuccessBody(await sponsorOp(b64, "testnet", { "x-api-key": ok.testKey }));
     expect(balance(from.publicKey())).toBe(from0 - 1_000_000n);
   });

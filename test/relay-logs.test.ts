@@ -4,7 +4,9 @@ import { capturingLogger, startTestRelay, type TestRelay } from "./support/relay
 
 let r: TestRelay;
 const captured = capturingLogger();
-beforeAll(async () => { r = await startTestRelay({}, captured.log); });
+beforeAll(async () => {
+  r = await startTestRelay({}, captured.log);
+});
 afterAll(() => r.stop());
 
 const lineOf = (requestId: string) => captured.lines.find((l) => l.msg === "request" && l.requestId === requestId);
@@ -27,12 +29,27 @@ test("a sponsor log line names the project, the network, the hash and the result
   const user = await r.funded();
   const tx = await r.payment(user);
   const id = crypto.randomUUID();
-  const res = await r.post("/v1/sponsor", { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" }, { "x-api-key": p.testKey, "x-request-id": id });
+  const res = await r.post(
+    "/v1/sponsor",
+    { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" },
+    { "x-api-key": p.testKey, "x-request-id": id },
+  );
   expect(res.status).toBe(200);
   await Bun.sleep(20);
-  expect(lineOf(id)).toMatchObject({ route: "/v1/sponsor", status: 200, projectId: p.id, network: "testnet", hash: res.body.hash, result: "success" });
+  expect(lineOf(id)).toMatchObject({
+    route: "/v1/sponsor",
+    status: 200,
+    projectId: p.id,
+    network: "testnet",
+    hash: res.body.hash,
+    result: "success",
+  });
   const again = crypto.randomUUID();
-  const stale = await r.post("/v1/sponsor", { transaction: (await r.payment(user, { seqOffset: 5n })).toEnvelope().toXDR("base64"), network: "testnet" }, { "x-api-key": p.testKey, "x-request-id": again });
+  const stale = await r.post(
+    "/v1/sponsor",
+    { transaction: (await r.payment(user, { seqOffset: 5n })).toEnvelope().toXDR("base64"), network: "testnet" },
+    { "x-api-key": p.testKey, "x-request-id": again },
+  );
   expect(stale.status).toBe(422);
   await Bun.sleep(20);
   expect(lineOf(again)).toMatchObject({ status: 422, projectId: p.id, result: "tx_bad_seq" });
@@ -42,21 +59,34 @@ test("a sponsor log line names the project, the network, the hash and the result
 test("admin changes leave an audit line with the ids they changed, never keys", async () => {
   const id = crypto.randomUUID();
   const res = await fetch(`${r.url}/v1/admin/projects`, {
-    method: "POST", body: JSON.stringify({ name: "audited" }),
+    method: "POST",
+    body: JSON.stringify({ name: "audited" }),
     headers: { "content-type": "application/json", authorization: `Bearer ${r.env.ADMIN_TOKEN}`, "x-request-id": id },
   });
   expect(res.status).toBe(201);
   const project = (await res.json()) as { id: string };
   const keyId = crypto.randomUUID();
   const key = await fetch(`${r.url}/v1/admin/projects/${project.id}/keys`, {
-    method: "POST", body: JSON.stringify({ environment: "test" }),
-    headers: { "content-type": "application/json", authorization: `Bearer ${r.env.ADMIN_TOKEN}`, "x-request-id": keyId },
+    method: "POST",
+    body: JSON.stringify({ environment: "test" }),
+    headers: {
+      "content-type": "application/json",
+      authorization: `Bearer ${r.env.ADMIN_TOKEN}`,
+      "x-request-id": keyId,
+    },
   });
   const secret = ((await key.json()) as { key: string }).key;
   await Bun.sleep(20);
   const audits = captured.lines.filter((l) => l.audit === true);
-  expect(audits.find((l) => l.requestId === id)).toMatchObject({ method: "POST", route: "/v1/admin/projects", status: 201 });
-  expect(audits.find((l) => l.requestId === keyId)).toMatchObject({ route: "/v1/admin/projects/:id/keys", params: { id: project.id } });
+  expect(audits.find((l) => l.requestId === id)).toMatchObject({
+    method: "POST",
+    route: "/v1/admin/projects",
+    status: 201,
+  });
+  expect(audits.find((l) => l.requestId === keyId)).toMatchObject({
+    route: "/v1/admin/projects/:id/keys",
+    params: { id: project.id },
+  });
   expect(JSON.stringify(captured.lines)).not.toContain(secret);
   expect(JSON.stringify(captured.lines)).not.toContain(r.env.ADMIN_TOKEN);
 });

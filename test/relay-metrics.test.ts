@@ -11,7 +11,12 @@ import { startTestRelay, type TestRelay } from "./support/relay.ts";
 
 const TOKEN = "metrics-token-0123456789";
 let r: TestRelay;
-beforeAll(async () => { r = await startTestRelay({ LEDGER_CLOSE_MS: "0", METRICS_TOKEN: TOKEN }); }, { timeout: 30_000 });
+beforeAll(
+  async () => {
+    r = await startTestRelay({ LEDGER_CLOSE_MS: "0", METRICS_TOKEN: TOKEN });
+  },
+  { timeout: 30_000 },
+);
 afterAll(() => r.stop());
 
 const xdrOf = (tx: Transaction) => tx.toEnvelope().toXDR("base64");
@@ -23,7 +28,9 @@ function parse(text: string) {
     if (!line || line.startsWith("#")) continue;
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!m) throw new Error(`not an exposition line: ${line}`);
-    const labels = Object.fromEntries([...(m[2] ?? "").matchAll(/([a-zA-Z_]\w*)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1]!, x[2]!]));
+    const labels = Object.fromEntries(
+      [...(m[2] ?? "").matchAll(/([a-zA-Z_]\w*)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1]!, x[2]!]),
+    );
     samples.push({ name: m[1]!, labels, value: Number(m[3]) });
   }
   const matching = (name: string, labels: Record<string, string>) =>
@@ -54,82 +61,104 @@ const sponsor = (body: unknown, headers: Record<string, string> = {}) => r.post(
 const SPONSOR_200 = { method: "POST", route: "/v1/sponsor", status: "200" };
 
 describe("GET /metrics", () => {
-  test("sponsor requests (200, 400, 422, 429): counts, outcomes, fees paid, rate-limit rejections, channel gauges, pending submissions", async () => {
-    const net = r.localnets.testnet!;
-    const feesPaid: bigint[] = [];
+  test(
+    "sponsor requests (200, 400, 422, 429): counts, outcomes, fees paid, rate-limit rejections, channel gauges, pending submissions",
+    async () => {
+      const net = r.localnets.testnet!;
+      const feesPaid: bigint[] = [];
 
-    // 200, watched while it waits for its ledger: one pending submission, one lease in flight
-    const user = await r.funded();
-    const first = sponsor({ transaction: xdrOf(await r.payment(user)), network: "testnet" });
-    await until(() => net.queue.size > 0);
-    const waiting = await scrape();
-    const view = (await r.admin("GET", "/channels?network=testnet")).body;
-    expect(waiting.get("relay_submissions_pending", { network: "testnet" })).toBe(1);
-    expect(waiting.get("relay_channels_in_flight", { network: "testnet" })).toBe(1);
-    expect(view.totals.inFlight.count).toBe(1);
-    expect(waiting.get("relay_channels_in_flight_fees_stroops", { network: "testnet" })).toBe(Number(view.totals.inFlight.fees));
-    expect(Number(view.totals.inFlight.fees)).toBeGreaterThan(0);
-    r.close();
-    const ok1 = await first;
-    expect(ok1.status).toBe(200);
-    feesPaid.push(BigInt(ok1.body.feePaid));
+      // 200, watched while it waits for its ledger: one pending submission, one lease in flight
+      const user = await r.funded();
+      const first = sponsor({ transaction: xdrOf(await r.payment(user)), network: "testnet" });
+      await until(() => net.queue.size > 0);
+      const waiting = await scrape();
+      const view = (await r.admin("GET", "/channels?network=testnet")).body;
+      expect(waiting.get("relay_submissions_pending", { network: "testnet" })).toBe(1);
+      expect(waiting.get("relay_channels_in_flight", { network: "testnet" })).toBe(1);
+      expect(view.totals.inFlight.count).toBe(1);
+      expect(waiting.get("relay_channels_in_flight_fees_stroops", { network: "testnet" })).toBe(
+        Number(view.totals.inFlight.fees),
+      );
+      expect(Number(view.totals.inFlight.fees)).toBeGreaterThan(0);
+      r.close();
+      const ok1 = await first;
+      expect(ok1.status).toBe(200);
+      feesPaid.push(BigInt(ok1.body.feePaid));
 
-    // another 200
-    const user2 = await r.funded();
-    const second = sponsor({ transaction: xdrOf(await r.payment(user2)), network: "testnet" });
-    await until(() => net.queue.size > 0);
-    r.close();
-    const ok2 = await second;
-    expect(ok2.status).toBe(200);
-    feesPaid.push(BigInt(ok2.body.feePaid));
+      // another 200
+      const user2 = await r.funded();
+      const second = sponsor({ transaction: xdrOf(await r.payment(user2)), network: "testnet" });
+      await until(() => net.queue.size > 0);
+      r.close();
+      const ok2 = await second;
+      expect(ok2.status).toBe(200);
+      feesPaid.push(BigInt(ok2.body.feePaid));
 
-    // 422: the network refuses the sequence number (nothing is charged)
-    const bad = await sponsor({ transaction: xdrOf(await r.payment(await r.funded(), { seqOffset: 5n })), network: "testnet" });
-    expect(bad.status).toBe(422);
-    expect(bad.body.error.details.result_codes.transaction).toBe("tx_bad_seq");
+      // 422: the network refuses the sequence number (nothing is charged)
+      const bad = await sponsor({
+        transaction: xdrOf(await r.payment(await r.funded(), { seqOffset: 5n })),
+        network: "testnet",
+      });
+      expect(bad.status).toBe(422);
+      expect(bad.body.error.details.result_codes.transaction).toBe("tx_bad_seq");
 
-    // a project with a bucket of 1: 400 from the sponsor service, then 429
-    const p = await r.project({ policy: { requestsPerSecond: 0.001, burst: 1 } });
-    const invalid = await sponsor({ transaction: "AAAA", network: "testnet" }, { "x-api-key": p.testKey });
-    expect(invalid.status).toBe(400);
-    const limited = await sponsor({ transaction: "AAAA", network: "testnet" }, { "x-api-key": p.testKey });
-    expect(limited.status).toBe(429);
+      // a project with a bucket of 1: 400 from the sponsor service, then 429
+      const p = await r.project({ policy: { requestsPerSecond: 0.001, burst: 1 } });
+      const invalid = await sponsor({ transaction: "AAAA", network: "testnet" }, { "x-api-key": p.testKey });
+      expect(invalid.status).toBe(400);
+      const limited = await sponsor({ transaction: "AAAA", network: "testnet" }, { "x-api-key": p.testKey });
+      expect(limited.status).toBe(429);
 
-    const m = await scrape();
-    expect(m.res.status).toBe(200);
-    expect(m.res.headers.get("content-type")).toStartWith("text/plain; version=0.0.4");
-    // requests and latency by route pattern and status
-    expect(m.get("relay_http_requests_total", SPONSOR_200)).toBe(2);
-    expect(m.get("relay_http_requests_total", { ...SPONSOR_200, status: "400" })).toBe(1);
-    expect(m.get("relay_http_requests_total", { ...SPONSOR_200, status: "422" })).toBe(1);
-    expect(m.get("relay_http_requests_total", { ...SPONSOR_200, status: "429" })).toBe(1);
-    expect(m.get("relay_http_request_duration_seconds_count", SPONSOR_200)).toBe(2);
-    expect(m.get("relay_http_request_duration_seconds_bucket", { ...SPONSOR_200, le: "+Inf" })).toBe(2);
-    expect(m.get("relay_http_request_duration_seconds_sum", SPONSOR_200)).toBeGreaterThan(0);
-    expect(m.get("relay_http_request_duration_seconds_count", { ...SPONSOR_200, status: "429" })).toBe(1);
-    expect(m.get("relay_http_requests_total", { route: "/metrics", status: "200" })).toBeGreaterThanOrEqual(1);
-    // sponsor outcomes by result code
-    expect(m.get("relay_sponsor_outcomes_total", { network: "testnet", outcome: "success", tx_result: "tx_success" })).toBe(2);
-    expect(m.get("relay_sponsor_outcomes_total", { network: "testnet", outcome: "SUBMISSION_FAILED", tx_result: "tx_bad_seq" })).toBe(1);
-    expect(m.get("relay_sponsor_outcomes_total", { network: "testnet", outcome: "VALIDATION_ERROR", tx_result: "none" })).toBe(1);
-    expect(m.get("relay_sponsor_outcomes_total")).toBe(4); // the 429 never reached the service
-    // fees paid: what the answers said was paid
-    expect(m.get("relay_fees_paid_stroops_total", { network: "testnet" })).toBe(Number(feesPaid.reduce((a, b) => a + b, 0n)));
-    expect(m.has("relay_fees_paid_stroops_total", { network: "mainnet" })).toBe(false);
-    // rate-limit rejections, by whose bucket
-    expect(m.get("relay_rate_limited_total", { scope: "project" })).toBe(1);
-    expect(m.get("relay_rate_limited_total", { scope: "anonymous" })).toBe(0);
-    // confirmation delay after ledger close: both sponsored transactions (and the pool's own) were seen, each within seconds
-    const delays = m.get("relay_confirmation_delay_seconds_count", { network: "testnet" });
-    expect(delays).toBeGreaterThanOrEqual(2);
-    expect(m.get("relay_confirmation_delay_seconds_sum", { network: "testnet" }) / delays).toBeLessThan(5);
-    expect(m.get("relay_confirmation_delay_seconds_bucket", { network: "testnet", le: "30" })).toBe(delays);
-    // nothing pending now
-    expect(m.get("relay_submissions_pending", { network: "testnet" })).toBe(0);
-    // database statement latency
-    for (const statement of ["select", "insert", "update"]) expect(m.get("relay_db_statement_duration_seconds_count", { statement })).toBeGreaterThan(0);
-    expect(m.get("relay_db_statement_duration_seconds_sum")).toBeGreaterThan(0);
-  }, { timeout: 30_000 });
+      const m = await scrape();
+      expect(m.res.status).toBe(200);
+      expect(m.res.headers.get("content-type")).toStartWith("text/plain; version=0.0.4");
+      // requests and latency by route pattern and status
+      expect(m.get("relay_http_requests_total", SPONSOR_200)).toBe(2);
+      expect(m.get("relay_http_requests_total", { ...SPONSOR_200, status: "400" })).toBe(1);
+      expect(m.get("relay_http_requests_total", { ...SPONSOR_200, status: "422" })).toBe(1);
+      expect(m.get("relay_http_requests_total", { ...SPONSOR_200, status: "429" })).toBe(1);
+      expect(m.get("relay_http_request_duration_seconds_count", SPONSOR_200)).toBe(2);
+      expect(m.get("relay_http_request_duration_seconds_bucket", { ...SPONSOR_200, le: "+Inf" })).toBe(2);
+      expect(m.get("relay_http_request_duration_seconds_sum", SPONSOR_200)).toBeGreaterThan(0);
+      expect(m.get("relay_http_request_duration_seconds_count", { ...SPONSOR_200, status: "429" })).toBe(1);
+      expect(m.get("relay_http_requests_total", { route: "/metrics", status: "200" })).toBeGreaterThanOrEqual(1);
+      // sponsor outcomes by result code
+      expect(
+        m.get("relay_sponsor_outcomes_total", { network: "testnet", outcome: "success", tx_result: "tx_success" }),
+      ).toBe(2);
+      expect(
+        m.get("relay_sponsor_outcomes_total", {
+          network: "testnet",
+          outcome: "SUBMISSION_FAILED",
+          tx_result: "tx_bad_seq",
+        }),
+      ).toBe(1);
+      expect(
+        m.get("relay_sponsor_outcomes_total", { network: "testnet", outcome: "VALIDATION_ERROR", tx_result: "none" }),
+      ).toBe(1);
+      expect(m.get("relay_sponsor_outcomes_total")).toBe(4); // the 429 never reached the service
+      // fees paid: what the answers said was paid
+      expect(m.get("relay_fees_paid_stroops_total", { network: "testnet" })).toBe(
+        Number(feesPaid.reduce((a, b) => a + b, 0n)),
+      );
+      expect(m.has("relay_fees_paid_stroops_total", { network: "mainnet" })).toBe(false);
+      // rate-limit rejections, by whose bucket
+      expect(m.get("relay_rate_limited_total", { scope: "project" })).toBe(1);
+      expect(m.get("relay_rate_limited_total", { scope: "anonymous" })).toBe(0);
+      // confirmation delay after ledger close: both sponsored transactions (and the pool's own) were seen, each within seconds
+      const delays = m.get("relay_confirmation_delay_seconds_count", { network: "testnet" });
+      expect(delays).toBeGreaterThanOrEqual(2);
+      expect(m.get("relay_confirmation_delay_seconds_sum", { network: "testnet" }) / delays).toBeLessThan(5);
+      expect(m.get("relay_confirmation_delay_seconds_bucket", { network: "testnet", le: "30" })).toBe(delays);
+      // nothing pending now
+      expect(m.get("relay_submissions_pending", { network: "testnet" })).toBe(0);
+      // database statement latency
+      for (const statement of ["select", "insert", "update"])
+        expect(m.get("relay_db_statement_duration_seconds_count", { statement })).toBeGreaterThan(0);
+      expect(m.get("relay_db_statement_duration_seconds_sum")).toBeGreaterThan(0);
+    },
+    { timeout: 30_000 },
+  );
 
   test("the channel gauges equal GET /v1/admin/channels", async () => {
     for (const network of ["testnet", "mainnet"]) {
@@ -152,12 +181,21 @@ describe("GET /metrics", () => {
   test("routes are patterns, also for requests refused before routing; unknown paths are 'unmatched'", async () => {
     const id = crypto.randomUUID();
     expect((await r.admin("GET", `/projects/${id}`)).status).toBe(404);
-    expect((await fetch(`${r.url}/v1/admin/projects/${id}`, { headers: { authorization: "Bearer wrong-token-0123456789" } })).status).toBe(401);
-    expect((await sponsor({ transaction: "AAAA", network: "testnet" }, { "x-api-key": "sr_test_notakey" })).status).toBe(401);
+    expect(
+      (await fetch(`${r.url}/v1/admin/projects/${id}`, { headers: { authorization: "Bearer wrong-token-0123456789" } }))
+        .status,
+    ).toBe(401);
+    expect(
+      (await sponsor({ transaction: "AAAA", network: "testnet" }, { "x-api-key": "sr_test_notakey" })).status,
+    ).toBe(401);
     expect((await fetch(`${r.url}/no/such/${id}`)).status).toBe(404);
     const m = await scrape();
-    expect(m.get("relay_http_requests_total", { method: "GET", route: "/v1/admin/projects/:id", status: "404" })).toBe(1);
-    expect(m.get("relay_http_requests_total", { method: "GET", route: "/v1/admin/projects/:id", status: "401" })).toBe(1);
+    expect(m.get("relay_http_requests_total", { method: "GET", route: "/v1/admin/projects/:id", status: "404" })).toBe(
+      1,
+    );
+    expect(m.get("relay_http_requests_total", { method: "GET", route: "/v1/admin/projects/:id", status: "401" })).toBe(
+      1,
+    );
     expect(m.get("relay_http_requests_total", { method: "POST", route: "/v1/sponsor", status: "401" })).toBe(1);
     expect(m.get("relay_http_requests_total", { method: "GET", route: "unmatched", status: "404" })).toBe(1);
     const routes = new Set(m.samples.filter((s) => s.name === "relay_http_requests_total").map((s) => s.labels.route));
@@ -167,7 +205,10 @@ describe("GET /metrics", () => {
 
   test("no API keys, project ids, IPs, accounts or hashes in the exposition", async () => {
     const p = await r.project();
-    await sponsor({ transaction: xdrOf(await r.payment(await r.funded(), { seqOffset: 3n })), network: "testnet" }, { "x-api-key": p.testKey });
+    await sponsor(
+      { transaction: xdrOf(await r.payment(await r.funded(), { seqOffset: 3n })), network: "testnet" },
+      { "x-api-key": p.testKey },
+    );
     const { text } = await scrape();
     for (const secret of [p.testKey, p.liveKey, p.id, TOKEN, "127.0.0.1"]) expect(text).not.toContain(secret);
     expect(text).not.toMatch(/\b[0-9a-f]{64}\b/); // transaction hashes

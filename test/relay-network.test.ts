@@ -44,12 +44,22 @@ test("TRY_AGAIN_LATER is retried within TRY_AGAIN_LATER_MS, then 503 with Retry-
 
 test("an insufficient-fee answer from a full queue raises the bid and resends", async () => {
   // the queue holds 4 operations (and a ledger 2: one channel per network, created one operation at a time)
-  r = await startTestRelay({ LEDGER_CLOSE_MS: "0", LOCALNET_MAX_TX_SET_SIZE: "2", TESTNET_CHANNELS: "1", MAINNET_CHANNELS: "1" });
+  r = await startTestRelay({
+    LEDGER_CLOSE_MS: "0",
+    LOCALNET_MAX_TX_SET_SIZE: "2",
+    TESTNET_CHANNELS: "1",
+    MAINNET_CHANNELS: "1",
+  });
   const users = [];
   for (let i = 0; i < 5; i++) users.push(await r.funded());
   for (const u of users.slice(0, 4)) {
     const acc = await r.rpc.getAccount(u.publicKey());
-    const tx = new TransactionBuilder(acc, { fee: "1000", networkPassphrase: r.passphrase }).addOperation(Operation.payment({ destination: Keypair.random().publicKey(), asset: Asset.native(), amount: "1" })).setTimeout(60).build();
+    const tx = new TransactionBuilder(acc, { fee: "1000", networkPassphrase: r.passphrase })
+      .addOperation(
+        Operation.payment({ destination: Keypair.random().publicKey(), asset: Asset.native(), amount: "1" }),
+      )
+      .setTimeout(60)
+      .build();
     tx.sign(u);
     expect((await r.rpc.sendTransaction(tx)).status).toBe("PENDING");
   }

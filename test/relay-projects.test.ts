@@ -4,7 +4,18 @@
  * runs on embedded PGlite, and on Postgres too when TEST_DATABASE_URL is set.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Asset, Contract, Keypair, Operation, StrKey, TransactionBuilder, nativeToScVal, scValToNative, type Transaction, xdr } from "@stellar/stellar-sdk";
+import {
+  Asset,
+  Contract,
+  Keypair,
+  Operation,
+  StrKey,
+  TransactionBuilder,
+  nativeToScVal,
+  scValToNative,
+  type Transaction,
+  xdr,
+} from "@stellar/stellar-sdk";
 import { databaseKind, startTestRelay, TEST_ADMIN_TOKEN, type TestRelay } from "./support/relay.ts";
 import { TEST_CONTRACT_ID } from "../src/localnet/soroban/contracts.ts";
 
@@ -15,10 +26,19 @@ const xdrOf = (tx: { toEnvelope(): xdr.TransactionEnvelope }) => tx.toEnvelope()
 const key = (k: string) => ({ "x-api-key": k });
 /** Another valid contract id (not the test contract). */
 const OTHER_CONTRACT = StrKey.encodeContract(Buffer.alloc(32, 7));
-const DEFAULTS = { requestsPerSecond: 50, burst: 100, maxFee: "10000000", allowedOperations: null, allowedContractIds: null, maxOperations: 100, dailySpendLimit: null };
+const DEFAULTS = {
+  requestsPerSecond: 50,
+  burst: 100,
+  maxFee: "10000000",
+  allowedOperations: null,
+  allowedContractIds: null,
+  maxOperations: 100,
+  dailySpendLimit: null,
+};
 
 function expectError(res: Res, status: number, code: string) {
-  if (res.status !== status || res.body?.error?.code !== code) throw new Error(`expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
+  if (res.status !== status || res.body?.error?.code !== code)
+    throw new Error(`expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
   expect(res.body.error.requestId).toMatch(UUID);
   expect(res.headers.get("x-request-id")).toBe(res.body.error.requestId);
   expect(typeof res.body.error.message).toBe("string");
@@ -43,8 +63,14 @@ function rateHeaders(res: Res): { limit: number; remaining: number; reset: numbe
 
 /** A classic transaction of `ops` payments to the localnet root, signed. */
 async function payments(r: TestRelay, from: Keypair, ops: number): Promise<Transaction> {
-  const b = new TransactionBuilder(await r.rpc.getAccount(from.publicKey()), { fee: "100", networkPassphrase: r.passphrase });
-  for (let i = 0; i < ops; i++) b.addOperation(Operation.payment({ destination: r.localnets.testnet!.root.publicKey(), asset: Asset.native(), amount: "1" }));
+  const b = new TransactionBuilder(await r.rpc.getAccount(from.publicKey()), {
+    fee: "100",
+    networkPassphrase: r.passphrase,
+  });
+  for (let i = 0; i < ops; i++)
+    b.addOperation(
+      Operation.payment({ destination: r.localnets.testnet!.root.publicKey(), asset: Asset.native(), amount: "1" }),
+    );
   const tx = b.setTimeout(60).build();
   tx.sign(from);
   return tx;
@@ -52,8 +78,13 @@ async function payments(r: TestRelay, from: Keypair, ops: number): Promise<Trans
 
 /** An unprepared call of the test contract's echo (for simulate and estimate). */
 async function echoCall(r: TestRelay, from: Keypair): Promise<Transaction> {
-  return new TransactionBuilder(await r.rpc.getAccount(from.publicKey()), { fee: "100", networkPassphrase: r.passphrase })
-    .addOperation(new Contract(TEST_CONTRACT_ID).call("echo", nativeToScVal(7, { type: "u32" }))).setTimeout(60).build();
+  return new TransactionBuilder(await r.rpc.getAccount(from.publicKey()), {
+    fee: "100",
+    networkPassphrase: r.passphrase,
+  })
+    .addOperation(new Contract(TEST_CONTRACT_ID).call("echo", nativeToScVal(7, { type: "u32" })))
+    .setTimeout(60)
+    .build();
 }
 
 /** The echo call simulated, assembled (footprint and resource fee) and signed: ready to sponsor. */
@@ -68,24 +99,37 @@ const kinds = databaseKind === "postgres" ? ["pglite", "postgres"] : ["pglite"];
 
 describe.each(kinds)("projects over HTTP (%s)", (kind) => {
   let r: TestRelay;
-  beforeAll(async () => { r = await startTestRelay(kind === "pglite" ? { DATABASE_URL: "", DATABASE_SCHEMA: "" } : {}); }, { timeout: 30_000 });
+  beforeAll(
+    async () => {
+      r = await startTestRelay(kind === "pglite" ? { DATABASE_URL: "", DATABASE_SCHEMA: "" } : {});
+    },
+    { timeout: 30_000 },
+  );
   afterAll(() => r.stop());
 
-  const sponsor = (tx: Transaction, headers: Record<string, string> = {}, network = "testnet") => r.post("/v1/sponsor", { transaction: xdrOf(tx), network }, headers);
+  const sponsor = (tx: Transaction, headers: Record<string, string> = {}, network = "testnet") =>
+    r.post("/v1/sponsor", { transaction: xdrOf(tx), network }, headers);
   const patch = (id: string, body: unknown) => r.admin("PATCH", `/projects/${id}`, body);
 
   describe("API keys", () => {
     test("created keys are shown once; the list has no secrets", async () => {
       const p = await r.project();
       const made: Res[] = [];
-      for (const [environment, label] of [["test", "ci"], ["live", undefined]] as const) {
+      for (const [environment, label] of [
+        ["test", "ci"],
+        ["live", undefined],
+      ] as const) {
         const res = await r.admin("POST", `/projects/${p.id}/keys`, { environment, ...(label ? { label } : {}) });
         expectOk(res, 201);
-        expect(Object.keys(res.body).sort()).toEqual(expect.arrayContaining(["createdAt", "environment", "id", "key", "label", "prefix"]));
+        expect(Object.keys(res.body).sort()).toEqual(
+          expect.arrayContaining(["createdAt", "environment", "id", "key", "label", "prefix"]),
+        );
         expect(res.body.environment).toBe(environment);
         expect(res.body.label).toBe(label ?? null);
         expect(res.body.id).toMatch(UUID);
-        expect(res.body.key).toMatch(environment === "test" ? /^sr_test_[0-9A-Za-z]{32,}$/ : /^sr_live_[0-9A-Za-z]{32,}$/);
+        expect(res.body.key).toMatch(
+          environment === "test" ? /^sr_test_[0-9A-Za-z]{32,}$/ : /^sr_live_[0-9A-Za-z]{32,}$/,
+        );
         expect(res.body.key.startsWith(res.body.prefix)).toBe(true);
         expect(res.body.prefix.length).toBeLessThan(res.body.key.length - 16);
         expect(Number.isNaN(Date.parse(res.body.createdAt))).toBe(false);
@@ -101,7 +145,14 @@ describe.each(kinds)("projects over HTTP (%s)", (kind) => {
         expect(text).not.toContain(m.body.key);
         expect(text).not.toContain(m.body.key.slice(m.body.prefix.length));
         const listed = list.body.keys.find((k: { id: string }) => k.id === m.body.id);
-        expect(listed).toEqual({ id: m.body.id, prefix: m.body.prefix, environment: m.body.environment, label: m.body.label, createdAt: m.body.createdAt, revokedAt: null });
+        expect(listed).toEqual({
+          id: m.body.id,
+          prefix: m.body.prefix,
+          environment: m.body.environment,
+          label: m.body.label,
+          createdAt: m.body.createdAt,
+          revokedAt: null,
+        });
       }
       expect(text).not.toContain(p.testKey);
       expect(text).not.toContain(p.liveKey);
@@ -114,7 +165,11 @@ describe.each(kinds)("projects over HTTP (%s)", (kind) => {
       const p = await r.project();
       expectError(await r.admin("POST", `/projects/${p.id}/keys`, { environment: "prod" }), 400, "VALIDATION_ERROR");
       expectError(await r.admin("POST", `/projects/${p.id}/keys`, {}), 400, "VALIDATION_ERROR");
-      expectError(await r.admin("POST", `/projects/${crypto.randomUUID()}/keys`, { environment: "test" }), 404, "NOT_FOUND");
+      expectError(
+        await r.admin("POST", `/projects/${crypto.randomUUID()}/keys`, { environment: "test" }),
+        404,
+        "NOT_FOUND",
+      );
       expectError(await r.admin("GET", `/projects/${crypto.randomUUID()}/keys`), 404, "NOT_FOUND");
     });
 
@@ -133,7 +188,11 @@ describe.each(kinds)("projects over HTTP (%s)", (kind) => {
       const tx = await r.payment(user);
       const answers = [
         await sponsor(tx, key(p.testKey), "mainnet"),
-        await r.post("/v1/simulate", { transaction: xdrOf(await echoCall(r, user)), network: "mainnet" }, key(p.testKey)),
+        await r.post(
+          "/v1/simulate",
+          { transaction: xdrOf(await echoCall(r, user)), network: "mainnet" },
+          key(p.testKey),
+        ),
         await r.post("/v1/estimate", { transaction: xdrOf(tx), network: "mainnet" }, key(p.testKey)),
       ];
       for (const res of answers) {
@@ -151,7 +210,11 @@ describe.each(kinds)("projects over HTTP (%s)", (kind) => {
       const tx = await r.payment(user);
       const answers = [
         await sponsor(tx, key(p.liveKey), "testnet"),
-        await r.post("/v1/simulate", { transaction: xdrOf(await echoCall(r, user)), network: "testnet" }, key(p.liveKey)),
+        await r.post(
+          "/v1/simulate",
+          { transaction: xdrOf(await echoCall(r, user)), network: "testnet" },
+          key(p.liveKey),
+        ),
         await r.post("/v1/estimate", { transaction: xdrOf(tx), network: "testnet" }, key(p.liveKey)),
       ];
       for (const res of answers) {
@@ -180,7 +243,13 @@ describe.each(kinds)("projects over HTTP (%s)", (kind) => {
     test("malformed and unknown keys are UNAUTHORIZED, on testnet too", async () => {
       const user = await r.funded();
       const tx = await r.payment(user);
-      for (const bad of ["sr_test_short", "abc", "sr_prod_0123456789abcdefghijklmnopqrstuvwxyz", `sr_test_${"a".repeat(31)}`, `sr_test_${"a-".repeat(20)}`]) {
+      for (const bad of [
+        "sr_test_short",
+        "abc",
+        "sr_prod_0123456789abcdefghijklmnopqrstuvwxyz",
+        `sr_test_${"a".repeat(31)}`,
+        `sr_test_${"a-".repeat(20)}`,
+      ]) {
         const res = await sponsor(tx, key(bad));
         expectError(res, 401, "UNAUTHORIZED");
         expect(res.body.error.message).toMatch(/malformed/);
@@ -214,8 +283,14 @@ describe.each(kinds)("projects over HTTP (%s)", (kind) => {
       expect(JSON.stringify(del.body)).not.toContain(made.body.key);
       const res = await sponsor(await r.payment(user), key(made.body.key));
       expectError(res, 401, "UNAUTHORIZED");
-      expectError(await r.post("/v1/estimate", { transaction: xdrOf(await r.payment(user)) }, key(made.body.key)), 401, "UNAUTHORIZED");
-      const listed = (await r.admin("GET", `/projects/${p.id}/keys`)).body.keys.find((k: { id: string }) => k.id === made.body.id);
+      expectError(
+        await r.post("/v1/estimate", { transaction: xdrOf(await r.payment(user)) }, key(made.body.key)),
+        401,
+        "UNAUTHORIZED",
+      );
+      const listed = (await r.admin("GET", `/projects/${p.id}/keys`)).body.keys.find(
+        (k: { id: string }) => k.id === made.body.id,
+      );
       expect(listed.revokedAt).toBe(del.body.revokedAt);
       // the project's other keys are unaffected
       expectOk(await sponsor(await r.payment(user), key(p.testKey)));
@@ -224,7 +299,10 @@ describe.each(kinds)("projects over HTTP (%s)", (kind) => {
     test("no key: mainnet is UNAUTHORIZED, testnet is the open relay", async () => {
       const user = await r.funded();
       const tx = await r.payment(user);
-      for (const res of [await sponsor(tx, {}, "mainnet"), await r.post("/v1/estimate", { transaction: xdrOf(tx), network: "mainnet" })]) {
+      for (const res of [
+        await sponsor(tx, {}, "mainnet"),
+        await r.post("/v1/estimate", { transaction: xdrOf(tx), network: "mainnet" }),
+      ]) {
         expectError(res, 401, "UNAUTHORIZED");
         expect(res.body.error.message).toContain("mainnet");
       }
@@ -300,8 +378,13 @@ describe.each(kinds)("projects over HTTP (%s)", (kind) => {
       expect(res.body.error.details.operation).toBe("payment");
       expect(res.body.error.details.allowed).toEqual(["createAccount"]);
       // an allowed operation passes
-      const create = new TransactionBuilder(await r.rpc.getAccount(user.publicKey()), { fee: "100", networkPassphrase: r.passphrase })
-        .addOperation(Operation.createAccount({ destination: Keypair.random().publicKey(), startingBalance: "2" })).setTimeout(60).build();
+      const create = new TransactionBuilder(await r.rpc.getAccount(user.publicKey()), {
+        fee: "100",
+        networkPassphrase: r.passphrase,
+      })
+        .addOperation(Operation.createAccount({ destination: Keypair.random().publicKey(), startingBalance: "2" }))
+        .setTimeout(60)
+        .build();
       create.sign(user);
       expectOk(await sponsor(create, key(p.testKey)));
       // back to any operation
@@ -357,7 +440,13 @@ describe.each(kinds)("projects over HTTP (%s)", (kind) => {
       const second = await r.payment(await r.funded());
       const res = await sponsor(second, key(p.testKey));
       expectError(res, 403, "POLICY_VIOLATION");
-      expect(res.body.error.details).toEqual({ rule: "dailySpendLimit", limit: "1000", spent: "200", reserved: "0", required: "1000" });
+      expect(res.body.error.details).toEqual({
+        rule: "dailySpendLimit",
+        limit: "1000",
+        spent: "200",
+        reserved: "0",
+        required: "1000",
+      });
       // raising the limit (maxFee is kept): 200 + 1000 <= 1200
       const raised = await patch(p.id, { policy: { dailySpendLimit: "1200" } });
       expectOk(raised);
@@ -366,22 +455,50 @@ describe.each(kinds)("projects over HTTP (%s)", (kind) => {
     });
 
     test("PATCH merges policy fields; null returns a field to its default", async () => {
-      const created = await r.admin("POST", "/projects", { name: "policy merge", policy: { maxOperations: 5, maxFee: "5000", allowedOperations: ["payment"] } });
+      const created = await r.admin("POST", "/projects", {
+        name: "policy merge",
+        policy: { maxOperations: 5, maxFee: "5000", allowedOperations: ["payment"] },
+      });
       expectOk(created, 201);
       const id = created.body.id;
-      expect(created.body.policy).toEqual({ ...DEFAULTS, maxOperations: 5, maxFee: "5000", allowedOperations: ["payment"] });
+      expect(created.body.policy).toEqual({
+        ...DEFAULTS,
+        maxOperations: 5,
+        maxFee: "5000",
+        allowedOperations: ["payment"],
+      });
 
       let res = await patch(id, { policy: { burst: 7 } });
       expectOk(res);
-      expect(res.body.policy).toEqual({ ...DEFAULTS, maxOperations: 5, maxFee: "5000", allowedOperations: ["payment"], burst: 7 });
+      expect(res.body.policy).toEqual({
+        ...DEFAULTS,
+        maxOperations: 5,
+        maxFee: "5000",
+        allowedOperations: ["payment"],
+        burst: 7,
+      });
       res = await patch(id, { policy: { maxFee: null, dailySpendLimit: "123456" } });
       expectOk(res);
-      expect(res.body.policy).toEqual({ ...DEFAULTS, maxOperations: 5, allowedOperations: ["payment"], burst: 7, dailySpendLimit: "123456" });
+      expect(res.body.policy).toEqual({
+        ...DEFAULTS,
+        maxOperations: 5,
+        allowedOperations: ["payment"],
+        burst: 7,
+        dailySpendLimit: "123456",
+      });
       res = await patch(id, { name: "renamed" });
       expectOk(res);
       expect(res.body.name).toBe("renamed");
-      expect(res.body.policy).toEqual({ ...DEFAULTS, maxOperations: 5, allowedOperations: ["payment"], burst: 7, dailySpendLimit: "123456" });
-      res = await patch(id, { policy: { maxOperations: null, allowedOperations: null, burst: null, dailySpendLimit: null } });
+      expect(res.body.policy).toEqual({
+        ...DEFAULTS,
+        maxOperations: 5,
+        allowedOperations: ["payment"],
+        burst: 7,
+        dailySpendLimit: "123456",
+      });
+      res = await patch(id, {
+        policy: { maxOperations: null, allowedOperations: null, burst: null, dailySpendLimit: null },
+      });
       expectOk(res);
       expect(res.body.policy).toEqual(DEFAULTS);
       const got = await r.admin("GET", `/projects/${id}`);
@@ -396,11 +513,24 @@ describe.each(kinds)("projects over HTTP (%s)", (kind) => {
       const p = await r.project({ policy: { maxOperations: 4 } });
       const before = (await r.admin("GET", `/projects/${p.id}`)).body;
       const invalid: Record<string, unknown>[] = [
-        { burst: 0 }, { burst: 1.5 }, { requestsPerSecond: 0 }, { requestsPerSecond: -1 }, { requestsPerSecond: "5" },
-        { maxFee: "abc" }, { maxFee: "-1" }, { maxFee: 100 }, { maxOperations: 0 }, { maxOperations: 101 },
-        { allowedOperations: ["teleport"] }, { allowedOperations: "payment" }, { allowedOperations: ["payment", "payment"] },
-        { allowedContractIds: ["CABC"] }, { allowedContractIds: [OTHER_CONTRACT.toLowerCase()] }, { allowedContractIds: [Keypair.random().publicKey()] },
-        { dailySpendLimit: "-5" }, { dailySpendLimit: "1.5" },
+        { burst: 0 },
+        { burst: 1.5 },
+        { requestsPerSecond: 0 },
+        { requestsPerSecond: -1 },
+        { requestsPerSecond: "5" },
+        { maxFee: "abc" },
+        { maxFee: "-1" },
+        { maxFee: 100 },
+        { maxOperations: 0 },
+        { maxOperations: 101 },
+        { allowedOperations: ["teleport"] },
+        { allowedOperations: "payment" },
+        { allowedOperations: ["payment", "payment"] },
+        { allowedContractIds: ["CABC"] },
+        { allowedContractIds: [OTHER_CONTRACT.toLowerCase()] },
+        { allowedContractIds: [Keypair.random().publicKey()] },
+        { dailySpendLimit: "-5" },
+        { dailySpendLimit: "1.5" },
       ];
       for (const policy of invalid) {
         const res = await patch(p.id, { policy });
@@ -502,7 +632,11 @@ describe.each(kinds)("projects over HTTP (%s)", (kind) => {
         expect(res.headers.get("x-ratelimit-limit")).toBeNull();
       }
       // the project's own bucket is untouched by them
-      const res = await r.post("/v1/estimate", { transaction: xdrOf(await r.payment(await r.funded())) }, key(p.testKey));
+      const res = await r.post(
+        "/v1/estimate",
+        { transaction: xdrOf(await r.payment(await r.funded())) },
+        key(p.testKey),
+      );
       expectOk(res);
       expect(rateHeaders(res)).toMatchObject({ limit: 1, remaining: 0 });
     });
@@ -512,13 +646,30 @@ describe.each(kinds)("projects over HTTP (%s)", (kind) => {
     test("no or a wrong bearer token is UNAUTHORIZED", async () => {
       const url = `${r.url}/v1/admin/projects`;
       const attempts: RequestInit[] = [
-        {}, { headers: { authorization: "Bearer wrong-token-0123456789" } }, { headers: { authorization: TEST_ADMIN_TOKEN } },
-        { headers: { authorization: `Basic ${TEST_ADMIN_TOKEN}` } }, { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}x` } },
-        { headers: { authorization: "Bearer " } }, { headers: { "x-api-key": TEST_ADMIN_TOKEN } },
+        {},
+        { headers: { authorization: "Bearer wrong-token-0123456789" } },
+        { headers: { authorization: TEST_ADMIN_TOKEN } },
+        { headers: { authorization: `Basic ${TEST_ADMIN_TOKEN}` } },
+        { headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}x` } },
+        { headers: { authorization: "Bearer " } },
+        { headers: { "x-api-key": TEST_ADMIN_TOKEN } },
       ];
       for (const init of attempts) {
-        for (const [method, path, body] of [["GET", "", undefined], ["POST", "", { name: "x" }], ["GET", "/anything", undefined]] as const) {
-          const res = await fetch(`${url}${path}`, { ...init, method, ...(body ? { body: JSON.stringify(body), headers: { ...(init.headers as Record<string, string>), "content-type": "application/json" } } : {}) });
+        for (const [method, path, body] of [
+          ["GET", "", undefined],
+          ["POST", "", { name: "x" }],
+          ["GET", "/anything", undefined],
+        ] as const) {
+          const res = await fetch(`${url}${path}`, {
+            ...init,
+            method,
+            ...(body
+              ? {
+                  body: JSON.stringify(body),
+                  headers: { ...(init.headers as Record<string, string>), "content-type": "application/json" },
+                }
+              : {}),
+          });
           const parsed = { status: res.status, headers: res.headers, body: await res.json() };
           expectError(parsed, 401, "UNAUTHORIZED");
           expect(res.headers.get("www-authenticate")).toBe("Bearer");
@@ -542,7 +693,13 @@ describe.each(kinds)("projects over HTTP (%s)", (kind) => {
       expectError(await r.admin("POST", "/projects", "{not json"), 400, "VALIDATION_ERROR");
       const ok = await r.admin("POST", "/projects", { name: "named" });
       expectOk(ok, 201);
-      expect(ok.body).toMatchObject({ name: "named", status: "active", creditBalance: "0", creditReserved: "0", policy: DEFAULTS });
+      expect(ok.body).toMatchObject({
+        name: "named",
+        status: "active",
+        creditBalance: "0",
+        creditReserved: "0",
+        policy: DEFAULTS,
+      });
       expect(ok.body.id).toMatch(UUID);
     });
   });
@@ -550,7 +707,15 @@ describe.each(kinds)("projects over HTTP (%s)", (kind) => {
 
 describe("the anonymous relay: one bucket per client IP (X-Forwarded-For with TRUST_PROXY)", () => {
   let r: TestRelay;
-  beforeAll(async () => { r = await startTestRelay({ ANONYMOUS_POLICY: JSON.stringify({ requestsPerSecond: 1, burst: 2 }), TRUST_PROXY: "true" }); }, { timeout: 30_000 });
+  beforeAll(
+    async () => {
+      r = await startTestRelay({
+        ANONYMOUS_POLICY: JSON.stringify({ requestsPerSecond: 1, burst: 2 }),
+        TRUST_PROXY: "true",
+      });
+    },
+    { timeout: 30_000 },
+  );
   afterAll(() => r.stop());
 
   test("the 3rd quick request from one IP is 429 while another IP still passes", async () => {
@@ -591,11 +756,22 @@ describe("the anonymous relay: one bucket per client IP (X-Forwarded-For with TR
 
 describe("without ADMIN_TOKEN, and without TRUST_PROXY", () => {
   let r: TestRelay;
-  beforeAll(async () => { r = await startTestRelay({ ADMIN_TOKEN: "", ANONYMOUS_POLICY: JSON.stringify({ requestsPerSecond: 0.5, burst: 3 }) }); }, { timeout: 30_000 });
+  beforeAll(
+    async () => {
+      r = await startTestRelay({
+        ADMIN_TOKEN: "",
+        ANONYMOUS_POLICY: JSON.stringify({ requestsPerSecond: 0.5, burst: 3 }),
+      });
+    },
+    { timeout: 30_000 },
+  );
   afterAll(() => r.stop());
 
   test("the admin API does not exist: NOT_FOUND", async () => {
-    for (const headers of [{}, { authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, { authorization: "Bearer " }] as Record<string, string>[]) {
+    for (const headers of [{}, { authorization: `Bearer ${TEST_ADMIN_TOKEN}` }, { authorization: "Bearer " }] as Record<
+      string,
+      string
+    >[]) {
       const res = await fetch(`${r.url}/v1/admin/projects`, { headers });
       const parsed = { status: res.status, headers: res.headers, body: await res.json() };
       expectError(parsed, 404, "NOT_FOUND");
@@ -603,7 +779,10 @@ describe("without ADMIN_TOKEN, and without TRUST_PROXY", () => {
     const post = await r.post("/v1/admin/projects", { name: "x" }, { authorization: `Bearer ${TEST_ADMIN_TOKEN}` });
     expectError(post, 404, "NOT_FOUND");
     // the relay itself works (the admin paths took no token of the anonymous bucket)
-    const res = await r.post("/v1/sponsor", { transaction: xdrOf(await r.payment(await r.funded())), network: "testnet" });
+    const res = await r.post("/v1/sponsor", {
+      transaction: xdrOf(await r.payment(await r.funded())),
+      network: "testnet",
+    });
     expectOk(res);
     expect(rateHeaders(res)).toMatchObject({ limit: 3, remaining: 2 });
   });

@@ -14,8 +14,15 @@ afterAll(async () => {
   data.done();
 });
 
-test("SIGTERM with sponsor requests in flight: every one answered 200, new ones 503, exit 0 within the grace", { timeout: 60_000 }, async () => {
-  relay = await spawnRelay({ DATA_DIR: data.path, LEDGER_CLOSE_MS: "1000", SHUTDOWN_GRACE_MS: "10000", ANONYMOUS_POLICY: JSON.stringify({ requestsPerSecond: 1000, burst: 1000 }) });
+test("SIGTERM with sponsor requests in flight: every one answered 200, new ones 503, exit 0 within the grace", {
+  timeout: 60_000,
+}, async () => {
+  relay = await spawnRelay({
+    DATA_DIR: data.path,
+    LEDGER_CLOSE_MS: "1000",
+    SHUTDOWN_GRACE_MS: "10000",
+    ANONYMOUS_POLICY: JSON.stringify({ requestsPerSecond: 1000, burst: 1000 }),
+  });
   const ready = await fetch(`${relay.url}/health/ready`);
   expect(ready.status).toBe(200);
   expect(await ready.json()).toEqual({ status: "ready", starting: [] });
@@ -24,37 +31,63 @@ test("SIGTERM with sponsor requests in flight: every one answered 200, new ones 
   const server = new rpc.Server(`${relay.url}/localnet/testnet/rpc`, { allowHttp: true });
   const { passphrase } = await server.getNetwork();
   const users = Array.from({ length: 8 }, () => Keypair.random());
-  await Promise.all(users.map(async (u) => expect((await fetch(`${relay!.url}/localnet/testnet/friendbot?addr=${u.publicKey()}`)).status).toBe(200)));
-  const bodies = await Promise.all(users.map(async (u) => {
-    const tx = new TransactionBuilder(await server.getAccount(u.publicKey()), { fee: "100", networkPassphrase: passphrase })
-      .addOperation(Operation.payment({ destination: users[7]!.publicKey(), asset: Asset.native(), amount: "1" })).setTimeout(60).build();
-    tx.sign(u);
-    return JSON.stringify({ transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" });
-  }));
-  const post = (body: string) => fetch(`${relay!.url}/v1/sponsor`, { method: "POST", headers: { "content-type": "application/json" }, body });
+  await Promise.all(
+    users.map(async (u) =>
+      expect((await fetch(`${relay!.url}/localnet/testnet/friendbot?addr=${u.publicKey()}`)).status).toBe(200),
+    ),
+  );
+  const bodies = await Promise.all(
+    users.map(async (u) => {
+      const tx = new TransactionBuilder(await server.getAccount(u.publicKey()), {
+        fee: "100",
+        networkPassphrase: passphrase,
+      })
+        .addOperation(Operation.payment({ destination: users[7]!.publicKey(), asset: Asset.native(), amount: "1" }))
+        .setTimeout(60)
+        .build();
+      tx.sign(u);
+      return JSON.stringify({ transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" });
+    }),
+  );
+  const post = (body: string) =>
+    fetch(`${relay!.url}/v1/sponsor`, { method: "POST", headers: { "content-type": "application/json" }, body });
   const inFlight = bodies.slice(0, 6).map(async (b) => (await post(b)).status);
   await Bun.sleep(200); // sent; their ledger closes within a second
   const warningsBefore = relay.warnings.length;
   const started = Date.now();
   relay.proc.kill("SIGTERM");
   await Bun.sleep(50);
-  const late = await post(bodies[6]!).then(async (r) => ({ status: r.status, body: (await r.json()) as any })).catch(() => null);
+  const late = await post(bodies[6]!)
+    .then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+    .catch(() => null);
   expect(await Promise.all(inFlight)).toEqual([200, 200, 200, 200, 200, 200]);
   // a request that reached it while shutting down is refused (or the socket was already closed)
-  if (late) expect(late).toMatchObject({ status: 503, body: { error: { code: "NETWORK_UNAVAILABLE", details: { reason: "shutting_down" } } } });
+  if (late)
+    expect(late).toMatchObject({
+      status: 503,
+      body: { error: { code: "NETWORK_UNAVAILABLE", details: { reason: "shutting_down" } } },
+    });
   expect(await relay.proc.exited).toBe(0);
   const took = Date.now() - started;
-  console.log(`SIGTERM: 6 requests in flight answered 200, exit 0 after ${took} ms, ${relay.warnings.length - warningsBefore} warnings`);
+  console.log(
+    `SIGTERM: 6 requests in flight answered 200, exit 0 after ${took} ms, ${relay.warnings.length - warningsBefore} warnings`,
+  );
   expect(took).toBeLessThan(10_000);
   expect(relay.warnings.length - warningsBefore).toBeLessThan(3);
 });
 
-test("readiness is 503 naming the pool still starting (the channels route says why), then 200", { timeout: 30_000 }, async () => {
+test("readiness is 503 naming the pool still starting (the channels route says why), then 200", {
+  timeout: 30_000,
+}, async () => {
   const { startLocalnet } = await import("./support/localnet.ts");
   const { startTestRelay } = await import("./support/relay.ts");
   const net = await startLocalnet();
   const funder = Keypair.random(); // not funded yet: the mainnet pool cannot start
-  const r = await startTestRelay({ MAINNET_RPC_URL: `${net.url}/rpc`, MAINNET_PASSPHRASE: net.passphrase, MAINNET_FUNDER_SECRET: funder.secret() });
+  const r = await startTestRelay({
+    MAINNET_RPC_URL: `${net.url}/rpc`,
+    MAINNET_PASSPHRASE: net.passphrase,
+    MAINNET_FUNDER_SECRET: funder.secret(),
+  });
   try {
     const starting = await fetch(`${r.url}/health/ready`);
     expect(starting.status).toBe(503);

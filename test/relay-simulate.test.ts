@@ -6,12 +6,20 @@ import { TEST_CONTRACT_ID } from "../src/localnet/soroban/contracts.ts";
 
 let r: TestRelay;
 let user: Keypair;
-beforeAll(async () => { r = await startTestRelay(); user = await r.funded(); });
+beforeAll(async () => {
+  r = await startTestRelay();
+  user = await r.funded();
+});
 afterAll(() => r.stop());
 
 async function call(contract: string, fn: string, ...args: xdr.ScVal[]): Promise<string> {
-  const tx = new TransactionBuilder(await r.rpc.getAccount(user.publicKey()), { fee: "100", networkPassphrase: r.passphrase })
-    .addOperation(new Contract(contract).call(fn, ...args)).setTimeout(60).build();
+  const tx = new TransactionBuilder(await r.rpc.getAccount(user.publicKey()), {
+    fee: "100",
+    networkPassphrase: r.passphrase,
+  })
+    .addOperation(new Contract(contract).call(fn, ...args))
+    .setTimeout(60)
+    .build();
   return tx.toEnvelope().toXdr("base64");
 }
 const sac = () => Asset.native().contractId(r.passphrase);
@@ -25,7 +33,9 @@ describe("POST /v1/simulate", () => {
     expect(data.resourceFee.toString()).toBe(res.body.resourceFee);
     expect(res.body.latestLedger).toBeGreaterThan(0);
     expect(xdr.ScVal.fromXdr(res.body.results[0].retval, "base64").value).toBe(7);
-    const fnCall = res.body.events.find((e: { topics: string[] }) => xdr.ScVal.fromXdr(e.topics[0], "base64").value?.toString() === "fn_call");
+    const fnCall = res.body.events.find(
+      (e: { topics: string[] }) => xdr.ScVal.fromXdr(e.topics[0], "base64").value?.toString() === "fn_call",
+    );
     expect(fnCall.type).toBe("diagnostic");
     expect(fnCall.inSuccessfulContractCall).toBe(true);
     expect(typeof fnCall.xdr).toBe("string");
@@ -33,7 +43,16 @@ describe("POST /v1/simulate", () => {
 
   test("a transfer returns the authorization entries to sign", async () => {
     const other = await r.funded();
-    const res = await r.post("/v1/simulate", { network: "testnet", transaction: await call(sac(), "transfer", nativeToScVal(other.publicKey(), { type: "address" }), nativeToScVal(user.publicKey(), { type: "address" }), nativeToScVal(5n, { type: "i128" })) });
+    const res = await r.post("/v1/simulate", {
+      network: "testnet",
+      transaction: await call(
+        sac(),
+        "transfer",
+        nativeToScVal(other.publicKey(), { type: "address" }),
+        nativeToScVal(user.publicKey(), { type: "address" }),
+        nativeToScVal(5n, { type: "i128" }),
+      ),
+    });
     expect(res.status).toBe(200);
     expect(res.body.results[0].auth.length).toBe(1);
     const transfer = res.body.events.find((e: { type: string }) => e.type === "contract");
@@ -49,8 +68,13 @@ describe("POST /v1/simulate", () => {
   });
 
   test("spec: a transaction that is not a single Soroban operation is VALIDATION_ERROR", async () => {
-    const classic = new TransactionBuilder(await r.rpc.getAccount(user.publicKey()), { fee: "100", networkPassphrase: r.passphrase })
-      .addOperation(Operation.bumpSequence({ bumpTo: "1" })).setTimeout(60).build();
+    const classic = new TransactionBuilder(await r.rpc.getAccount(user.publicKey()), {
+      fee: "100",
+      networkPassphrase: r.passphrase,
+    })
+      .addOperation(Operation.bumpSequence({ bumpTo: "1" }))
+      .setTimeout(60)
+      .build();
     const res = await r.post("/v1/simulate", { transaction: classic.toEnvelope().toXdr("base64") });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe("VALIDATION_ERROR");
@@ -60,8 +84,14 @@ describe("POST /v1/simulate", () => {
 
 describe("POST /v1/estimate", () => {
   test("classic: the fee-bump's inclusion fee for ops + 1, no signatures needed", async () => {
-    const tx = new TransactionBuilder(await r.rpc.getAccount(user.publicKey()), { fee: "100", networkPassphrase: r.passphrase })
-      .addOperation(Operation.bumpSequence({ bumpTo: "1" })).addOperation(Operation.bumpSequence({ bumpTo: "2" })).setTimeout(60).build();
+    const tx = new TransactionBuilder(await r.rpc.getAccount(user.publicKey()), {
+      fee: "100",
+      networkPassphrase: r.passphrase,
+    })
+      .addOperation(Operation.bumpSequence({ bumpTo: "1" }))
+      .addOperation(Operation.bumpSequence({ bumpTo: "2" }))
+      .setTimeout(60)
+      .build();
     const res = await r.post("/v1/estimate", { transaction: tx.toEnvelope().toXdr("base64") });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ estimatedFee: "300", breakdown: { baseFee: "300", resourceFee: "0" } });
@@ -91,7 +121,9 @@ describe("GET /health and OpenAPI", () => {
   test("the OpenAPI document lists the routes", async () => {
     const res = await fetch(`${r.url}/openapi/json`);
     const doc = (await res.json()) as { paths: Record<string, unknown> };
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/sponsor", "/v1/simulate", "/v1/estimate", "/health"]));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(["/v1/sponsor", "/v1/simulate", "/v1/estimate", "/health"]),
+    );
     expect((await fetch(`${r.url}/openapi`)).status).toBe(200);
   });
 });

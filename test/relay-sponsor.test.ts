@@ -4,7 +4,9 @@ import { Keypair, TransactionBuilder, xdr } from "@stellar/stellar-sdk";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
 
 let r: TestRelay;
-beforeAll(async () => { r = await startTestRelay(); });
+beforeAll(async () => {
+  r = await startTestRelay();
+});
 afterAll(() => r.stop());
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -52,7 +54,10 @@ describe("success", () => {
 
 describe("spec rule 1: malformed or invalid XDR is VALIDATION_ERROR", () => {
   test("not base64, not an envelope, trailing bytes", async () => {
-    for (const [transaction, reason] of [["%%%", "not base64"], ["AAAA", "not a TransactionEnvelope"]] as const) {
+    for (const [transaction, reason] of [
+      ["%%%", "not base64"],
+      ["AAAA", "not a TransactionEnvelope"],
+    ] as const) {
       const res = await r.post("/v1/sponsor", { transaction, network: "testnet" });
       expectEnvelope(res, 400, "VALIDATION_ERROR");
       expect(res.body.error.details.reason).toBe(reason);
@@ -104,7 +109,10 @@ describe("spec rule 3: what the network rejects is SUBMISSION_FAILED", () => {
     const tx = await r.payment(user, { to: Keypair.random().publicKey() });
     const res = await r.post("/v1/sponsor", { transaction: xdrOf(tx), network: "testnet" });
     expectEnvelope(res, 422, "SUBMISSION_FAILED");
-    expect(res.body.error.details.result_codes).toEqual({ transaction: "tx_failed", operations: ["op_no_destination"] });
+    expect(res.body.error.details.result_codes).toEqual({
+      transaction: "tx_failed",
+      operations: ["op_no_destination"],
+    });
     expect(res.body.error.details.feePaid).toBe("200");
     expect(res.body.error.details.ledger).toBeGreaterThan(1);
     expect(typeof res.body.error.details.resultXdr).toBe("string");
@@ -131,7 +139,9 @@ describe("X-Idempotency-Key", () => {
     const [a, b] = await Promise.all([r.post("/v1/sponsor", body, key), r.post("/v1/sponsor", body, key)]);
     expect(a.status).toBe(200);
     expect(b.body).toEqual(a.body);
-    expect([a.headers.get("idempotent-replayed"), b.headers.get("idempotent-replayed")].sort()).toEqual(["true", null].sort() as never);
+    expect([a.headers.get("idempotent-replayed"), b.headers.get("idempotent-replayed")].sort()).toEqual(
+      ["true", null].sort() as never,
+    );
     const c = await r.post("/v1/sponsor", body, key);
     expect(c.body).toEqual(a.body);
     expect(c.headers.get("idempotent-replayed")).toBe("true");
@@ -153,9 +163,17 @@ describe("X-Idempotency-Key", () => {
     const user = await r.funded();
     const key = { "x-idempotency-key": `k-${crypto.randomUUID()}` };
     await r.post("/v1/sponsor", { transaction: xdrOf(await r.payment(user)), network: "testnet" }, key);
-    const other = await r.post("/v1/sponsor", { transaction: xdrOf(await r.payment(user, { amount: "2" })), network: "testnet" }, key);
+    const other = await r.post(
+      "/v1/sponsor",
+      { transaction: xdrOf(await r.payment(user, { amount: "2" })), network: "testnet" },
+      key,
+    );
     expectEnvelope(other, 422, "IDEMPOTENCY_KEY_REUSED");
-    const bad = await r.post("/v1/sponsor", { transaction: "AAAA", network: "testnet" }, { "x-idempotency-key": "has space" });
+    const bad = await r.post(
+      "/v1/sponsor",
+      { transaction: "AAAA", network: "testnet" },
+      { "x-idempotency-key": "has space" },
+    );
     expectEnvelope(bad, 400, "VALIDATION_ERROR");
     expect(bad.body.error.details.field).toBe("X-Idempotency-Key");
   });

@@ -8,7 +8,7 @@
  * throughout. Testnet is the upstream network here; mainnet stays an embedded localnet.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { Account, Asset, Contract, Keypair, Operation, TransactionBuilder } from "@stellar/stellar-sdk";
+import { Account, Asset, Contract, type Keypair, Operation, TransactionBuilder } from "@stellar/stellar-sdk";
 import { startFakeRpc, type FakeRpc, type FaultMode, type FaultOptions } from "./support/fake-rpc.ts";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
 import { Value } from "@sinclair/typebox/value";
@@ -42,8 +42,15 @@ const nextUser = (): Keypair => {
 /** A signed 1 XLM payment from a fresh user (its sequence number read from the localnet itself, not through the fake). */
 function payment(user = nextUser()): { xdr: string; innerHash: string } {
   const seq = fake.localnet.net.account(user.publicKey())!.seqNum;
-  const tx = new TransactionBuilder(new Account(user.publicKey(), seq.toString()), { fee: "100", networkPassphrase: fake.passphrase })
-    .addOperation(Operation.payment({ destination: fake.localnet.net.root.publicKey(), asset: Asset.native(), amount: "1" })).setTimeout(60).build();
+  const tx = new TransactionBuilder(new Account(user.publicKey(), seq.toString()), {
+    fee: "100",
+    networkPassphrase: fake.passphrase,
+  })
+    .addOperation(
+      Operation.payment({ destination: fake.localnet.net.root.publicKey(), asset: Asset.native(), amount: "1" }),
+    )
+    .setTimeout(60)
+    .build();
   tx.sign(user);
   return { xdr: tx.toEnvelope().toXdr("base64"), innerHash: Buffer.from(tx.hash()).toString("hex") };
 }
@@ -51,8 +58,13 @@ function payment(user = nextUser()): { xdr: string; innerHash: string } {
 /** A contract call (the native asset's `decimals`) to simulate. */
 function contractCall(): string {
   const user = users[0];
-  const tx = new TransactionBuilder(new Account(user.publicKey(), "1"), { fee: "100", networkPassphrase: fake.passphrase })
-    .addOperation(new Contract(Asset.native().contractId(fake.passphrase)).call("decimals")).setTimeout(60).build();
+  const tx = new TransactionBuilder(new Account(user.publicKey(), "1"), {
+    fee: "100",
+    networkPassphrase: fake.passphrase,
+  })
+    .addOperation(new Contract(Asset.native().contractId(fake.passphrase)).call("decimals"))
+    .setTimeout(60)
+    .build();
   return tx.toEnvelope().toXdr("base64");
 }
 
@@ -66,7 +78,11 @@ async function health(): Promise<{ status: number; body: any }> {
   const res = await fetch(`${r.url}/health`);
   const text = await res.text();
   let body: any = text;
-  try { body = JSON.parse(text); } catch { /* kept as text: the assertion below shows it */ }
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* kept as text: the assertion below shows it */
+  }
   return { status: res.status, body };
 }
 
@@ -100,13 +116,19 @@ function expectUnavailable(a: Answer, what: string, opts: { sent?: boolean } = {
  * The testnet's health entry once it is `want` (once it is no longer ok without `want`); every
  * answer on the way must be 200 or 503 with the schema's fields.
  */
-async function faultyHealth(want?: "down"): Promise<{ detectMs: number; net: any; httpStatus: number; overall: string }> {
+async function faultyHealth(
+  want?: "down",
+): Promise<{ detectMs: number; net: any; httpStatus: number; overall: string }> {
   let last: { status: number; body: any } = { status: 0, body: null };
-  const detectMs = await until(`health reports the fault${want ? ` as ${want}` : ""}`, async () => {
-    last = await health();
-    expect([200, 503], JSON.stringify(last.body)).toContain(last.status);
-    return want ? last.body.networks.testnet.status === want : last.body.networks.testnet.status !== "ok";
-  }, 3000);
+  const detectMs = await until(
+    `health reports the fault${want ? ` as ${want}` : ""}`,
+    async () => {
+      last = await health();
+      expect([200, 503], JSON.stringify(last.body)).toContain(last.status);
+      return want ? last.body.networks.testnet.status === want : last.body.networks.testnet.status !== "ok";
+    },
+    3000,
+  );
   const net = last.body.networks.testnet;
   expect(["down", "degraded"]).toContain(net.status);
   expect(last.body.status).not.toBe("ok");
@@ -117,7 +139,13 @@ async function faultyHealth(want?: "down"): Promise<{ detectMs: number; net: any
 
 // ---- continuous traffic: sponsor requests from the first fault until the end -------------------
 
-interface TrafficResult { mode: string; start: number; end: number; status: number; code?: string }
+interface TrafficResult {
+  mode: string;
+  start: number;
+  end: number;
+  status: number;
+  code?: string;
+}
 const traffic = { running: false, results: [] as TrafficResult[], workers: [] as Promise<void>[] };
 
 async function trafficWorker(): Promise<void> {
@@ -142,7 +170,11 @@ async function trafficWorker(): Promise<void> {
 async function recovery(healedAt: number): Promise<{ healthMs: number; sponsorMs: number }> {
   await until("health ok again", async () => (await health()).body.networks.testnet.status === "ok", RECOVERY_BOUND_MS);
   const healthMs = Date.now() - healedAt;
-  await until("a sponsor request after heal() confirmed", () => traffic.results.some((t) => t.start >= healedAt && t.status === 200), RECOVERY_BOUND_MS);
+  await until(
+    "a sponsor request after heal() confirmed",
+    () => traffic.results.some((t) => t.start >= healedAt && t.status === 200),
+    RECOVERY_BOUND_MS,
+  );
   const first = traffic.results.filter((t) => t.start >= healedAt && t.status === 200).sort((a, b) => a.end - b.end)[0];
   return { healthMs, sponsorMs: first.end - healedAt };
 }
@@ -152,14 +184,24 @@ beforeAll(async () => {
   const [funder] = await fake.fund(1);
   users = await fake.fund(600);
   r = await startTestRelay({
-    TESTNET_RPC_URL: fake.url, TESTNET_PASSPHRASE: fake.passphrase, TESTNET_FUNDER_SECRET: funder.secret(), TESTNET_CHANNELS: String(CHANNELS),
-    RPC_TIMEOUT_MS: String(RPC_TIMEOUT_MS), WATCHER_POLL_MS: "50", SUBMISSION_TIMEOUT_MS: String(SUBMISSION_TIMEOUT_MS), TRY_AGAIN_LATER_MS: "500",
+    TESTNET_RPC_URL: fake.url,
+    TESTNET_PASSPHRASE: fake.passphrase,
+    TESTNET_FUNDER_SECRET: funder.secret(),
+    TESTNET_CHANNELS: String(CHANNELS),
+    RPC_TIMEOUT_MS: String(RPC_TIMEOUT_MS),
+    WATCHER_POLL_MS: "50",
+    SUBMISSION_TIMEOUT_MS: String(SUBMISSION_TIMEOUT_MS),
+    TRY_AGAIN_LATER_MS: "500",
   });
   // the upstream network's channel pool starts in the background: ready before any fault
-  await until("the testnet channel pool is ready", async () => {
-    const res = await r.admin("GET", "/channels?network=testnet");
-    return res.status === 200 && res.body.totals.active >= CHANNELS;
-  }, 15_000);
+  await until(
+    "the testnet channel pool is ready",
+    async () => {
+      const res = await r.admin("GET", "/channels?network=testnet");
+      return res.status === 200 && res.body.totals.active >= CHANNELS;
+    },
+    15_000,
+  );
 }, 30_000);
 
 afterEach(async () => {
@@ -171,7 +213,11 @@ afterAll(async () => {
   await Promise.all(traffic.workers);
   await r?.stop();
   await fake?.stop();
-  console.log("upstream fault figures (RPC_TIMEOUT_MS=%d, WATCHER_POLL_MS=50, SUBMISSION_TIMEOUT_MS=%d):", RPC_TIMEOUT_MS, SUBMISSION_TIMEOUT_MS);
+  console.log(
+    "upstream fault figures (RPC_TIMEOUT_MS=%d, WATCHER_POLL_MS=50, SUBMISSION_TIMEOUT_MS=%d):",
+    RPC_TIMEOUT_MS,
+    SUBMISSION_TIMEOUT_MS,
+  );
   console.table(figures);
 });
 
@@ -179,7 +225,12 @@ describe("a healthy upstream", () => {
   test("sponsor, simulate and estimate answer 200 and health is ok", async () => {
     const h = await health();
     expect(h.status).toBe(200);
-    expect(h.body.networks.testnet).toMatchObject({ status: "ok", upstream: new URL(fake.url).host, lastError: null, failingForMs: null });
+    expect(h.body.networks.testnet).toMatchObject({
+      status: "ok",
+      upstream: new URL(fake.url).host,
+      lastError: null,
+      failingForMs: null,
+    });
     const [sponsor, simulate, estimate] = await Promise.all([
       timed("/v1/sponsor", { transaction: payment().xdr, network: "testnet" }),
       timed("/v1/simulate", { transaction: contractCall(), network: "testnet" }),
@@ -188,10 +239,20 @@ describe("a healthy upstream", () => {
     expect(sponsor.status, JSON.stringify(sponsor.body)).toBe(200);
     expect(simulate.status, JSON.stringify(simulate.body)).toBe(200);
     expect(estimate.status, JSON.stringify(estimate.body)).toBe(200);
-    figures.push({ mode: "healthy", health: "ok", sponsor: `${sponsor.status} ${sponsor.ms}ms`, simulate: `${simulate.status} ${simulate.ms}ms`, estimate: `${estimate.status} ${estimate.ms}ms` });
+    figures.push({
+      mode: "healthy",
+      health: "ok",
+      sponsor: `${sponsor.status} ${sponsor.ms}ms`,
+      simulate: `${simulate.status} ${simulate.ms}ms`,
+      estimate: `${estimate.status} ${estimate.ms}ms`,
+    });
     traffic.running = true;
     traffic.workers = [trafficWorker(), trafficWorker()];
-    await until("the traffic loop's first confirmations", () => traffic.results.filter((t) => t.status === 200).length >= 2, 3000);
+    await until(
+      "the traffic loop's first confirmations",
+      () => traffic.results.filter((t) => t.status === 200).length >= 2,
+      3000,
+    );
   });
 
   test("health stays within its schema (200 or 503) whatever a watcher holds", () => {
@@ -199,11 +260,28 @@ describe("a healthy upstream", () => {
     const watchers = [
       { latestLedger: NaN, latestSeenAt: NaN, lastError: null, failingSince: null, lastFailureAt: NaN, pollMs: NaN },
       { latestLedger: 0, latestSeenAt: 0, lastError: null, failingSince: null, lastFailureAt: 0, pollMs: 50 },
-      { latestLedger: 5, latestSeenAt: now + 10_000, lastError: "x".repeat(10_000), failingSince: now - 1, lastFailureAt: now, pollMs: 0 },
-      { latestLedger: Infinity, latestSeenAt: -Infinity, lastError: "getLatestLedger: https://rpc.example/SECRET-KEY refused", failingSince: NaN, lastFailureAt: now, pollMs: 50 },
+      {
+        latestLedger: 5,
+        latestSeenAt: now + 10_000,
+        lastError: "x".repeat(10_000),
+        failingSince: now - 1,
+        lastFailureAt: now,
+        pollMs: 0,
+      },
+      {
+        latestLedger: Infinity,
+        latestSeenAt: -Infinity,
+        lastError: "getLatestLedger: https://rpc.example/SECRET-KEY refused",
+        failingSince: NaN,
+        lastFailureAt: now,
+        pollMs: 50,
+      },
     ];
     for (const watcher of watchers) {
-      const n = networkHealth({ upstream: "rpc.example", lastFailure: { at: NaN, message: "m" }, watcher } as never, now);
+      const n = networkHealth(
+        { upstream: "rpc.example", lastFailure: { at: NaN, message: "m" }, watcher } as never,
+        now,
+      );
       expect(Value.Check(NetworkHealth, n), JSON.stringify(n)).toBe(true);
       expect(JSON.stringify(n)).not.toContain("SECRET-KEY");
     }
@@ -213,92 +291,141 @@ describe("a healthy upstream", () => {
 
 describe("every method faulty", () => {
   const modes: [FaultMode, FaultOptions][] = [
-    ["down", {}], ["slow", { delayMs: RPC_TIMEOUT_MS * 4 }], ["hang", {}], ["garbage", {}], ["empty", {}], ["empty_body", {}],
-    ["wrong_types", {}], ["wrong_id", {}], ["http500", {}],
+    ["down", {}],
+    ["slow", { delayMs: RPC_TIMEOUT_MS * 4 }],
+    ["hang", {}],
+    ["garbage", {}],
+    ["empty", {}],
+    ["empty_body", {}],
+    ["wrong_types", {}],
+    ["wrong_id", {}],
+    ["http500", {}],
   ];
-  test.each(modes)("%s: 503 within the bound, health down, recovery after heal", async (fault, opts) => {
-    mode = fault;
-    fake.setMode(fault, undefined, opts);
-    const h = await faultyHealth("down"); // every poll fails
-    const [sponsor, simulate, estimate] = await Promise.all([
-      timed("/v1/sponsor", { transaction: payment().xdr, network: "testnet" }),
-      timed("/v1/simulate", { transaction: contractCall(), network: "testnet" }),
-      timed("/v1/estimate", { transaction: payment(users[1]).xdr, network: "testnet" }),
-    ]);
-    expectUnavailable(sponsor, "sponsor", { sent: fault === "down" ? false : undefined });
-    expectUnavailable(simulate, "simulate", { sent: false });
-    expectUnavailable(estimate, "estimate", { sent: false });
-    await Bun.sleep(300); // a while of faulty upstream under traffic
-    const later = await health();
-    expect(later.body.networks.testnet.status).toBe("down");
-    expect(later.body.networks.testnet.failingForMs).toBeGreaterThanOrEqual(250);
-    const healedAt = Date.now();
-    await fake.heal();
-    mode = `${fault} healed`;
-    const rec = await recovery(healedAt);
-    const after = await timed("/v1/sponsor", { transaction: payment().xdr, network: "testnet" });
-    expect(after.status, JSON.stringify(after.body)).toBe(200);
-    figures.push({
-      mode: fault, detectMs: h.detectMs, health: `${h.httpStatus} ${h.overall}/${h.net.status}`, lastError: h.net.lastError.slice(0, 70),
-      sponsor: `${sponsor.status} ${sponsor.ms}ms`, simulate: `${simulate.status} ${simulate.ms}ms`, estimate: `${estimate.status} ${estimate.ms}ms`,
-      healthOkAfterMs: rec.healthMs, sponsor200AfterMs: rec.sponsorMs,
-    });
-  }, 20_000);
+  test.each(modes)(
+    "%s: 503 within the bound, health down, recovery after heal",
+    async (fault, opts) => {
+      mode = fault;
+      fake.setMode(fault, undefined, opts);
+      const h = await faultyHealth("down"); // every poll fails
+      const [sponsor, simulate, estimate] = await Promise.all([
+        timed("/v1/sponsor", { transaction: payment().xdr, network: "testnet" }),
+        timed("/v1/simulate", { transaction: contractCall(), network: "testnet" }),
+        timed("/v1/estimate", { transaction: payment(users[1]).xdr, network: "testnet" }),
+      ]);
+      expectUnavailable(sponsor, "sponsor", { sent: fault === "down" ? false : undefined });
+      expectUnavailable(simulate, "simulate", { sent: false });
+      expectUnavailable(estimate, "estimate", { sent: false });
+      await Bun.sleep(300); // a while of faulty upstream under traffic
+      const later = await health();
+      expect(later.body.networks.testnet.status).toBe("down");
+      expect(later.body.networks.testnet.failingForMs).toBeGreaterThanOrEqual(250);
+      const healedAt = Date.now();
+      await fake.heal();
+      mode = `${fault} healed`;
+      const rec = await recovery(healedAt);
+      const after = await timed("/v1/sponsor", { transaction: payment().xdr, network: "testnet" });
+      expect(after.status, JSON.stringify(after.body)).toBe(200);
+      figures.push({
+        mode: fault,
+        detectMs: h.detectMs,
+        health: `${h.httpStatus} ${h.overall}/${h.net.status}`,
+        lastError: h.net.lastError.slice(0, 70),
+        sponsor: `${sponsor.status} ${sponsor.ms}ms`,
+        simulate: `${simulate.status} ${simulate.ms}ms`,
+        estimate: `${estimate.status} ${estimate.ms}ms`,
+        healthOkAfterMs: rec.healthMs,
+        sponsor200AfterMs: rec.sponsorMs,
+      });
+    },
+    20_000,
+  );
 });
 
 describe("the watcher's calls faulty while a sponsor request waits for its confirmation", () => {
   // the transaction is sent and included while the watcher cannot read ledgers: once the upstream
   // heals, the watcher scans from where its last good poll ended (its cursor intact) and confirms it
-  const cases: [FaultMode, string][] = [["empty", "getLatestLedger"], ["wrong_types", "getTransactions"], ["hang", "getTransactions"]];
-  test.each(cases)("%s on %s: health down, then the waiting request is confirmed (200)", async (fault, method) => {
-    mode = `${fault} on ${method}`;
-    const { xdr, innerHash } = payment();
-    fake.setMode(fault, method);
-    const t0 = Date.now();
-    const pending = timed("/v1/sponsor", { transaction: xdr, network: "testnet" });
-    const h = await faultyHealth("down");
-    await until("the transaction is in a ledger", () => fake.localnet.net.records.has(innerHash), 2000);
-    await Bun.sleep(400);
-    const healedAt = Date.now();
-    await fake.heal();
-    mode = `${fault} on ${method} healed`;
-    const res = await pending;
-    expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.hash).toBe(fake.localnet.net.records.get(innerHash)!.hash);
-    const rec = await recovery(healedAt);
-    figures.push({
-      mode: `${fault} on ${method}`, detectMs: h.detectMs, health: `${h.httpStatus} ${h.overall}/${h.net.status}`, lastError: h.net.lastError.slice(0, 70),
-      sponsor: `${res.status} ${res.ms}ms (healed after ${healedAt - t0}ms)`, healthOkAfterMs: rec.healthMs, sponsor200AfterMs: rec.sponsorMs,
-    });
-  }, 20_000);
+  const cases: [FaultMode, string][] = [
+    ["empty", "getLatestLedger"],
+    ["wrong_types", "getTransactions"],
+    ["hang", "getTransactions"],
+  ];
+  test.each(cases)(
+    "%s on %s: health down, then the waiting request is confirmed (200)",
+    async (fault, method) => {
+      mode = `${fault} on ${method}`;
+      const { xdr, innerHash } = payment();
+      fake.setMode(fault, method);
+      const t0 = Date.now();
+      const pending = timed("/v1/sponsor", { transaction: xdr, network: "testnet" });
+      const h = await faultyHealth("down");
+      await until("the transaction is in a ledger", () => fake.localnet.net.records.has(innerHash), 2000);
+      await Bun.sleep(400);
+      const healedAt = Date.now();
+      await fake.heal();
+      mode = `${fault} on ${method} healed`;
+      const res = await pending;
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.hash).toBe(fake.localnet.net.records.get(innerHash)!.hash);
+      const rec = await recovery(healedAt);
+      figures.push({
+        mode: `${fault} on ${method}`,
+        detectMs: h.detectMs,
+        health: `${h.httpStatus} ${h.overall}/${h.net.status}`,
+        lastError: h.net.lastError.slice(0, 70),
+        sponsor: `${res.status} ${res.ms}ms (healed after ${healedAt - t0}ms)`,
+        healthOkAfterMs: rec.healthMs,
+        sponsor200AfterMs: rec.sponsorMs,
+      });
+    },
+    20_000,
+  );
 });
 
 describe("sendTransaction faulty", () => {
   // forward: the upstream accepted the transaction but its answer was lost or broken
   const cases: [FaultMode, FaultOptions][] = [
-    ["garbage", { forward: true }], ["hang", { forward: true }], ["wrong_id", { forward: true }], ["down", { forward: true }],
-    ["slow", { delayMs: RPC_TIMEOUT_MS * 4 }], ["empty", {}], ["http500", {}],
+    ["garbage", { forward: true }],
+    ["hang", { forward: true }],
+    ["wrong_id", { forward: true }],
+    ["down", { forward: true }],
+    ["slow", { delayMs: RPC_TIMEOUT_MS * 4 }],
+    ["empty", {}],
+    ["http500", {}],
   ];
-  test.each(cases)("%s %o: 503 or 504 (never 500); the retry after heal() answers the network's transaction", async (fault, opts) => {
-    mode = `sendTransaction ${fault}${opts.forward ? " (accepted)" : ""}`;
-    fake.setMode(fault, "sendTransaction", opts);
-    const { xdr, innerHash } = payment();
-    const first = await timed("/v1/sponsor", { transaction: xdr, network: "testnet" });
-    // the relay cannot tell an HTTP 500 or `{}` from an upstream that acted and then failed: 504 is allowed
-    const sent = opts.forward || fault === "slow";
-    expectUnavailable(first, "sponsor");
-    const h = await health();
-    expect([200, 503]).toContain(h.status);
-    await fake.heal();
-    if (sent) await until(`the accepted transaction is in a ledger (the localnet answered ${fake.lastForwarded.get("sendTransaction")})`, () => fake.localnet.net.records.has(innerHash), 2000);
-    const retry = await timed("/v1/sponsor", { transaction: xdr, network: "testnet" });
-    expect(retry.status, `retry: ${JSON.stringify(retry.body)}`).toBe(200);
-    const onNetwork = fake.localnet.net.records.get(innerHash);
-    expect(onNetwork, "the inner transaction is on the network").toBeDefined();
-    expect(retry.body.hash).toBe(onNetwork!.hash);
-    if (first.status === 504) expect(first.body.error.details.hash).toBe(retry.body.hash);
-    figures.push({ mode, health: `${h.status} ${h.body.status}/${h.body.networks.testnet.status}`, sponsor: `${first.status} ${first.ms}ms`, retry: `${retry.status} ${retry.ms}ms` });
-  }, 20_000);
+  test.each(cases)(
+    "%s %o: 503 or 504 (never 500); the retry after heal() answers the network's transaction",
+    async (fault, opts) => {
+      mode = `sendTransaction ${fault}${opts.forward ? " (accepted)" : ""}`;
+      fake.setMode(fault, "sendTransaction", opts);
+      const { xdr, innerHash } = payment();
+      const first = await timed("/v1/sponsor", { transaction: xdr, network: "testnet" });
+      // the relay cannot tell an HTTP 500 or `{}` from an upstream that acted and then failed: 504 is allowed
+      const sent = opts.forward || fault === "slow";
+      expectUnavailable(first, "sponsor");
+      const h = await health();
+      expect([200, 503]).toContain(h.status);
+      await fake.heal();
+      if (sent)
+        await until(
+          `the accepted transaction is in a ledger (the localnet answered ${fake.lastForwarded.get("sendTransaction")})`,
+          () => fake.localnet.net.records.has(innerHash),
+          2000,
+        );
+      const retry = await timed("/v1/sponsor", { transaction: xdr, network: "testnet" });
+      expect(retry.status, `retry: ${JSON.stringify(retry.body)}`).toBe(200);
+      const onNetwork = fake.localnet.net.records.get(innerHash);
+      expect(onNetwork, "the inner transaction is on the network").toBeDefined();
+      expect(retry.body.hash).toBe(onNetwork!.hash);
+      if (first.status === 504) expect(first.body.error.details.hash).toBe(retry.body.hash);
+      figures.push({
+        mode,
+        health: `${h.status} ${h.body.status}/${h.body.networks.testnet.status}`,
+        sponsor: `${first.status} ${first.ms}ms`,
+        retry: `${retry.status} ${retry.ms}ms`,
+      });
+    },
+    20_000,
+  );
 });
 
 describe("under continuous traffic", () => {

@@ -122,9 +122,7 @@ describe("computeRentFee", () => {
     // Data: ceil(1000 × 3250 × 120960 / 1,244,160) = ceil(393,120,000,000 / 1,244,160) = 315,973
     //   (1,244,160 × 315,972 = 393,119,723,520, remainder 276,480). Code: ceil(315,973 / 3) = 105,325.
     expect(computeRentFee([created({ newSizeBytes: 1_000 })], LEDGER)).toBe(315_973n + TTL_WRITE);
-    expect(computeRentFee([created({ newSizeBytes: 1_000, isCodeEntry: true })], LEDGER)).toBe(
-      105_325n + TTL_WRITE,
-    );
+    expect(computeRentFee([created({ newSizeBytes: 1_000, isCodeEntry: true })], LEDGER)).toBe(105_325n + TTL_WRITE);
   });
 
   test("extending and growing an existing entry pays the extension and a top-up for prepaid ledgers", () => {
@@ -210,8 +208,6 @@ describe("exceededLimit", () => {
   });
 
   test("a custom settings object is honoured", () => {
-    expect(exceededLimit(EXAMPLE, 4, { ...S, txMaxInstructions: 1_000_000 })).toBe(
-      "instructions 1500000 > 1000000",
-    );
+    expect(exceededLimit(EXAMPLE, 4, { ...S, txMaxInstructions: 1_000_000 })).toBe("instructions 1500000 > 1000000");
   });
 });

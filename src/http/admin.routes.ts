@@ -6,23 +6,47 @@ import { adminSecurity } from "./openapi.ts";
 import { PolicyPatch as PolicyPatchSchema, PolicyView } from "../relay/policy.ts";
 import type { ProjectsService } from "../relay/projects.service.ts";
 
-const Project = t.Object({
-  id: t.String(), name: t.String(), status: t.Union([t.Literal("active"), t.Literal("suspended")]),
-  creditBalance: t.String({ description: "Stroops available (the journal's sum)" }),
-  creditReserved: t.String({ description: "Stroops held by transactions in flight" }),
-  policy: CloneType(PolicyView, { $id: "Policy", description: "The effective policy: the defaults and the project's overrides" }),
-  createdAt: t.String(), updatedAt: t.String(),
-}, { $id: "Project" });
+const Project = t.Object(
+  {
+    id: t.String(),
+    name: t.String(),
+    status: t.Union([t.Literal("active"), t.Literal("suspended")]),
+    creditBalance: t.String({ description: "Stroops available (the journal's sum)" }),
+    creditReserved: t.String({ description: "Stroops held by transactions in flight" }),
+    policy: CloneType(PolicyView, {
+      $id: "Policy",
+      description: "The effective policy: the defaults and the project's overrides",
+    }),
+    createdAt: t.String(),
+    updatedAt: t.String(),
+  },
+  { $id: "Project" },
+);
 const PolicyPatch = CloneType(PolicyPatchSchema, { $id: "PolicyPatch" });
-const Key = t.Object({
-  id: t.String(), prefix: t.String(), environment: t.Union([t.Literal("test"), t.Literal("live")]), label: t.Union([t.String(), t.Null()]),
-  createdAt: t.String(), revokedAt: t.Union([t.String(), t.Null()]),
-}, { $id: "ApiKey" });
-const Entry = t.Object({
-  id: t.String(), kind: t.String(), amount: t.String({ description: "stroops, signed" }), submissionId: t.Union([t.String(), t.Null()]),
-  txHash: t.Union([t.String(), t.Null()]), reference: t.Union([t.String(), t.Null()]), reason: t.Union([t.String(), t.Null()]),
-  createdAt: t.String(),
-}, { $id: "CreditEntry" });
+const Key = t.Object(
+  {
+    id: t.String(),
+    prefix: t.String(),
+    environment: t.Union([t.Literal("test"), t.Literal("live")]),
+    label: t.Union([t.String(), t.Null()]),
+    createdAt: t.String(),
+    revokedAt: t.Union([t.String(), t.Null()]),
+  },
+  { $id: "ApiKey" },
+);
+const Entry = t.Object(
+  {
+    id: t.String(),
+    kind: t.String(),
+    amount: t.String({ description: "stroops, signed" }),
+    submissionId: t.Union([t.String(), t.Null()]),
+    txHash: t.Union([t.String(), t.Null()]),
+    reference: t.Union([t.String(), t.Null()]),
+    reason: t.Union([t.String(), t.Null()]),
+    createdAt: t.String(),
+  },
+  { $id: "CreditEntry" },
+);
 const name = t.String({ minLength: 1, maxLength: 200 });
 const params = t.Object({ id: t.String() });
 /** Any admin route: bad input (400), no or a wrong token (401), an unknown project or key (404), a bug (500). */
@@ -34,60 +58,111 @@ const detail = (summary: string) => ({ summary, tags: ["admin"], security: admin
 export function adminRoutes(deps: { projects: ProjectsService }) {
   const p = deps.projects;
   return new Elysia({ name: "admin.routes", prefix: "/v1/admin" })
-    .post("/projects", async ({ body, set }) => { set.status = 201; return p.create(body.name, body.policy); }, {
-      body: t.Object({ name, policy: t.Optional(PolicyPatch) }, { additionalProperties: false }),
-      response: { 201: Project, ...bodyErrors }, detail: detail("Create a project"),
-    })
+    .post(
+      "/projects",
+      async ({ body, set }) => {
+        set.status = 201;
+        return p.create(body.name, body.policy);
+      },
+      {
+        body: t.Object({ name, policy: t.Optional(PolicyPatch) }, { additionalProperties: false }),
+        response: { 201: Project, ...bodyErrors },
+        detail: detail("Create a project"),
+      },
+    )
     .get("/projects", async () => ({ projects: await p.list() }), {
-      response: { 200: t.Object({ projects: t.Array(Project) }), ...errors }, detail: detail("List projects"),
+      response: { 200: t.Object({ projects: t.Array(Project) }), ...errors },
+      detail: detail("List projects"),
     })
     .get("/projects/:id", ({ params }) => p.get(params.id), {
-      params, response: { 200: Project, ...errors }, detail: detail("A project with its balance and effective policy"),
+      params,
+      response: { 200: Project, ...errors },
+      detail: detail("A project with its balance and effective policy"),
     })
     .patch("/projects/:id", ({ params, body }) => p.update(params.id, body), {
       params,
-      body: t.Object({
-        name: t.Optional(name), policy: t.Optional(PolicyPatch), status: t.Optional(t.Union([t.Literal("active"), t.Literal("suspended")])),
-      }, { additionalProperties: false }),
+      body: t.Object(
+        {
+          name: t.Optional(name),
+          policy: t.Optional(PolicyPatch),
+          status: t.Optional(t.Union([t.Literal("active"), t.Literal("suspended")])),
+        },
+        { additionalProperties: false },
+      ),
       response: { 200: Project, ...bodyErrors },
       detail: detail("Rename, change policy fields (null: back to the default) or suspend a project"),
     })
-    .post("/projects/:id/keys", async ({ params, body, set }) => { const k = await p.createKey(params.id, body.environment, body.label ?? null); set.status = 201; return k; }, {
-      params,
-      body: t.Object({
-        environment: t.Union([t.Literal("test"), t.Literal("live")], { error: "environment must be test or live" }),
-        label: t.Optional(t.String({ maxLength: 200 })),
-      }, { additionalProperties: false }),
-      response: {
-        201: t.Composite([Key, t.Object({ key: t.String({ description: "The key itself: shown this once" }) })], { $id: "CreatedApiKey" }),
-        ...bodyErrors,
+    .post(
+      "/projects/:id/keys",
+      async ({ params, body, set }) => {
+        const k = await p.createKey(params.id, body.environment, body.label ?? null);
+        set.status = 201;
+        return k;
       },
-      detail: detail("Create an API key (sr_test_ for testnet, sr_live_ for mainnet); the key is shown once"),
-    })
+      {
+        params,
+        body: t.Object(
+          {
+            environment: t.Union([t.Literal("test"), t.Literal("live")], { error: "environment must be test or live" }),
+            label: t.Optional(t.String({ maxLength: 200 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          201: t.Composite([Key, t.Object({ key: t.String({ description: "The key itself: shown this once" }) })], {
+            $id: "CreatedApiKey",
+          }),
+          ...bodyErrors,
+        },
+        detail: detail("Create an API key (sr_test_ for testnet, sr_live_ for mainnet); the key is shown once"),
+      },
+    )
     .get("/projects/:id/keys", async ({ params }) => ({ keys: await p.listKeys(params.id) }), {
-      params, response: { 200: t.Object({ keys: t.Array(Key) }), ...errors }, detail: detail("List a project's keys (no secrets)"),
+      params,
+      response: { 200: t.Object({ keys: t.Array(Key) }), ...errors },
+      detail: detail("List a project's keys (no secrets)"),
     })
     .delete("/projects/:id/keys/:keyId", ({ params }) => p.revokeKey(params.id, params.keyId), {
-      params: t.Object({ id: t.String(), keyId: t.String() }), response: { 200: Key, ...errors }, detail: detail("Revoke a key (at once)"),
+      params: t.Object({ id: t.String(), keyId: t.String() }),
+      response: { 200: Key, ...errors },
+      detail: detail("Revoke a key (at once)"),
     })
-    .post("/projects/:id/credits", ({ params, body }) => p.addCredits(params.id, BigInt(body.amount), body.reference ?? null, body.reason ?? null), {
-      params,
-      body: t.Object({
-        amount: t.String({
-          pattern: "^-?[1-9][0-9]{0,17}$", error: "amount must be a non-zero integer string of stroops (at most 18 digits)",
-          description: "stroops; negative for an adjustment (needs reason)",
+    .post(
+      "/projects/:id/credits",
+      ({ params, body }) => p.addCredits(params.id, BigInt(body.amount), body.reference ?? null, body.reason ?? null),
+      {
+        params,
+        body: t.Object(
+          {
+            amount: t.String({
+              pattern: "^-?[1-9][0-9]{0,17}$",
+              error: "amount must be a non-zero integer string of stroops (at most 18 digits)",
+              description: "stroops; negative for an adjustment (needs reason)",
+            }),
+            reference: t.Optional(t.String({ maxLength: 200 })),
+            reason: t.Optional(t.String({ minLength: 1, maxLength: 500 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: t.Object({ creditBalance: t.String() }), ...bodyErrors, ...errorResponses(402) },
+        detail: detail("Top up (or adjust) a project's credits"),
+      },
+    )
+    .get(
+      "/projects/:id/credits",
+      ({ params, query }) =>
+        p.journal(params.id, query.limit ?? 50, query.cursor !== undefined ? BigInt(query.cursor) : undefined),
+      {
+        params,
+        query: t.Object({
+          limit: t.Optional(t.Integer({ minimum: 1, maximum: 500 })),
+          cursor: t.Optional(t.String({ pattern: "^[0-9]{1,18}$" })),
         }),
-        reference: t.Optional(t.String({ maxLength: 200 })), reason: t.Optional(t.String({ minLength: 1, maxLength: 500 })),
-      }, { additionalProperties: false }),
-      response: { 200: t.Object({ creditBalance: t.String() }), ...bodyErrors, ...errorResponses(402) },
-      detail: detail("Top up (or adjust) a project's credits"),
-    })
-    .get("/projects/:id/credits", ({ params, query }) => p.journal(params.id, query.limit ?? 50, query.cursor !== undefined ? BigInt(query.cursor) : undefined), {
-      params,
-      query: t.Object({
-        limit: t.Optional(t.Integer({ minimum: 1, maximum: 500 })), cursor: t.Optional(t.String({ pattern: "^[0-9]{1,18}$" })),
-      }),
-      response: { 200: t.Object({ entries: t.Array(Entry), nextCursor: t.Union([t.String(), t.Null()]) }), ...errors },
-      detail: detail("The credit journal, newest first"),
-    });
+        response: {
+          200: t.Object({ entries: t.Array(Entry), nextCursor: t.Union([t.String(), t.Null()]) }),
+          ...errors,
+        },
+        detail: detail("The credit journal, newest first"),
+      },
+    );
 }

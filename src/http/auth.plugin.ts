@@ -37,7 +37,12 @@ export function callerNetwork(request: Request, requested: NetworkName | undefin
 
 const digest = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest();
 
-export function authPlugin(deps: { projects: ProjectsService; actors: ProjectActors; adminToken?: string; trustProxy: boolean }) {
+export function authPlugin(deps: {
+  projects: ProjectsService;
+  actors: ProjectActors;
+  adminToken?: string;
+  trustProxy: boolean;
+}) {
   const admin = deps.adminToken ? digest(deps.adminToken) : null;
   /** Takes one token from an actor's bucket: the RateLimit headers on the response, 429 when it is empty. */
   const take = async (actor: ProjectActor, headers: Record<string, unknown>) => {
@@ -59,12 +64,16 @@ export function authPlugin(deps: { projects: ProjectsService; actors: ProjectAct
     if (path.startsWith("/v1/admin/") || path === "/v1/admin") {
       if (!admin) return; // no admin API: the router answers 404
       const m = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "");
-      if (!m || !timingSafeEqual(digest(m[1]!), admin)) throw new RelayError("UNAUTHORIZED", "the admin API needs Authorization: Bearer <ADMIN_TOKEN>", undefined, { "WWW-Authenticate": "Bearer" });
+      if (!m || !timingSafeEqual(digest(m[1]!), admin))
+        throw new RelayError("UNAUTHORIZED", "the admin API needs Authorization: Bearer <ADMIN_TOKEN>", undefined, {
+          "WWW-Authenticate": "Bearer",
+        });
       return;
     }
     const apiKey = request.headers.get("x-api-key");
     const ip = clientIp(request, server, deps.trustProxy);
-    if (apiKey !== null && !deps.projects.isKnownKey(apiKey)) await take(await deps.actors.anonymousFor(ip), set.headers);
+    if (apiKey !== null && !deps.projects.isKnownKey(apiKey))
+      await take(await deps.actors.anonymousFor(ip), set.headers);
     const principal = await deps.projects.authenticate(apiKey, ip);
     principals.set(request, principal);
     await take(principal.actor, set.headers);

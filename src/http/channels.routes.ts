@@ -9,59 +9,126 @@ import type { NetworkName } from "../network/gateway.ts";
 
 const network = t.Union([t.Literal("testnet"), t.Literal("mainnet")], { error: "network must be testnet or mainnet" });
 const stroops = t.String({ description: "stroops" });
-const Channel = t.Object({
-  publicKey: t.String(), state: t.String({ description: "creating, active or draining" }), balance: stroops,
-  available: t.String({ description: "stroops it can still pay: balance less its reserve and the fees in flight" }),
-  sequence: t.String(), inFlight: t.Object({ count: t.Number(), fees: stroops }),
-}, { $id: "Channel" });
-const Pool = t.Object({
-  network: t.String(), funder: t.Object({ publicKey: t.String(), balance: stroops }),
-  target: t.Number({ description: "the channel count asked for" }), current: t.Number({ description: "channels creating or active (draining ones excluded)" }),
-  channels: t.Array(Channel),
-  totals: t.Object({ count: t.Number(), active: t.Number(), creating: t.Number(), draining: t.Number(), balance: stroops, inFlight: t.Object({ count: t.Number(), fees: stroops }) }),
-  lastError: t.Union([t.String(), t.Null()], { description: "the last failure of the pool's upkeep (creating, merging, topping up), until it succeeds" }),
-}, { $id: "ChannelPool" });
+const Channel = t.Object(
+  {
+    publicKey: t.String(),
+    state: t.String({ description: "creating, active or draining" }),
+    balance: stroops,
+    available: t.String({ description: "stroops it can still pay: balance less its reserve and the fees in flight" }),
+    sequence: t.String(),
+    inFlight: t.Object({ count: t.Number(), fees: stroops }),
+  },
+  { $id: "Channel" },
+);
+const Pool = t.Object(
+  {
+    network: t.String(),
+    funder: t.Object({ publicKey: t.String(), balance: stroops }),
+    target: t.Number({ description: "the channel count asked for" }),
+    current: t.Number({ description: "channels creating or active (draining ones excluded)" }),
+    channels: t.Array(Channel),
+    totals: t.Object({
+      count: t.Number(),
+      active: t.Number(),
+      creating: t.Number(),
+      draining: t.Number(),
+      balance: stroops,
+      inFlight: t.Object({ count: t.Number(), fees: stroops }),
+    }),
+    lastError: t.Union([t.String(), t.Null()], {
+      description: "the last failure of the pool's upkeep (creating, merging, topping up), until it succeeds",
+    }),
+  },
+  { $id: "ChannelPool" },
+);
 /** Any channel route: bad input (400), no or a wrong token (401), a bug (500), no pool for the network (503). */
 const errors = errorResponses(400, 401, 500, 503);
 const detail = (summary: string) => ({ summary, tags: ["admin"], security: adminSecurity });
 /** Most channels a pool may have (each is an account on the network, funded by the funder). */
 export const MAX_CHANNELS = 1000;
 
-export function channelRoutes(deps: { pools: Partial<Record<NetworkName, ChannelPool>>; poolsExpected?: NetworkName[] }) {
+export function channelRoutes(deps: {
+  pools: Partial<Record<NetworkName, ChannelPool>>;
+  poolsExpected?: NetworkName[];
+}) {
   const pool = (n: NetworkName) => {
     const p = deps.pools[n];
     if (p) return p;
     if (deps.poolsExpected?.includes(n)) {
-      throw new RelayError("NETWORK_UNAVAILABLE", `the ${n} channel pool is still starting`, { network: n, reason: "starting" }, { "Retry-After": "2" });
+      throw new RelayError(
+        "NETWORK_UNAVAILABLE",
+        `the ${n} channel pool is still starting`,
+        { network: n, reason: "starting" },
+        { "Retry-After": "2" },
+      );
     }
-    throw new RelayError("NETWORK_UNAVAILABLE", `${n} has no channel pool: set ${n.toUpperCase()}_FUNDER_SECRET`, { network: n, reason: "not_configured" }, { "Retry-After": "30" });
+    throw new RelayError(
+      "NETWORK_UNAVAILABLE",
+      `${n} has no channel pool: set ${n.toUpperCase()}_FUNDER_SECRET`,
+      { network: n, reason: "not_configured" },
+      { "Retry-After": "30" },
+    );
   };
   return new Elysia({ name: "channels.routes", prefix: "/v1/admin" })
     .get("/channels", ({ query }) => pool(query.network).list(), {
-      query: t.Object({ network }), response: { 200: Pool, ...errors },
+      query: t.Object({ network }),
+      response: { 200: Pool, ...errors },
       detail: detail("A network's channel accounts: state, balance, fees in flight, and totals"),
     })
-    .put("/channels", async ({ body, set }) => {
-      const r = await pool(body.network).resize(body.count);
-      set.status = 202;
-      return { network: body.network, ...r };
-    }, {
-      // TypeBox's Integer, not Elysia's t.Integer, which also takes (and converts) a numeric string: "5" is not a count
-      body: t.Object({
-        network, count: Type.Integer({ minimum: 1, maximum: MAX_CHANNELS, error: `count must be an integer from 1 to ${MAX_CHANNELS}` }),
-      }, { additionalProperties: false }),
-      response: { 202: t.Object({ network: t.String(), current: t.Number(), target: t.Number() }), ...errors, ...errorResponses(413) },
-      detail: detail("Set the channel count: channels are created or drained and merged to reach it (progress in GET)"),
-    })
-    .delete("/channels/:publicKey", async ({ params, query, set }) => {
-      if (!(await pool(query.network).retire(params.publicKey))) {
-        throw new RelayError("NOT_FOUND", `no ${query.network} channel ${params.publicKey} that is creating or active`, { publicKey: params.publicKey });
-      }
-      set.status = 202;
-      return { network: query.network, publicKey: params.publicKey, state: "draining" };
-    }, {
-      params: t.Object({ publicKey: t.String() }), query: t.Object({ network }),
-      response: { 202: t.Object({ network: t.String(), publicKey: t.String(), state: t.String() }), ...errors, ...errorResponses(404) },
-      detail: detail("Retire a channel: no new work, its fees in flight settle, then it is merged into the funder; the target drops by one"),
-    });
+    .put(
+      "/channels",
+      async ({ body, set }) => {
+        const r = await pool(body.network).resize(body.count);
+        set.status = 202;
+        return { network: body.network, ...r };
+      },
+      {
+        // TypeBox's Integer, not Elysia's t.Integer, which also takes (and converts) a numeric string: "5" is not a count
+        body: t.Object(
+          {
+            network,
+            count: Type.Integer({
+              minimum: 1,
+              maximum: MAX_CHANNELS,
+              error: `count must be an integer from 1 to ${MAX_CHANNELS}`,
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          202: t.Object({ network: t.String(), current: t.Number(), target: t.Number() }),
+          ...errors,
+          ...errorResponses(413),
+        },
+        detail: detail(
+          "Set the channel count: channels are created or drained and merged to reach it (progress in GET)",
+        ),
+      },
+    )
+    .delete(
+      "/channels/:publicKey",
+      async ({ params, query, set }) => {
+        if (!(await pool(query.network).retire(params.publicKey))) {
+          throw new RelayError(
+            "NOT_FOUND",
+            `no ${query.network} channel ${params.publicKey} that is creating or active`,
+            { publicKey: params.publicKey },
+          );
+        }
+        set.status = 202;
+        return { network: query.network, publicKey: params.publicKey, state: "draining" };
+      },
+      {
+        params: t.Object({ publicKey: t.String() }),
+        query: t.Object({ network }),
+        response: {
+          202: t.Object({ network: t.String(), publicKey: t.String(), state: t.String() }),
+          ...errors,
+          ...errorResponses(404),
+        },
+        detail: detail(
+          "Retire a channel: no new work, its fees in flight settle, then it is merged into the funder; the target drops by one",
+        ),
+      },
+    );
 }

@@ -17,8 +17,15 @@ import { cors } from "@elysiajs/cors";
 export const CORS_ALLOWED_HEADERS = ["Content-Type", "X-API-Key", "X-Idempotency-Key", "X-Request-Id"];
 /** Response headers a browser may read cross-origin. */
 export const CORS_EXPOSED_HEADERS = [
-  "X-Request-Id", "Retry-After", "Idempotent-Replayed",
-  "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset",
+  "X-Request-Id",
+  "Retry-After",
+  "Idempotent-Replayed",
+  "RateLimit-Limit",
+  "RateLimit-Remaining",
+  "RateLimit-Reset",
+  "X-RateLimit-Limit",
+  "X-RateLimit-Remaining",
+  "X-RateLimit-Reset",
 ];
 export const CORS_METHODS = ["GET", "POST"];
 /** How long a browser may cache a preflight answer (seconds). */
@@ -26,7 +33,10 @@ const PREFLIGHT_MAX_AGE = 600;
 
 /** CORS_ORIGINS as a list: trimmed, empty entries dropped; `*` anywhere means any origin. */
 export function parseCorsOrigins(value: string | undefined): string[] {
-  const origins = (value ?? "").split(",").map((s) => s.trim().replace(/\/+$/, "")).filter(Boolean);
+  const origins = (value ?? "")
+    .split(",")
+    .map((s) => s.trim().replace(/\/+$/, ""))
+    .filter(Boolean);
   return origins.includes("*") ? ["*"] : [...new Set(origins)];
 }
 

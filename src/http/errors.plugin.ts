@@ -28,8 +28,13 @@ export function annotate(request: Request, fields: Record<string, unknown>): voi
 function fromValidation(e: ValidationError): RelayError {
   const first = e.all[0] as { path?: string; message?: string; summary?: string } | undefined;
   const field = first?.path ? first.path.replace(/^\//, "").replace(/\//g, ".") : undefined;
-  const message = field ? `${field}: ${first?.summary ?? first?.message ?? "is invalid"}` : "the request body is invalid";
-  return new RelayError("VALIDATION_ERROR", message, { ...(field ? { field } : {}), reason: first?.summary ?? first?.message ?? "invalid" });
+  const message = field
+    ? `${field}: ${first?.summary ?? first?.message ?? "is invalid"}`
+    : "the request body is invalid";
+  return new RelayError("VALIDATION_ERROR", message, {
+    ...(field ? { field } : {}),
+    reason: first?.summary ?? first?.message ?? "invalid",
+  });
 }
 
 /**
@@ -38,7 +43,8 @@ function fromValidation(e: ValidationError): RelayError {
  */
 export function safeError(error: unknown): { message: string; code?: string } {
   const e = error instanceof DrizzleQueryError ? error.cause : error;
-  if (!(e instanceof Error)) return { message: error instanceof DrizzleQueryError ? "a database query failed" : String(e) };
+  if (!(e instanceof Error))
+    return { message: error instanceof DrizzleQueryError ? "a database query failed" : String(e) };
   const code = (e as { code?: unknown }).code;
   return { message: e.message, ...(typeof code === "string" ? { code } : {}) };
 }
@@ -70,13 +76,18 @@ export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number }) {
       const t0 = started.get(request);
       const path = route || new URL(request.url).pathname;
       const line = {
-        requestId: requestIdOf(request), method: request.method, route: path, status: set.status ?? 200,
-        durationMs: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 100) / 100, ...notes.get(request),
+        requestId: requestIdOf(request),
+        method: request.method,
+        route: path,
+        status: set.status ?? 200,
+        durationMs: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 100) / 100,
+        ...notes.get(request),
       };
       // the embedded networks' own traffic (the relay's watchers poll them) is debug-level
       opts.log[path.startsWith("/localnet/") ? "debug" : "info"](line, "request");
       // an operator's change: one audit line with what was changed (ids from the path, never bodies or keys)
-      if (path.startsWith("/v1/admin") && request.method !== "GET") opts.log.info({ ...line, audit: true, params }, "admin change");
+      if (path.startsWith("/v1/admin") && request.method !== "GET")
+        opts.log.info({ ...line, audit: true, params }, "admin change");
     })
     .onError({ as: "global" }, ({ code, error, request, set }) => {
       let e: RelayError;
@@ -84,8 +95,10 @@ export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number }) {
       else if (error instanceof ValidationError) e = fromValidation(error);
       // the body parser's own refusals (src/http/input.plugin.ts) reach here wrapped in Elysia's ParseError
       else if (code === "PARSE" && error.cause instanceof RelayError) e = error.cause;
-      else if (code === "PARSE") e = new RelayError("VALIDATION_ERROR", "the request body is not valid JSON", { reason: "invalid JSON" });
-      else if (code === "NOT_FOUND") e = new RelayError("NOT_FOUND", `no route for ${request.method} ${pathOf(request)}`);
+      else if (code === "PARSE")
+        e = new RelayError("VALIDATION_ERROR", "the request body is not valid JSON", { reason: "invalid JSON" });
+      else if (code === "NOT_FOUND")
+        e = new RelayError("NOT_FOUND", `no route for ${request.method} ${pathOf(request)}`);
       else {
         opts.log.error({ requestId: requestIdOf(request), err: safeError(error) }, "unexpected error");
         e = new RelayError("INTERNAL_ERROR", "internal error");

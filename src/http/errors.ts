@@ -44,4 +44,5 @@ export function envelope(e: RelayError, requestId: string): ErrorEnvelope {
   return { error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}), requestId } };
 }
 
-export const validationError = (message: string, details: Record<string, unknown>) => new RelayError("VALIDATION_ERROR", message, details);
+export const validationError = (message: string, details: Record<string, unknown>) =>
+  new RelayError("VALIDATION_ERROR", message, details);

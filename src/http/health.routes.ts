@@ -23,7 +23,11 @@ type Storage = { database: string; status: string; checkpoints: string };
 
 const finite = (n: number): number | null => (Number.isFinite(n) ? n : null);
 /** A message fit to show anyone: no URLs (an upstream's may carry a key), one line, bounded. */
-const publicMessage = (m: string): string => m.replace(/[a-z][a-z0-9+.-]*:\/\/\S+/gi, "<url>").replace(/\s+/g, " ").slice(0, 300);
+const publicMessage = (m: string): string =>
+  m
+    .replace(/[a-z][a-z0-9+.-]*:\/\/\S+/gi, "<url>")
+    .replace(/\s+/g, " ")
+    .slice(0, 300);
 
 export function networkHealth(g: Gateway, now: number) {
   const w = g.watcher;
@@ -34,27 +38,54 @@ export function networkHealth(g: Gateway, now: number) {
   const callFailure = g.lastFailure && now - g.lastFailure.at <= recentMs ? g.lastFailure : null;
   let status: Status;
   if (w.lastError !== null || ledger === 0) status = "down";
-  else if (now - w.lastFailureAt <= recentMs || callFailure || age === null || age > Math.max(STALE_MS, 10 * pollMs)) status = "degraded";
+  else if (now - w.lastFailureAt <= recentMs || callFailure || age === null || age > Math.max(STALE_MS, 10 * pollMs))
+    status = "degraded";
   else status = "ok";
   const lastError = w.lastError ?? callFailure?.message ?? (ledger === 0 ? "no answer from the network yet" : null);
   return {
-    status, upstream: g.upstream, latestLedger: ledger, lastLedgerAgeMs: age,
+    status,
+    upstream: g.upstream,
+    latestLedger: ledger,
+    lastLedgerAgeMs: age,
     failingForMs: w.lastError !== null && w.failingSince !== null ? finite(now - w.failingSince) : null,
     lastError: lastError === null ? null : publicMessage(String(lastError)),
   };
 }
 
-export function healthRoutes(deps: { gateways: Partial<Record<NetworkName, Gateway>>; version: string; startedAt: number; storage: () => Promise<Storage> }) {
-  return new Elysia({ name: "health.routes" }).get("/health", async ({ set }) => {
-    const now = Date.now();
-    const networks = Object.fromEntries(Object.entries(deps.gateways).map(([name, g]) => [name, networkHealth(g, now)]));
-    const statuses = Object.values(networks).map((n) => n.status);
-    const storage: Storage = await deps.storage().catch(() => ({ database: "unknown", status: "down", checkpoints: "unknown" }));
-    const status: Status = statuses.every((s) => s === "down") ? "down" : statuses.every((s) => s === "ok") && storage.status === "ok" ? "ok" : "degraded";
-    if (status === "down") set.status = 503;
-    return { status, version: deps.version, uptimeSeconds: Math.max(0, Math.floor((now - deps.startedAt) / 1000)), networks, storage };
-  }, {
-    response: { 200: HealthResponse, 503: HealthResponse },
-    detail: { summary: "Relay health and status (503: every network is down)", tags: ["health"] },
-  });
+export function healthRoutes(deps: {
+  gateways: Partial<Record<NetworkName, Gateway>>;
+  version: string;
+  startedAt: number;
+  storage: () => Promise<Storage>;
+}) {
+  return new Elysia({ name: "health.routes" }).get(
+    "/health",
+    async ({ set }) => {
+      const now = Date.now();
+      const networks = Object.fromEntries(
+        Object.entries(deps.gateways).map(([name, g]) => [name, networkHealth(g, now)]),
+      );
+      const statuses = Object.values(networks).map((n) => n.status);
+      const storage: Storage = await deps
+        .storage()
+        .catch(() => ({ database: "unknown", status: "down", checkpoints: "unknown" }));
+      const status: Status = statuses.every((s) => s === "down")
+        ? "down"
+        : statuses.every((s) => s === "ok") && storage.status === "ok"
+          ? "ok"
+          : "degraded";
+      if (status === "down") set.status = 503;
+      return {
+        status,
+        version: deps.version,
+        uptimeSeconds: Math.max(0, Math.floor((now - deps.startedAt) / 1000)),
+        networks,
+        storage,
+      };
+    },
+    {
+      response: { 200: HealthResponse, 503: HealthResponse },
+      detail: { summary: "Relay health and status (503: every network is down)", tags: ["health"] },
+    },
+  );
 }

@@ -21,16 +21,22 @@ export const MAX_JSON_DEPTH = 32;
 
 const JSON_TYPE = /^application\/(?:[a-z0-9.+-]+\+)?json$/i;
 /** A control character in a URL, raw or percent-encoded (%00-%1F, %7F). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is this pattern's purpose
 const URL_CONTROL = /%(?:[01][0-9a-f]|7f)|[\u0000-\u001f\u007f]/i;
 /** JSON escapes that stand for a control character: \b \f \n \r \t (\u is checked by value). */
 const CONTROL_ESCAPES = new Set(["b", "f", "n", "r", "t"].map((c) => c.charCodeAt(0)));
-const QUOTE = 0x22, BACKSLASH = 0x5c, U = 0x75;
+const QUOTE = 0x22,
+  BACKSLASH = 0x5c,
+  U = 0x75;
 
 const RESERVED_KEYS = new Set(Object.getOwnPropertyNames(Object.prototype));
 
 const isControl = (code: number) => (code >= 0 && code <= 0x1f) || code === 0x7f;
 const tooDeep = () =>
-  validationError(`the request body nests deeper than ${MAX_JSON_DEPTH} levels`, { reason: "too_deep", limit: MAX_JSON_DEPTH });
+  validationError(`the request body nests deeper than ${MAX_JSON_DEPTH} levels`, {
+    reason: "too_deep",
+    limit: MAX_JSON_DEPTH,
+  });
 const controlCharacter = (where: string) =>
   validationError(`${where} holds a control character (U+0000 to U+001F or U+007F)`, { reason: "control_character" });
 
@@ -54,8 +60,9 @@ export function screenJson(text: string, maxDepth = MAX_JSON_DEPTH): void {
         if (e === U) i += 4;
       }
     } else if (c === QUOTE) inString = true;
-    else if (c === 0x5b || c === 0x7b) { if (++depth > maxDepth) throw tooDeep(); }
-    else if (c === 0x5d || c === 0x7d) depth--;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > maxDepth) throw tooDeep();
+    } else if (c === 0x5d || c === 0x7d) depth--;
   }
 }
 
@@ -99,18 +106,22 @@ async function parseBody(request: Request, contentType: string, maxBodyBytes: nu
 
 /** JSON.parse's reviver: a key naming a member of Object.prototype is refused. */
 function refuseReservedKeys(key: string, value: unknown): unknown {
-  if (RESERVED_KEYS.has(key)) throw validationError(`the request body has a key named ${key}`, { reason: "reserved_key", key });
+  if (RESERVED_KEYS.has(key))
+    throw validationError(`the request body has a key named ${key}`, { reason: "reserved_key", key });
   return value;
 }
 
 const pathOf = (url: string) => url.slice(url.indexOf("/", url.indexOf("//") + 2));
 
 export function inputPlugin(opts: { maxBodyBytes: number }) {
-  return new Elysia({ name: "input" })
-    .onRequest(({ request }) => {
-      if (URL_CONTROL.test(pathOf(request.url))) throw controlCharacter("the request URL");
-    })
-    // the embedded networks (/localnet/...) parse their own bodies: undefined leaves them to their parsers
-    .onParse({ as: "global" }, ({ request }, contentType) =>
-      pathOf(request.url).startsWith("/v1/") ? parseBody(request, contentType, opts.maxBodyBytes) : undefined);
+  return (
+    new Elysia({ name: "input" })
+      .onRequest(({ request }) => {
+        if (URL_CONTROL.test(pathOf(request.url))) throw controlCharacter("the request URL");
+      })
+      // the embedded networks (/localnet/...) parse their own bodies: undefined leaves them to their parsers
+      .onParse({ as: "global" }, ({ request }, contentType) =>
+        pathOf(request.url).startsWith("/v1/") ? parseBody(request, contentType, opts.maxBodyBytes) : undefined,
+      )
+  );
 }

@@ -33,9 +33,13 @@ export class Lifecycle {
     this.draining = true;
     if (!this.inflight.size) return true;
     return await new Promise<boolean>((resolve) => {
-      const done = (all: boolean) => { clearTimeout(t); this.idle.delete(onIdle); resolve(all); };
+      const done = (all: boolean) => {
+        clearTimeout(timer);
+        this.idle.delete(onIdle);
+        resolve(all);
+      };
       const onIdle = () => done(true);
-      const t = setTimeout(() => done(false), graceMs);
+      const timer = setTimeout(() => done(false), graceMs);
       this.idle.add(onIdle);
     });
   }
@@ -53,7 +57,12 @@ export function lifecyclePlugin(lifecycle: Lifecycle) {
       if (!isApi(request)) return;
       if (lifecycle.draining) {
         set.headers.connection = "close";
-        throw new RelayError("NETWORK_UNAVAILABLE", "the relay is shutting down; retry on another instance or shortly", { reason: "shutting_down" }, { "Retry-After": "2" });
+        throw new RelayError(
+          "NETWORK_UNAVAILABLE",
+          "the relay is shutting down; retry on another instance or shortly",
+          { reason: "shutting_down" },
+          { "Retry-After": "2" },
+        );
       }
       lifecycle.enter(request);
     })
@@ -61,24 +70,38 @@ export function lifecyclePlugin(lifecycle: Lifecycle) {
 }
 
 const Live = t.Object({ status: t.Literal("ok") }, { $id: "Liveness" });
-const Ready = t.Object({
-  status: t.Union([t.Literal("ready"), t.Literal("starting"), t.Literal("shutting_down")]),
-  starting: t.Array(t.String(), { description: "what is still starting, e.g. \"mainnet channel pool\"" }),
-}, { $id: "Readiness" });
+const Ready = t.Object(
+  {
+    status: t.Union([t.Literal("ready"), t.Literal("starting"), t.Literal("shutting_down")]),
+    starting: t.Array(t.String(), { description: 'what is still starting, e.g. "mainnet channel pool"' }),
+  },
+  { $id: "Readiness" },
+);
 
 /** GET /health/live (the process answers) and GET /health/ready (503 naming what is still starting, or while shutting down). */
 export function probeRoutes(lifecycle: Lifecycle) {
   return new Elysia({ name: "probes" })
     .get("/health/live", () => ({ status: "ok" as const }), {
-      response: { 200: Live }, detail: { summary: "Liveness: the process answers", tags: ["health"] },
+      response: { 200: Live },
+      detail: { summary: "Liveness: the process answers", tags: ["health"] },
     })
-    .get("/health/ready", ({ set }) => {
-      const starting = lifecycle.starting();
-      const ready = !starting.length && !lifecycle.draining;
-      if (!ready) set.status = 503;
-      return { status: ready ? "ready" as const : lifecycle.draining ? "shutting_down" as const : "starting" as const, starting };
-    }, {
-      response: { 200: Ready, 503: Ready },
-      detail: { summary: "Readiness: every configured network's channel pool is ready and the relay is not shutting down", tags: ["health"] },
-    });
+    .get(
+      "/health/ready",
+      ({ set }) => {
+        const starting = lifecycle.starting();
+        const ready = !starting.length && !lifecycle.draining;
+        if (!ready) set.status = 503;
+        return {
+          status: ready ? ("ready" as const) : lifecycle.draining ? ("shutting_down" as const) : ("starting" as const),
+          starting,
+        };
+      },
+      {
+        response: { 200: Ready, 503: Ready },
+        detail: {
+          summary: "Readiness: every configured network's channel pool is ready and the relay is not shutting down",
+          tags: ["health"],
+        },
+      },
+    );
 }

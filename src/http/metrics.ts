@@ -75,7 +75,12 @@ export function metricsPlugin(opts: MetricsPluginOptions) {
       const { request, route, set } = ctx;
       const status = statusOf(set, (ctx as { responseValue?: unknown }).responseValue);
       const t0 = started.get(request);
-      metrics.request(request.method, route || routeOf(request.method, request.url), status, t0 === undefined ? undefined : (performance.now() - t0) / 1000);
+      metrics.request(
+        request.method,
+        route || routeOf(request.method, request.url),
+        status,
+        t0 === undefined ? undefined : (performance.now() - t0) / 1000,
+      );
       if (status === 429) {
         let project = false;
         try {
@@ -86,14 +91,24 @@ export function metricsPlugin(opts: MetricsPluginOptions) {
         metrics.rateLimited(project ? "project" : "anonymous");
       }
     })
-    .get("/metrics", async ({ request, set }) => {
-      if (expected) {
-        const m = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "");
-        if (!m || !timingSafeEqual(digest(m[1]!), expected)) throw new RelayError("UNAUTHORIZED", "GET /metrics needs Authorization: Bearer <METRICS_TOKEN>", undefined, { "WWW-Authenticate": "Bearer" });
-      }
-      const { contentType, body } = await metrics.scrape();
-      set.headers["content-type"] = contentType;
-      set.headers["cache-control"] = "no-store";
-      return body;
-    }, { detail: { hide: true } });
+    .get(
+      "/metrics",
+      async ({ request, set }) => {
+        if (expected) {
+          const m = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "");
+          if (!m || !timingSafeEqual(digest(m[1]!), expected))
+            throw new RelayError(
+              "UNAUTHORIZED",
+              "GET /metrics needs Authorization: Bearer <METRICS_TOKEN>",
+              undefined,
+              { "WWW-Authenticate": "Bearer" },
+            );
+        }
+        const { contentType, body } = await metrics.scrape();
+        set.headers["content-type"] = contentType;
+        set.headers["cache-control"] = "no-store";
+        return body;
+      },
+      { detail: { hide: true } },
+    );
 }

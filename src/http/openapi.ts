@@ -43,28 +43,48 @@ type HeaderName = keyof typeof HEADERS;
 /** A header's name in components.headers: XRequestId, RateLimitLimit... */
 const headerId = (name: string) => name.replace(/-/g, "");
 /** A response's headers, referenced. */
-const headerRefs = (names: HeaderName[]) => Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${headerId(n)}` }]));
+const headerRefs = (names: HeaderName[]) =>
+  Object.fromEntries(names.map((n) => [n, { $ref: `#/components/headers/${headerId(n)}` }]));
 
 const COMPONENTS = {
   securitySchemes: {
     ApiKey: {
-      type: "apiKey", in: "header", name: "X-API-Key",
-      description: "A project's key: sr_test_ for testnet, sr_live_ for mainnet. Optional on testnet (the anonymous relay, limited per "
-        + "client IP); mainnet needs one.",
+      type: "apiKey",
+      in: "header",
+      name: "X-API-Key",
+      description:
+        "A project's key: sr_test_ for testnet, sr_live_ for mainnet. Optional on testnet (the anonymous relay, limited per " +
+        "client IP); mainnet needs one.",
     },
-    AdminToken: { type: "http", scheme: "bearer", description: "The relay's ADMIN_TOKEN (without it, the admin API does not exist: 404)" },
+    AdminToken: {
+      type: "http",
+      scheme: "bearer",
+      description: "The relay's ADMIN_TOKEN (without it, the admin API does not exist: 404)",
+    },
   },
   parameters: {
-    ApiKey: { name: "X-API-Key", in: "header", required: false, description: "See the ApiKey security scheme", schema: { type: "string" } },
+    ApiKey: {
+      name: "X-API-Key",
+      in: "header",
+      required: false,
+      description: "See the ApiKey security scheme",
+      schema: { type: "string" },
+    },
     RequestId: {
-      name: "X-Request-Id", in: "header", required: false,
-      description: "Your id for the request, answered in X-Request-Id and error.requestId (otherwise the relay makes one)",
+      name: "X-Request-Id",
+      in: "header",
+      required: false,
+      description:
+        "Your id for the request, answered in X-Request-Id and error.requestId (otherwise the relay makes one)",
       schema: { type: "string", pattern: CLIENT_REQUEST_ID.source },
     },
     IdempotencyKey: {
-      name: "X-Idempotency-Key", in: "header", required: false,
-      description: "Per caller, kept IDEMPOTENCY_TTL_MS (24 h): the same key and body answers the first outcome (with Idempotent-Replayed: "
-        + "true), another body is IDEMPOTENCY_KEY_REUSED; 503 and 504 are not kept",
+      name: "X-Idempotency-Key",
+      in: "header",
+      required: false,
+      description:
+        "Per caller, kept IDEMPOTENCY_TTL_MS (24 h): the same key and body answers the first outcome (with Idempotent-Replayed: " +
+        "true), another body is IDEMPOTENCY_KEY_REUSED; 503 and 504 are not kept",
       schema: { type: "string", pattern: IDEMPOTENCY_KEY.source },
     },
   },
@@ -72,18 +92,36 @@ const COMPONENTS = {
 };
 
 const REASONS: Record<string, string> = {
-  200: "OK", 201: "Created", 202: "Accepted", 400: "Bad request", 401: "Unauthorized", 402: "Payment required", 403: "Forbidden",
-  404: "Not found", 413: "Content too large", 422: "Unprocessable", 429: "Too many requests", 500: "Internal error",
-  503: "Service unavailable", 504: "Gateway timeout",
+  200: "OK",
+  201: "Created",
+  202: "Accepted",
+  400: "Bad request",
+  401: "Unauthorized",
+  402: "Payment required",
+  403: "Forbidden",
+  404: "Not found",
+  413: "Content too large",
+  422: "Unprocessable",
+  429: "Too many requests",
+  500: "Internal error",
+  503: "Service unavailable",
+  504: "Gateway timeout",
 };
-const codesOf = (status: string) => Object.entries(ERROR_STATUS).filter(([, s]) => String(s) === status).map(([code]) => code);
+const codesOf = (status: string) =>
+  Object.entries(ERROR_STATUS)
+    .filter(([, s]) => String(s) === status)
+    .map(([code]) => code);
 /** Answers an idempotency key can replay: kept outcomes (503 and 504 are not kept; 401, 413, 429 come before the key is read). */
 const REPLAYED = new Set(["200", "400", "402", "403", "422"]);
 const ERROR_REF = "#/components/schemas/ErrorResponse";
 
 type Info = { title: string; version: string };
 
-interface ResponseObject { description: string; headers?: Record<string, unknown>; content?: Record<string, { schema: { $ref?: string } }> }
+interface ResponseObject {
+  description: string;
+  headers?: Record<string, unknown>;
+  content?: Record<string, { schema: { $ref?: string } }>;
+}
 interface Operation {
   security?: Record<string, string[]>[];
   parameters?: { $ref?: string }[];
@@ -97,7 +135,8 @@ function hoist(node: unknown, schemas: Record<string, unknown>): unknown {
   const { $id, ...rest } = node as Record<string, unknown>;
   const out = Object.fromEntries(Object.entries(rest).map(([k, v]) => [k, hoist(v, schemas)]));
   if (typeof $id !== "string") return out;
-  if ($id in schemas && JSON.stringify(schemas[$id]) !== JSON.stringify(out)) throw new Error(`two different schemas have $id ${$id}`);
+  if ($id in schemas && JSON.stringify(schemas[$id]) !== JSON.stringify(out))
+    throw new Error(`two different schemas have $id ${$id}`);
   schemas[$id] = out;
   return { $ref: `#/components/schemas/${$id}` };
 }
@@ -107,23 +146,27 @@ function complete(op: Operation): void {
   const admin = op.security?.some((s) => "AdminToken" in s) ?? false;
   const replayable = op.parameters?.some((p) => p.$ref === idempotencyKeyParameter.$ref) ?? false;
   const ref = (name: string) => ({ $ref: `#/components/parameters/${name}` });
-  op.parameters = [ref("RequestId"), ...(keyed ? [ref("ApiKey")] : []), ...op.parameters ?? []];
+  op.parameters = [ref("RequestId"), ...(keyed ? [ref("ApiKey")] : []), ...(op.parameters ?? [])];
   for (const [status, response] of Object.entries(op.responses ?? {})) {
     const error = response.content?.["application/json"]?.schema.$ref === ERROR_REF;
-    response.description = error ? `${REASONS[status] ?? status}: ${codesOf(status).join(" or ")}` : REASONS[status] ?? status;
+    response.description = error
+      ? `${REASONS[status] ?? status}: ${codesOf(status).join(" or ")}`
+      : (REASONS[status] ?? status);
     response.headers = headerRefs([
       "X-Request-Id",
-      ...(keyed ? ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"] as const : []),
-      ...(status === "429" || (status === "503" && error) ? ["Retry-After"] as const : []),
-      ...(admin && status === "401" ? ["WWW-Authenticate"] as const : []),
-      ...(replayable && REPLAYED.has(status) ? ["Idempotent-Replayed"] as const : []),
+      ...(keyed ? (["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"] as const) : []),
+      ...(status === "429" || (status === "503" && error) ? (["Retry-After"] as const) : []),
+      ...(admin && status === "401" ? (["WWW-Authenticate"] as const) : []),
+      ...(replayable && REPLAYED.has(status) ? (["Idempotent-Replayed"] as const) : []),
     ]);
   }
 }
 
 /** The app as the generator reads it: its routes, with the bodies parsed as JSON (see the top of this file). */
 const generatorView = (routes: readonly InternalRoute[]) =>
-  ({ getGlobalRoutes: () => routes.map((r) => ({ ...r, hooks: { ...r.hooks, parse: [{ fn: "json" }] } })) }) as unknown as AnyElysia;
+  ({
+    getGlobalRoutes: () => routes.map((r) => ({ ...r, hooks: { ...r.hooks, parse: [{ fn: "json" }] } })),
+  }) as unknown as AnyElysia;
 
 /** The document of the app's routes, but the embedded networks' (see the top of this file). */
 function documentOf(routes: readonly InternalRoute[], info: Info) {
@@ -136,7 +179,10 @@ function documentOf(routes: readonly InternalRoute[], info: Info) {
     info: { ...info, description: "Fee sponsorship for Stellar: the relay pays the fees of its callers' transactions" },
     tags: [
       { name: "relay", description: "Sponsor, simulate and estimate (X-API-Key; anonymous on testnet)" },
-      { name: "admin", description: "Projects, keys, credits and channel accounts (Authorization: Bearer ADMIN_TOKEN)" },
+      {
+        name: "admin",
+        description: "Projects, keys, credits and channel accounts (Authorization: Bearer ADMIN_TOKEN)",
+      },
       { name: "health", description: "Status of the relay and its networks" },
     ],
     paths,
@@ -145,7 +191,10 @@ function documentOf(routes: readonly InternalRoute[], info: Info) {
 }
 
 const SWAGGER_UI = dirname(Bun.resolveSync("swagger-ui-dist/package.json", import.meta.dir));
-const ASSETS = new Map([["swagger-ui.css", "text/css; charset=utf-8"], ["swagger-ui-bundle.js", "text/javascript; charset=utf-8"]]);
+const ASSETS = new Map([
+  ["swagger-ui.css", "text/css; charset=utf-8"],
+  ["swagger-ui-bundle.js", "text/javascript; charset=utf-8"],
+]);
 
 const page = (title: string) => `<!doctype html>
 <html lang="en">
@@ -175,11 +224,19 @@ export function openapiRoutes(info: Info) {
   const routes = () => (docs as unknown as { getGlobalRoutes(): InternalRoute[] }).getGlobalRoutes();
   return docs
     .get("/openapi/json", () => (document ??= documentOf(routes(), info)), hidden)
-    .get("/openapi", () => new Response(page(info.title), { headers: { "content-type": "text/html; charset=utf-8" } }), hidden)
-    .get("/openapi/assets/:file", ({ params }) => {
-      const type = ASSETS.get(params.file);
-      if (!type) throw new RelayError("NOT_FOUND", `no asset ${params.file}`);
-      const headers = { "content-type": type, "cache-control": "public, max-age=86400" };
-      return new Response(Bun.file(join(SWAGGER_UI, params.file)), { headers });
-    }, hidden);
+    .get(
+      "/openapi",
+      () => new Response(page(info.title), { headers: { "content-type": "text/html; charset=utf-8" } }),
+      hidden,
+    )
+    .get(
+      "/openapi/assets/:file",
+      ({ params }) => {
+        const type = ASSETS.get(params.file);
+        if (!type) throw new RelayError("NOT_FOUND", `no asset ${params.file}`);
+        const headers = { "content-type": type, "cache-control": "public, max-age=86400" };
+        return new Response(Bun.file(join(SWAGGER_UI, params.file)), { headers });
+      },
+      hidden,
+    );
 }

@@ -5,58 +5,108 @@
 import { t } from "elysia";
 import { ERROR_STATUS, type ErrorCode as Code } from "./errors.ts";
 
-const network = t.Union([t.Literal("testnet"), t.Literal("mainnet")], { error: "network must be testnet or mainnet", description: "Target network" });
-const transaction = t.String({ minLength: 1, error: "transaction must be a base64 XDR TransactionEnvelope", description: "Base64 XDR of a signed transaction (or of a fee-bump, which the relay re-wraps)" });
+const network = t.Union([t.Literal("testnet"), t.Literal("mainnet")], {
+  error: "network must be testnet or mainnet",
+  description: "Target network",
+});
+const transaction = t.String({
+  minLength: 1,
+  error: "transaction must be a base64 XDR TransactionEnvelope",
+  description: "Base64 XDR of a signed transaction (or of a fee-bump, which the relay re-wraps)",
+});
 const stroops = (description: string) => t.String({ pattern: "^[0-9]+$", description: `${description}, in stroops` });
 
-const operation = t.String({ minLength: 1, error: "operation must be a base64 XDR Operation", description: "Base64 XDR of an invokeHostFunction Operation with its signed authorization entries (func+auth mode, instead of transaction)" });
-export const SponsorBody = t.Object({ transaction: t.Optional(transaction), operation: t.Optional(operation), network }, {
-  additionalProperties: true, $id: "SponsorRequest", description: "Exactly one of transaction and operation",
+const operation = t.String({
+  minLength: 1,
+  error: "operation must be a base64 XDR Operation",
+  description:
+    "Base64 XDR of an invokeHostFunction Operation with its signed authorization entries (func+auth mode, instead of transaction)",
 });
-export const SponsorResponse = t.Object({
-  hash: t.String({ description: "Hash of the fee-bump transaction" }),
-  feePaid: stroops("Fee the network charged"),
-  ledger: t.Number({ description: "Ledger that included the transaction" }),
-  resultXdr: t.String({ description: "Base64 TransactionResult" }),
-}, { $id: "SponsorResponse" });
+export const SponsorBody = t.Object(
+  { transaction: t.Optional(transaction), operation: t.Optional(operation), network },
+  {
+    additionalProperties: true,
+    $id: "SponsorRequest",
+    description: "Exactly one of transaction and operation",
+  },
+);
+export const SponsorResponse = t.Object(
+  {
+    hash: t.String({ description: "Hash of the fee-bump transaction" }),
+    feePaid: stroops("Fee the network charged"),
+    ledger: t.Number({ description: "Ledger that included the transaction" }),
+    resultXdr: t.String({ description: "Base64 TransactionResult" }),
+  },
+  { $id: "SponsorResponse" },
+);
 
-export const NetworkOptionalBody = t.Object({ transaction, network: t.Optional(network) }, {
-  additionalProperties: true, $id: "TransactionRequest", description: "network: default the caller's (its key's; testnet without a key)",
-});
+export const NetworkOptionalBody = t.Object(
+  { transaction, network: t.Optional(network) },
+  {
+    additionalProperties: true,
+    $id: "TransactionRequest",
+    description: "network: default the caller's (its key's; testnet without a key)",
+  },
+);
 
-const SimulationEvent = t.Object({
-  type: t.Union([t.Literal("contract"), t.Literal("diagnostic"), t.Literal("system")]),
-  contractId: t.Union([t.String(), t.Null()]),
-  topics: t.Array(t.String({ description: "Base64 ScVal" })),
-  data: t.String({ description: "Base64 ScVal" }),
-  inSuccessfulContractCall: t.Boolean(),
-  xdr: t.String({ description: "Base64 DiagnosticEvent" }),
-}, { $id: "SimulationEvent" });
-export const SimulateResponse = t.Object({
-  resourceFee: stroops("Minimum resource fee"),
-  latestLedger: t.Number(),
-  transactionData: t.String({ description: "Base64 SorobanTransactionData with the footprint and resources" }),
-  events: t.Array(SimulationEvent),
-  results: t.Array(t.Object({ auth: t.Array(t.String({ description: "Base64 SorobanAuthorizationEntry" })), retval: t.String({ description: "Base64 ScVal return value" }) })),
-}, { $id: "SimulateResponse" });
+const SimulationEvent = t.Object(
+  {
+    type: t.Union([t.Literal("contract"), t.Literal("diagnostic"), t.Literal("system")]),
+    contractId: t.Union([t.String(), t.Null()]),
+    topics: t.Array(t.String({ description: "Base64 ScVal" })),
+    data: t.String({ description: "Base64 ScVal" }),
+    inSuccessfulContractCall: t.Boolean(),
+    xdr: t.String({ description: "Base64 DiagnosticEvent" }),
+  },
+  { $id: "SimulationEvent" },
+);
+export const SimulateResponse = t.Object(
+  {
+    resourceFee: stroops("Minimum resource fee"),
+    latestLedger: t.Number(),
+    transactionData: t.String({ description: "Base64 SorobanTransactionData with the footprint and resources" }),
+    events: t.Array(SimulationEvent),
+    results: t.Array(
+      t.Object({
+        auth: t.Array(t.String({ description: "Base64 SorobanAuthorizationEntry" })),
+        retval: t.String({ description: "Base64 ScVal return value" }),
+      }),
+    ),
+  },
+  { $id: "SimulateResponse" },
+);
 
-export const EstimateResponse = t.Object({
-  estimatedFee: stroops("Total estimated fee"),
-  breakdown: t.Object({ baseFee: stroops("Inclusion fee the relay would bid for the fee-bump"), resourceFee: stroops("Soroban resource fee") }),
-}, { $id: "EstimateResponse" });
+export const EstimateResponse = t.Object(
+  {
+    estimatedFee: stroops("Total estimated fee"),
+    breakdown: t.Object({
+      baseFee: stroops("Inclusion fee the relay would bid for the fee-bump"),
+      resourceFee: stroops("Soroban resource fee"),
+    }),
+  },
+  { $id: "EstimateResponse" },
+);
 
 const CODES = Object.keys(ERROR_STATUS) as [Code, ...Code[]];
 // Elysia's UnionEnum defaults to its first value (for its own messages): an answer's code has no default
 const ErrorCode = t.UnionEnum(CODES, {
-  $id: "ErrorCode", default: undefined, description: "The error's code; each code has one HTTP status (README: API)",
+  $id: "ErrorCode",
+  default: undefined,
+  description: "The error's code; each code has one HTTP status (README: API)",
 });
-export const ErrorResponse = t.Object({
-  error: t.Object({
-    code: ErrorCode, message: t.String(),
-    details: t.Optional(t.Record(t.String(), t.Unknown(), { description: "Depends on the code: reason, field, hash, result_codes..." })),
-    requestId: t.String({ description: "Equal to the X-Request-Id header" }),
-  }),
-}, { $id: "ErrorResponse" });
+export const ErrorResponse = t.Object(
+  {
+    error: t.Object({
+      code: ErrorCode,
+      message: t.String(),
+      details: t.Optional(
+        t.Record(t.String(), t.Unknown(), { description: "Depends on the code: reason, field, hash, result_codes..." }),
+      ),
+      requestId: t.String({ description: "Equal to the X-Request-Id header" }),
+    }),
+  },
+  { $id: "ErrorResponse" },
+);
 
 /** A route's error answers by status (the envelope for each), for its `response`. */
 export const errorResponses = <const S extends number>(...statuses: S[]) =>
@@ -67,18 +117,39 @@ export const errorResponses = <const S extends number>(...statuses: S[]) =>
  */
 export const V1_ERRORS = errorResponses(400, 401, 403, 413, 429, 500);
 
-export const NetworkHealth = t.Object({
-  status: t.Union([t.Literal("ok"), t.Literal("degraded"), t.Literal("down")], { description: "down: the last poll failed (or none succeeded yet); degraded: a recent failure or a stale ledger" }),
-  upstream: t.String({ description: "localnet, or the upstream RPC's host" }),
-  latestLedger: t.Number({ description: "Latest ledger seen (0: none yet)" }),
-  lastLedgerAgeMs: t.Union([t.Number(), t.Null()], { description: "Time since the latest ledger was first seen; null before the first" }),
-  failingForMs: t.Union([t.Number(), t.Null()], { description: "While polls fail: time since the first failed one; else null" }),
-  lastError: t.Union([t.String(), t.Null()], { description: "The last poll's failure, or a recent call's; null when none" }),
-}, { $id: "NetworkHealth" });
-export const HealthResponse = t.Object({
-  status: t.Union([t.Literal("ok"), t.Literal("degraded"), t.Literal("down")]),
-  version: t.String(),
-  uptimeSeconds: t.Number(),
-  networks: t.Object({ testnet: t.Optional(NetworkHealth), mainnet: t.Optional(NetworkHealth) }, { description: "The networks the relay serves" }),
-  storage: t.Object({ database: t.String(), status: t.String(), checkpoints: t.String({ description: "redis or memory" }) }),
-}, { $id: "HealthResponse" });
+export const NetworkHealth = t.Object(
+  {
+    status: t.Union([t.Literal("ok"), t.Literal("degraded"), t.Literal("down")], {
+      description: "down: the last poll failed (or none succeeded yet); degraded: a recent failure or a stale ledger",
+    }),
+    upstream: t.String({ description: "localnet, or the upstream RPC's host" }),
+    latestLedger: t.Number({ description: "Latest ledger seen (0: none yet)" }),
+    lastLedgerAgeMs: t.Union([t.Number(), t.Null()], {
+      description: "Time since the latest ledger was first seen; null before the first",
+    }),
+    failingForMs: t.Union([t.Number(), t.Null()], {
+      description: "While polls fail: time since the first failed one; else null",
+    }),
+    lastError: t.Union([t.String(), t.Null()], {
+      description: "The last poll's failure, or a recent call's; null when none",
+    }),
+  },
+  { $id: "NetworkHealth" },
+);
+export const HealthResponse = t.Object(
+  {
+    status: t.Union([t.Literal("ok"), t.Literal("degraded"), t.Literal("down")]),
+    version: t.String(),
+    uptimeSeconds: t.Number(),
+    networks: t.Object(
+      { testnet: t.Optional(NetworkHealth), mainnet: t.Optional(NetworkHealth) },
+      { description: "The networks the relay serves" },
+    ),
+    storage: t.Object({
+      database: t.String(),
+      status: t.String(),
+      checkpoints: t.String({ description: "redis or memory" }),
+    }),
+  },
+  { $id: "HealthResponse" },
+);

@@ -7,12 +7,18 @@ import type { SponsorService } from "../relay/sponsor.service.ts";
 import { callerNetwork } from "./auth.plugin.ts";
 
 export function simulateRoutes(deps: { simulate: SimulateService; sponsor: SponsorService }) {
-  return new Elysia({ name: "simulate.routes" }).post("/v1/simulate", ({ body, request }) =>
-    deps.simulate.simulate(deps.sponsor.gateway(callerNetwork(request, body.network)), body.transaction), {
-    body: NetworkOptionalBody,
-    response: { 200: SimulateResponse, ...V1_ERRORS, ...errorResponses(422, 503) },
-    detail: {
-      summary: "Simulate a Soroban transaction (network: the caller's; testnet without a key)", tags: ["relay"], security: apiKeySecurity,
+  return new Elysia({ name: "simulate.routes" }).post(
+    "/v1/simulate",
+    ({ body, request }) =>
+      deps.simulate.simulate(deps.sponsor.gateway(callerNetwork(request, body.network)), body.transaction),
+    {
+      body: NetworkOptionalBody,
+      response: { 200: SimulateResponse, ...V1_ERRORS, ...errorResponses(422, 503) },
+      detail: {
+        summary: "Simulate a Soroban transaction (network: the caller's; testnet without a key)",
+        tags: ["relay"],
+        security: apiKeySecurity,
+      },
     },
-  });
+  );
 }

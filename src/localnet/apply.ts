@@ -3,7 +3,20 @@
  * lane's market rate, capped at the fee source's balance), then each transaction is re-validated
  * and its operations applied atomically; Soroban refunds go back to the fee source.
  */
-import { X, Tx, SOROBAN_OPS, muxedToAddress, rawToAddress, toB64, type OperationResultW, type TransactionResultW, type ContractEventW, type DiagnosticEventW, type ScValW, type TxCode } from "../stellar/xdr.ts";
+import {
+  X,
+  Tx,
+  SOROBAN_OPS,
+  muxedToAddress,
+  rawToAddress,
+  toB64,
+  type OperationResultW,
+  type TransactionResultW,
+  type ContractEventW,
+  type DiagnosticEventW,
+  type ScValW,
+  type TxCode,
+} from "../stellar/xdr.ts";
 import { Overlay, type StateReader, type Account, type ContractData } from "./state.ts";
 import { checkValid, type ValidationContext } from "./validate.ts";
 import { applyClassicOp } from "./ops.ts";
@@ -43,12 +56,24 @@ export interface Applied {
 }
 
 /** Errors after the sequence check still consume the sequence number at apply. */
-const CONSUMES_SEQ: ReadonlySet<TxCode> = new Set([Tx.badMinSeqAgeOrGap, Tx.badAuth, Tx.badAuthExtra, Tx.failed, Tx.insufficientBalance]);
+const CONSUMES_SEQ: ReadonlySet<TxCode> = new Set([
+  Tx.badMinSeqAgeOrGap,
+  Tx.badAuth,
+  Tx.badAuthExtra,
+  Tx.failed,
+  Tx.insufficientBalance,
+]);
 
 function bumpSeq(store: LedgerStore, f: Frame, ctx: ApplyContext): void {
   const acc = store.account(f.inner.source);
   if (!acc) return;
-  const a = { ...acc, seqNum: f.inner.seqNum, seqLedger: ctx.ledgerSeq, seqTime: ctx.closeTime, lastModified: ctx.ledgerSeq };
+  const a = {
+    ...acc,
+    seqNum: f.inner.seqNum,
+    seqLedger: ctx.ledgerSeq,
+    seqTime: ctx.closeTime,
+    lastModified: ctx.ledgerSeq,
+  };
   store.putAccount(a);
 }
 
@@ -64,24 +89,39 @@ function createdEntries(f: Frame, store: StateReader, ledgerSeq: number): unknow
   return f.inner.ops.map((op) => {
     if (op.body.type !== 0) return [];
     const a = store.account(rawToAddress(op.body.createAccountOp.destination.ed25519));
-    return a ? [{ type: 0, created: { lastModifiedLedgerSeq: ledgerSeq, data: accountEntryData(a), ext: { v: 0 } } }] : [];
+    return a
+      ? [{ type: 0, created: { lastModifiedLedgerSeq: ledgerSeq, data: accountEntryData(a), ext: { v: 0 } } }]
+      : [];
   });
 }
 
-function meta(opResultsEvents: ContractEventW[][], returnValue: ScValW | null, isSoroban: boolean, diagnostic: DiagnosticEventW[], changes: unknown[][] = []): Uint8Array {
+function meta(
+  opResultsEvents: ContractEventW[][],
+  returnValue: ScValW | null,
+  isSoroban: boolean,
+  diagnostic: DiagnosticEventW[],
+  changes: unknown[][] = [],
+): Uint8Array {
   return X.meta.encode({
     v: 4,
     v4: {
-      ext: { v: 0 }, txChangesBefore: [], txChangesAfter: [],
+      ext: { v: 0 },
+      txChangesBefore: [],
+      txChangesAfter: [],
       operations: opResultsEvents.map((events, k) => ({ ext: { v: 0 }, changes: changes[k] ?? [], events })),
       sorobanMeta: isSoroban ? { ext: { v: 0 }, returnValue } : null,
-      events: [], diagnosticEvents: diagnostic,
+      events: [],
+      diagnosticEvents: diagnostic,
     },
   } as never);
 }
 
 /** Applies `frames` in order; `laneBaseFee` gives the per-operation market rate of each lane. */
-export function applyTransactions(ctx: ApplyContext, frames: Frame[], laneBaseFee: { classic: bigint; soroban: bigint }): Applied[] {
+export function applyTransactions(
+  ctx: ApplyContext,
+  frames: Frame[],
+  laneBaseFee: { classic: bigint; soroban: bigint },
+): Applied[] {
   const { store } = ctx;
   // 1. charge every fee
   const charged = frames.map((f) => {
@@ -98,7 +138,14 @@ export function applyTransactions(ctx: ApplyContext, frames: Frame[], laneBaseFe
 
   // 2. apply each transaction
   const refunds: { to: string; amount: bigint }[] = [];
-  const vctx: ValidationContext = { state: store, ledgerSeq: ctx.ledgerSeq, closeTime: ctx.closeTime, baseFee: ctx.baseFee, baseReserve: ctx.baseReserve, applying: true };
+  const vctx: ValidationContext = {
+    state: store,
+    ledgerSeq: ctx.ledgerSeq,
+    closeTime: ctx.closeTime,
+    baseFee: ctx.baseFee,
+    baseReserve: ctx.baseReserve,
+    applying: true,
+  };
   const applied = frames.map((f, i) => {
     let fee = charged[i];
     const inclusion = fee - f.inner.resourceFee;
@@ -121,7 +168,13 @@ export function applyTransactions(ctx: ApplyContext, frames: Frame[], laneBaseFe
       const opResults: OperationResultW[] = f.inner.ops.map((op, opIndex) => {
         const source = op.sourceAccount ? muxedToAddress(op.sourceAccount) : f.inner.source;
         if (SOROBAN_OPS.has(op.body.type)) {
-          const r = applySorobanOp(overlay, f.inner, op, source, { ledgerSeq: ctx.ledgerSeq, closeTime: ctx.closeTime, networkId: ctx.networkId, baseReserve: ctx.baseReserve, passphrase: ctx.passphrase });
+          const r = applySorobanOp(overlay, f.inner, op, source, {
+            ledgerSeq: ctx.ledgerSeq,
+            closeTime: ctx.closeTime,
+            networkId: ctx.networkId,
+            baseReserve: ctx.baseReserve,
+            passphrase: ctx.passphrase,
+          });
           if (!r.success) failed = true;
           consumed += r.consumedRefundable;
           events.push(r.events);
@@ -130,7 +183,13 @@ export function applyTransactions(ctx: ApplyContext, frames: Frame[], laneBaseFe
           return r.result;
         }
         const opId = new Uint8Array([...f.inner.hash, opIndex]);
-        const r = applyClassicOp(overlay, source, op, { ledgerSeq: ctx.ledgerSeq, closeTime: ctx.closeTime, baseReserve: ctx.baseReserve, startingSeq: BigInt(ctx.ledgerSeq) << 32n, opId });
+        const r = applyClassicOp(overlay, source, op, {
+          ledgerSeq: ctx.ledgerSeq,
+          closeTime: ctx.closeTime,
+          baseReserve: ctx.baseReserve,
+          startingSeq: BigInt(ctx.ledgerSeq) << 32n,
+          opId,
+        });
         events.push([]);
         if (!opSucceeded(r)) failed = true;
         return r;
@@ -157,10 +216,20 @@ export function applyTransactions(ctx: ApplyContext, frames: Frame[], laneBaseFe
     const result = outer !== null ? outerError(fee, outer) : wrap(f, fee, outcome);
     const successful = outer === null && outcome.code === Tx.success;
     return {
-      frame: f, result, resultXdr: X.result.encode(result),
-      metaXdr: meta(f.inner.ops.map((_, k) => events[k] ?? []), returnValue, f.inner.isSoroban, diagnostic,
-        outcome.code === Tx.success ? createdEntries(f, store, ctx.ledgerSeq) : []),
-      feeCharged: fee, successful, diagnosticEvents: diagnostic, contractEvents: f.inner.ops.map((_, k) => events[k] ?? []),
+      frame: f,
+      result,
+      resultXdr: X.result.encode(result),
+      metaXdr: meta(
+        f.inner.ops.map((_, k) => events[k] ?? []),
+        returnValue,
+        f.inner.isSoroban,
+        diagnostic,
+        outcome.code === Tx.success ? createdEntries(f, store, ctx.ledgerSeq) : [],
+      ),
+      feeCharged: fee,
+      successful,
+      diagnosticEvents: diagnostic,
+      contractEvents: f.inner.ops.map((_, k) => events[k] ?? []),
       feeSample: f.inner.isSoroban ? (inclusion > 0n ? inclusion : 0n) : fee / BigInt(Math.max(1, f.inner.ops.length)),
     };
   });

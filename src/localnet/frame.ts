@@ -3,8 +3,17 @@
  * converted to V1) transaction or of a fee-bump and its inner transaction.
  */
 import {
-  X, SOROBAN_OPS, sha256, toHex, muxedToAddress,
-  type EnvelopeW, type TxW, type DecoratedSignatureW, type OperationW, type SorobanDataW, type FeeBumpTxW,
+  X,
+  SOROBAN_OPS,
+  sha256,
+  toHex,
+  muxedToAddress,
+  type EnvelopeW,
+  type TxW,
+  type DecoratedSignatureW,
+  type OperationW,
+  type SorobanDataW,
+  type FeeBumpTxW,
 } from "../stellar/xdr.ts";
 
 export interface InnerTx {
@@ -58,16 +67,31 @@ function feeBumpHash(networkId: Uint8Array, fb: FeeBumpTxW): Uint8Array {
 }
 
 /** XDR size of a DecoratedSignature array: count, then hint (4) and var-opaque signature each. */
-const signaturesSize = (sigs: DecoratedSignatureW[]): number => sigs.reduce((n, s) => n + 8 + ((s.signature.length + 3) & ~3), 4);
+const signaturesSize = (sigs: DecoratedSignatureW[]): number =>
+  sigs.reduce((n, s) => n + 8 + ((s.signature.length + 3) & ~3), 4);
 const MUXED_SIZE = { 0: 36, 256: 44 } as const;
 
-function innerOf(networkId: Uint8Array, tx: TxW, signatures: DecoratedSignatureW[], body: Uint8Array = X.tx.encode(tx)): InnerTx {
+function innerOf(
+  networkId: Uint8Array,
+  tx: TxW,
+  signatures: DecoratedSignatureW[],
+  body: Uint8Array = X.tx.encode(tx),
+): InnerTx {
   const hash = sha256(networkId, int32be(ENVELOPE_TYPE_TX), body);
   const soroban = tx.ext.v === 1 ? tx.ext.sorobanData : null;
   return {
-    tx, hash, hashHex: toHex(hash), source: muxedToAddress(tx.sourceAccount), sourceIsMuxed: tx.sourceAccount.type !== 0,
-    fee: BigInt(tx.fee), seqNum: tx.seqNum, ops: tx.operations, signatures, soroban,
-    isSoroban: tx.operations.some((o) => SOROBAN_OPS.has(o.body.type)), resourceFee: soroban ? soroban.resourceFee : 0n,
+    tx,
+    hash,
+    hashHex: toHex(hash),
+    source: muxedToAddress(tx.sourceAccount),
+    sourceIsMuxed: tx.sourceAccount.type !== 0,
+    fee: BigInt(tx.fee),
+    seqNum: tx.seqNum,
+    ops: tx.operations,
+    signatures,
+    soroban,
+    isSoroban: tx.operations.some((o) => SOROBAN_OPS.has(o.body.type)),
+    resourceFee: soroban ? soroban.resourceFee : 0n,
     envelopeSize: 4 + body.length + 4 + 72 * signatures.length,
   };
 }
@@ -82,9 +106,12 @@ export function toFrame(networkId: Uint8Array, env: EnvelopeW, raw?: Uint8Array)
     const v0 = env.v0;
     const tx: TxW = {
       sourceAccount: { type: 0, ed25519: v0.tx.sourceAccountEd25519 },
-      fee: v0.tx.fee, seqNum: v0.tx.seqNum,
+      fee: v0.tx.fee,
+      seqNum: v0.tx.seqNum,
       cond: v0.tx.timeBounds ? { type: 1, timeBounds: v0.tx.timeBounds } : { type: 0 },
-      memo: v0.tx.memo, operations: v0.tx.operations, ext: { v: 0 },
+      memo: v0.tx.memo,
+      operations: v0.tx.operations,
+      ext: { v: 0 },
     };
     return toFrame(networkId, { type: 2, v1: { tx, signatures: v0.signatures } });
   }
@@ -93,9 +120,18 @@ export function toFrame(networkId: Uint8Array, env: EnvelopeW, raw?: Uint8Array)
     const inner = innerOf(networkId, env.v1.tx, env.v1.signatures, body);
     const feeOps = Math.max(1, inner.ops.length);
     return {
-      isFeeBump: false, hash: inner.hash, hashHex: inner.hashHex, inner, feeBump: null, feeSource: inner.source,
-      signatures: inner.signatures, fullFee: inner.fee, feeOps, inclusionFee: inner.fee - inner.resourceFee,
-      envelope: env, envelopeXdr: raw ?? X.envelope.encode(env),
+      isFeeBump: false,
+      hash: inner.hash,
+      hashHex: inner.hashHex,
+      inner,
+      feeBump: null,
+      feeSource: inner.source,
+      signatures: inner.signatures,
+      fullFee: inner.fee,
+      feeOps,
+      inclusionFee: inner.fee - inner.resourceFee,
+      envelope: env,
+      envelopeXdr: raw ?? X.envelope.encode(env),
     };
   }
   const fb = env.feeBump.tx;
@@ -104,11 +140,22 @@ export function toFrame(networkId: Uint8Array, env: EnvelopeW, raw?: Uint8Array)
   const innerStart = 4 + MUXED_SIZE[fb.feeSource.type] + 8 + 4;
   const innerBody = raw?.subarray(innerStart, outerEnd - 4 - signaturesSize(fb.innerTx.v1.signatures));
   const inner = innerOf(networkId, fb.innerTx.v1.tx, fb.innerTx.v1.signatures, innerBody);
-  const hash = raw ? sha256(networkId, int32be(ENVELOPE_TYPE_TX_FEE_BUMP), raw.subarray(4, outerEnd)) : feeBumpHash(networkId, fb);
+  const hash = raw
+    ? sha256(networkId, int32be(ENVELOPE_TYPE_TX_FEE_BUMP), raw.subarray(4, outerEnd))
+    : feeBumpHash(networkId, fb);
   return {
-    isFeeBump: true, hash, hashHex: toHex(hash), inner, feeBump: fb, feeSource: muxedToAddress(fb.feeSource),
-    signatures: env.feeBump.signatures, fullFee: fb.fee, feeOps: inner.ops.length + 1,
-    inclusionFee: fb.fee - inner.resourceFee, envelope: env, envelopeXdr: raw ?? X.envelope.encode(env),
+    isFeeBump: true,
+    hash,
+    hashHex: toHex(hash),
+    inner,
+    feeBump: fb,
+    feeSource: muxedToAddress(fb.feeSource),
+    signatures: env.feeBump.signatures,
+    fullFee: fb.fee,
+    feeOps: inner.ops.length + 1,
+    inclusionFee: fb.fee - inner.resourceFee,
+    envelope: env,
+    envelopeXdr: raw ?? X.envelope.encode(env),
   };
 }
 

@@ -12,10 +12,19 @@ export const FRIENDBOT_XLM = "10000";
 const BATCH = 100;
 
 export class FriendbotError extends Error {
-  constructor(readonly status: number, message: string, readonly extras?: Record<string, unknown>) { super(message); }
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly extras?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
 }
 
-const alreadyFunded = () => new FriendbotError(400, "account already funded to starting balance", { result_codes: { transaction: "tx_failed", operations: ["op_already_exists"] } });
+const alreadyFunded = () =>
+  new FriendbotError(400, "account already funded to starting balance", {
+    result_codes: { transaction: "tx_failed", operations: ["op_already_exists"] },
+  });
 
 export class Friendbot {
   private waiting = new Map<string, { resolve: (r: TxRecord) => void; reject: (e: Error) => void }[]>();
@@ -28,11 +37,13 @@ export class Friendbot {
 
   /** Funds `address`; resolves with the applied transaction once its ledger closes. */
   fund(address: string): Promise<TxRecord> {
-    if (!StrKey.isValidEd25519PublicKey(address)) return Promise.reject(new FriendbotError(400, "invalid address: addr must be a G... account id"));
+    if (!StrKey.isValidEd25519PublicKey(address))
+      return Promise.reject(new FriendbotError(400, "invalid address: addr must be a G... account id"));
     if (this.net.account(address)) return Promise.reject(alreadyFunded());
     return new Promise((resolve, reject) => {
       const list = this.waiting.get(address);
-      if (list) list.push({ resolve, reject }); else this.waiting.set(address, [{ resolve, reject }]);
+      if (list) list.push({ resolve, reject });
+      else this.waiting.set(address, [{ resolve, reject }]);
       if (!this.inFlight) this.send();
     });
   }
@@ -43,8 +54,12 @@ export class Friendbot {
     if (batch.length === 0) return;
     const root = this.net.root;
     const acc = this.net.account(root.publicKey())!;
-    const b = new TransactionBuilder(new SdkAccount(root.publicKey(), acc.seqNum.toString()), { fee: String(this.net.header.baseFee), networkPassphrase: this.net.passphrase }).setTimeout(0);
-    for (const destination of batch) b.addOperation(Operation.createAccount({ destination, startingBalance: FRIENDBOT_XLM }));
+    const b = new TransactionBuilder(new SdkAccount(root.publicKey(), acc.seqNum.toString()), {
+      fee: String(this.net.header.baseFee),
+      networkPassphrase: this.net.passphrase,
+    }).setTimeout(0);
+    for (const destination of batch)
+      b.addOperation(Operation.createAccount({ destination, startingBalance: FRIENDBOT_XLM }));
     const tx = b.build();
     tx.sign(root);
     const r = this.net.submitXdr(tx.toEnvelope().toXdr());
@@ -59,14 +74,21 @@ export class Friendbot {
     if (this.inFlight) {
       const rec = this.net.records.get(this.inFlight);
       if (!rec) {
-        if (!this.net.queue.byAnyHash(this.inFlight)) { this.fail(this.batch, new FriendbotError(500, "friendbot transaction was dropped")); this.inFlight = null; }
-        else return;
+        if (!this.net.queue.byAnyHash(this.inFlight)) {
+          this.fail(this.batch, new FriendbotError(500, "friendbot transaction was dropped"));
+          this.inFlight = null;
+        } else return;
       } else {
         this.inFlight = null;
         for (const a of this.batch) {
           const list = this.waiting.get(a) ?? [];
           this.waiting.delete(a);
-          for (const w of list) rec.successful ? w.resolve(rec) : w.reject(new FriendbotError(400, "friendbot transaction failed", { result_codes: resultCodes(rec.result) }));
+          for (const w of list)
+            rec.successful
+              ? w.resolve(rec)
+              : w.reject(
+                  new FriendbotError(400, "friendbot transaction failed", { result_codes: resultCodes(rec.result) }),
+                );
         }
       }
     }
@@ -74,6 +96,9 @@ export class Friendbot {
   }
 
   private fail(batch: string[], e: Error): void {
-    for (const a of batch) { for (const w of this.waiting.get(a) ?? []) w.reject(e); this.waiting.delete(a); }
+    for (const a of batch) {
+      for (const w of this.waiting.get(a) ?? []) w.reject(e);
+      this.waiting.delete(a);
+    }
   }
 }

@@ -47,26 +47,59 @@ export interface LedgerRecord {
   operationCount: number;
 }
 
-export type FeeDistribution = Record<"max" | "min" | "mode" | "p10" | "p20" | "p30" | "p40" | "p50" | "p60" | "p70" | "p80" | "p90" | "p95" | "p99" | "transactionCount", string> & { ledgerCount: number };
+export type FeeDistribution = Record<
+  | "max"
+  | "min"
+  | "mode"
+  | "p10"
+  | "p20"
+  | "p30"
+  | "p40"
+  | "p50"
+  | "p60"
+  | "p70"
+  | "p80"
+  | "p90"
+  | "p95"
+  | "p99"
+  | "transactionCount",
+  string
+> & { ledgerCount: number };
 
 /** Distribution of per-operation inclusion fees, as stellar-rpc's fee window computes it. */
 export function feeDistribution(fees: bigint[], ledgerCount: number): FeeDistribution {
   const sorted = [...fees].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const n = sorted.length;
   const pct = (p: number) => (n === 0 ? 0n : sorted[Math.max(0, Math.ceil((p * n) / 100) - 1)]);
-  let mode = 0n, best = 0;
+  let mode = 0n,
+    best = 0;
   for (let i = 0; i < n; ) {
     let j = i;
     while (j < n && sorted[j] === sorted[i]) j++;
-    if (j - i > best) { best = j - i; mode = sorted[i]; }
+    if (j - i > best) {
+      best = j - i;
+      mode = sorted[i];
+    }
     i = j;
   }
   const s = (v: bigint) => v.toString();
   return {
-    max: s(n ? sorted[n - 1] : 0n), min: s(n ? sorted[0] : 0n), mode: s(mode),
-    p10: s(pct(10)), p20: s(pct(20)), p30: s(pct(30)), p40: s(pct(40)), p50: s(pct(50)), p60: s(pct(60)),
-    p70: s(pct(70)), p80: s(pct(80)), p90: s(pct(90)), p95: s(pct(95)), p99: s(pct(99)),
-    transactionCount: String(n), ledgerCount,
+    max: s(n ? sorted[n - 1] : 0n),
+    min: s(n ? sorted[0] : 0n),
+    mode: s(mode),
+    p10: s(pct(10)),
+    p20: s(pct(20)),
+    p30: s(pct(30)),
+    p40: s(pct(40)),
+    p50: s(pct(50)),
+    p60: s(pct(60)),
+    p70: s(pct(70)),
+    p80: s(pct(80)),
+    p90: s(pct(90)),
+    p95: s(pct(95)),
+    p99: s(pct(99)),
+    transactionCount: String(n),
+    ledgerCount,
   };
 }
 

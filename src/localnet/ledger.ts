@@ -84,13 +84,22 @@ export class Localnet implements LedgerStore {
       for (const d of snapshot.data) this.data.set(d.key, d);
       for (const l of snapshot.ledgers) this.ledgers.push(l);
       for (const r of snapshot.records) this.indexRecord(r);
-      for (const l of this.ledgers.slice(-50)) this.pushFees(l.txHashes.map((h) => this.records.get(h)!).filter(Boolean));
+      for (const l of this.ledgers.slice(-50))
+        this.pushFees(l.txHashes.map((h) => this.records.get(h)!).filter(Boolean));
     } else {
       const closeTime = BigInt(Math.floor(this.now() / 1000));
       this.header = {
-        sequence: 1, closeTime, closeTimeMs: this.now(), hash: new Uint8Array(32), previousHash: new Uint8Array(32),
-        baseFee: BASE_FEE, baseReserve: BASE_RESERVE, protocolVersion: PROTOCOL_VERSION, maxTxSetSize,
-        totalCoins: TOTAL_COINS, feePool: 0n,
+        sequence: 1,
+        closeTime,
+        closeTimeMs: this.now(),
+        hash: new Uint8Array(32),
+        previousHash: new Uint8Array(32),
+        baseFee: BASE_FEE,
+        baseReserve: BASE_RESERVE,
+        protocolVersion: PROTOCOL_VERSION,
+        maxTxSetSize,
+        totalCoins: TOTAL_COINS,
+        feePool: 0n,
       };
       // genesis: the root account holds every lumen
       const funded = opts.genesisAccounts ?? [];
@@ -103,14 +112,28 @@ export class Localnet implements LedgerStore {
   }
 
   // ---- state access (LedgerStore) ----
-  account(id: string): Account | undefined { return this.accounts.get(id); }
-  contractData(key: string): ContractData | undefined { return this.data.get(key); }
-  putAccount(a: Account): void { this.accounts.set(a.id, a); }
-  deleteAccount(id: string): void { this.accounts.delete(id); }
-  putContractData(d: ContractData): void { this.data.set(d.key, d); }
+  account(id: string): Account | undefined {
+    return this.accounts.get(id);
+  }
+  contractData(key: string): ContractData | undefined {
+    return this.data.get(key);
+  }
+  putAccount(a: Account): void {
+    this.accounts.set(a.id, a);
+  }
+  deleteAccount(id: string): void {
+    this.accounts.delete(id);
+  }
+  putContractData(d: ContractData): void {
+    this.data.set(d.key, d);
+  }
 
-  get latestLedger(): LedgerRecord { return this.ledgers[this.ledgers.length - 1]; }
-  get oldestLedger(): LedgerRecord { return this.ledgers[0]; }
+  get latestLedger(): LedgerRecord {
+    return this.ledgers[this.ledgers.length - 1];
+  }
+  get oldestLedger(): LedgerRecord {
+    return this.ledgers[0];
+  }
 
   start(): void {
     if (this.timer || this.ledgerCloseMs <= 0) return;
@@ -131,14 +154,23 @@ export class Localnet implements LedgerStore {
   waitForLedger(seq: number): Promise<LedgerRecord> {
     if (this.latestLedger.sequence >= seq) return Promise.resolve(this.latestLedger);
     return new Promise((resolve) => {
-      const off = this.onLedgerClosed((l) => { if (l.sequence >= seq) { off(); resolve(l); } });
+      const off = this.onLedgerClosed((l) => {
+        if (l.sequence >= seq) {
+          off();
+          resolve(l);
+        }
+      });
     });
   }
 
   private validationContext(): ValidationContext {
     return {
-      state: this, ledgerSeq: this.header.sequence + 1, closeTime: this.header.closeTime,
-      baseFee: this.header.baseFee, baseReserve: this.header.baseReserve, applying: false,
+      state: this,
+      ledgerSeq: this.header.sequence + 1,
+      closeTime: this.header.closeTime,
+      baseFee: this.header.baseFee,
+      baseReserve: this.header.baseReserve,
+      applying: false,
     };
   }
 
@@ -157,7 +189,12 @@ export class Localnet implements LedgerStore {
   /** stellar-core's TransactionQueue::canAdd followed by tryAdd. */
   submit(f: Frame): SubmitResult {
     const hash = f.hashHex;
-    const error = (r: TransactionResultW): SubmitResult => ({ status: "ERROR", hash, errorResult: r, errorResultXdr: toB64(X.result.encode(r)) });
+    const error = (r: TransactionResultW): SubmitResult => ({
+      status: "ERROR",
+      hash,
+      errorResult: r,
+      errorResultXdr: toB64(X.result.encode(r)),
+    });
     if (this.queue.isBanned(hash)) return { status: "TRY_AGAIN_LATER", hash };
     if (f.fullFee < 0n || f.inclusionFee < 0n) return error(plainResult(0n, { code: Tx.malformed }));
     const ctx = this.validationContext();
@@ -167,10 +204,13 @@ export class Localnet implements LedgerStore {
       const q = queued.frame;
       if (q.hashHex === hash || (q.isFeeBump && q.inner.hashHex === hash)) return { status: "DUPLICATE", hash };
       if (f.inner.seqNum < q.inner.seqNum) return error(outerError(0n, Tx.badSeq));
-      if (!f.isFeeBump || f.inner.seqNum !== q.inner.seqNum || f.inner.isSoroban !== q.inner.isSoroban) return { status: "TRY_AGAIN_LATER", hash };
+      if (!f.isFeeBump || f.inner.seqNum !== q.inner.seqNum || f.inner.isSoroban !== q.inner.isSoroban)
+        return { status: "TRY_AGAIN_LATER", hash };
       // replace-by-fee: the new rate must be at least 10x the old one
       if (f.inclusionFee * BigInt(q.feeOps) < REPLACE_BY_FEE_MULTIPLIER * q.inclusionFee * BigInt(f.feeOps)) {
-        const need = (REPLACE_BY_FEE_MULTIPLIER * q.inclusionFee * BigInt(f.feeOps) + BigInt(q.feeOps) - 1n) / BigInt(q.feeOps) + f.inner.resourceFee;
+        const need =
+          (REPLACE_BY_FEE_MULTIPLIER * q.inclusionFee * BigInt(f.feeOps) + BigInt(q.feeOps) - 1n) / BigInt(q.feeOps) +
+          f.inner.resourceFee;
         return error(outerError(need, Tx.insufficientFee));
       }
       replaced = q;
@@ -180,7 +220,9 @@ export class Localnet implements LedgerStore {
       const room = this.queue.makeRoom(f);
       if ("needFee" in room) {
         this.queue.ban(hash, ctx.ledgerSeq + BAN_LEDGERS);
-        return room.needFee === null ? { status: "TRY_AGAIN_LATER", hash } : error(outerError(room.needFee, Tx.insufficientFee));
+        return room.needFee === null
+          ? { status: "TRY_AGAIN_LATER", hash }
+          : error(outerError(room.needFee, Tx.insufficientFee));
       }
       evict = room.evict;
     }
@@ -192,13 +234,21 @@ export class Localnet implements LedgerStore {
     }
     // the fee source must afford this fee on top of everything it already has queued
     const payer = this.accounts.get(f.feeSource)!;
-    const alreadyQueued = this.queue.queuedFees(f.feeSource) - (replaced && replaced.feeSource === f.feeSource ? replaced.fullFee : 0n);
+    const alreadyQueued =
+      this.queue.queuedFees(f.feeSource) - (replaced && replaced.feeSource === f.feeSource ? replaced.fullFee : 0n);
     if (availableBalance(payer, this.header.baseReserve) - f.fullFee < alreadyQueued) {
-      return error(f.isFeeBump ? outerError(minFeeFor(f, ctx.baseFee), Tx.insufficientBalance) : plainResult(minFeeFor(f, ctx.baseFee), { code: Tx.insufficientBalance }));
+      return error(
+        f.isFeeBump
+          ? outerError(minFeeFor(f, ctx.baseFee), Tx.insufficientBalance)
+          : plainResult(minFeeFor(f, ctx.baseFee), { code: Tx.insufficientBalance }),
+      );
     }
     const age = replaced ? this.queue.bySource.get(f.inner.source)!.age : 0;
     if (replaced) this.queue.remove(replaced); // replaced, not banned: its inner transaction is still the queued one
-    for (const e of evict) { this.queue.remove(e); this.queue.ban(e.hashHex, ctx.ledgerSeq + BAN_LEDGERS); }
+    for (const e of evict) {
+      this.queue.remove(e);
+      this.queue.ban(e.hashHex, ctx.ledgerSeq + BAN_LEDGERS);
+    }
     this.queue.add(f, age);
     return { status: "PENDING", hash };
   }
@@ -214,7 +264,10 @@ export class Localnet implements LedgerStore {
     let used = 0;
     let overflow = false;
     for (const f of sorted) {
-      if (used + laneSize(f) > capacity) { overflow = true; continue; }
+      if (used + laneSize(f) > capacity) {
+        overflow = true;
+        continue;
+      }
       take.push(f);
       used += laneSize(f);
     }
@@ -233,18 +286,36 @@ export class Localnet implements LedgerStore {
     const nowMs = this.now();
     const closeTime = BigInt(Math.floor(nowMs / 1000));
     const frames = this.queue.frames();
-    const classic = this.selectLane(frames.filter((f) => !f.inner.isSoroban), this.header.maxTxSetSize);
-    const soroban = this.selectLane(frames.filter((f) => f.inner.isSoroban), this.sorobanCapacity);
+    const classic = this.selectLane(
+      frames.filter((f) => !f.inner.isSoroban),
+      this.header.maxTxSetSize,
+    );
+    const soroban = this.selectLane(
+      frames.filter((f) => f.inner.isSoroban),
+      this.sorobanCapacity,
+    );
     // apply order: by hash, as stellar-core shuffles a set deterministically
     const chosen = [...classic.take, ...soroban.take].sort((a, b) => (a.hashHex < b.hashHex ? -1 : 1));
     for (const f of chosen) this.queue.remove(f);
     const applied = applyTransactions(
-      { store: this, ledgerSeq: seq, closeTime: closeTime > this.header.closeTime ? closeTime : this.header.closeTime, baseFee: this.header.baseFee, baseReserve: this.header.baseReserve, networkId: this.networkId, passphrase: this.passphrase },
-      chosen, { classic: classic.baseFee, soroban: soroban.baseFee },
+      {
+        store: this,
+        ledgerSeq: seq,
+        closeTime: closeTime > this.header.closeTime ? closeTime : this.header.closeTime,
+        baseFee: this.header.baseFee,
+        baseReserve: this.header.baseReserve,
+        networkId: this.networkId,
+        passphrase: this.passphrase,
+      },
+      chosen,
+      { classic: classic.baseFee, soroban: soroban.baseFee },
     );
     this.header = {
-      ...this.header, sequence: seq, previousHash: this.header.hash,
-      closeTime: closeTime > this.header.closeTime ? closeTime : this.header.closeTime, closeTimeMs: nowMs,
+      ...this.header,
+      sequence: seq,
+      previousHash: this.header.hash,
+      closeTime: closeTime > this.header.closeTime ? closeTime : this.header.closeTime,
+      closeTimeMs: nowMs,
       feePool: this.header.feePool + applied.reduce((s, a) => s + a.feeCharged, 0n),
     };
     const txSetHash = sha256(...applied.map((a) => a.frame.hash));
@@ -266,9 +337,15 @@ export class Localnet implements LedgerStore {
   private trimQueue(seq: number): void {
     this.queue.unban(seq);
     const ctx = this.validationContext();
-    for (const f of this.queue.age()) { this.queue.remove(f); this.queue.ban(f.hashHex, seq + BAN_LEDGERS); }
+    for (const f of this.queue.age()) {
+      this.queue.remove(f);
+      this.queue.ban(f.hashHex, seq + BAN_LEDGERS);
+    }
     for (const f of this.queue.frames()) {
-      if (!checkValid(f, ctx, this.upperCloseTimeOffset()).ok) { this.queue.remove(f); this.queue.ban(f.hashHex, seq + BAN_LEDGERS); }
+      if (!checkValid(f, ctx, this.upperCloseTimeOffset()).ok) {
+        this.queue.remove(f);
+        this.queue.ban(f.hashHex, seq + BAN_LEDGERS);
+      }
     }
   }
 
@@ -278,16 +355,23 @@ export class Localnet implements LedgerStore {
     const hash = headerHash(wire);
     this.header = { ...h, hash };
     const ledger: LedgerRecord = {
-      sequence: h.sequence, hash: toHex(hash), previousHash: toHex(h.previousHash), closeTime: h.closeTime,
+      sequence: h.sequence,
+      hash: toHex(hash),
+      previousHash: toHex(h.previousHash),
+      closeTime: h.closeTime,
       headerXdr: toB64(X.ledgerHeader.encode(wire)),
       metadataXdr: toB64(ledgerCloseMeta(wire, hash)),
-      txHashes: applied.map((a) => a.frame.hashHex), protocolVersion: h.protocolVersion, baseFee: h.baseFee,
-      baseReserve: h.baseReserve, maxTxSetSize: h.maxTxSetSize,
-      successfulTxs: applied.filter((a) => a.successful).length, failedTxs: applied.filter((a) => !a.successful).length,
+      txHashes: applied.map((a) => a.frame.hashHex),
+      protocolVersion: h.protocolVersion,
+      baseFee: h.baseFee,
+      baseReserve: h.baseReserve,
+      maxTxSetSize: h.maxTxSetSize,
+      successfulTxs: applied.filter((a) => a.successful).length,
+      failedTxs: applied.filter((a) => !a.successful).length,
       operationCount: applied.reduce((s, a) => s + a.frame.inner.ops.length, 0),
     };
     this.ledgers.push(ledger);
-    applied.forEach((a, i) => this.indexRecord(this.toRecord(a, ledger, i + 1)));
+    for (const [i, a] of applied.entries()) this.indexRecord(this.toRecord(a, ledger, i + 1));
     return ledger;
   }
 
@@ -295,15 +379,31 @@ export class Localnet implements LedgerStore {
     const f = a.frame;
     const sigs = (s: { signature: Uint8Array }[]) => s.map((x) => toB64(x.signature));
     return {
-      hash: f.hashHex, innerHash: f.isFeeBump ? f.inner.hashHex : null, ledger: ledger.sequence, applicationOrder: order,
-      feeBump: f.isFeeBump, successful: a.successful, createdAt: ledger.closeTime, envelopeXdr: toB64(f.envelopeXdr),
-      resultXdr: toB64(a.resultXdr), resultMetaXdr: toB64(a.metaXdr),
+      hash: f.hashHex,
+      innerHash: f.isFeeBump ? f.inner.hashHex : null,
+      ledger: ledger.sequence,
+      applicationOrder: order,
+      feeBump: f.isFeeBump,
+      successful: a.successful,
+      createdAt: ledger.closeTime,
+      envelopeXdr: toB64(f.envelopeXdr),
+      resultXdr: toB64(a.resultXdr),
+      resultMetaXdr: toB64(a.metaXdr),
       diagnosticEventsXdr: a.diagnosticEvents.map((d) => toB64(X.diagnosticEvent.encode(d))),
-      contractEventsXdr: a.contractEvents.map(eventsToB64), result: a.result, feeCharged: a.feeCharged,
-      feeSample: a.feeSample, soroban: f.inner.isSoroban,
-      sourceAccount: f.inner.source, feeAccount: f.feeSource, seqNum: f.inner.seqNum, maxFee: f.fullFee,
-      innerMaxFee: f.inner.fee, operationCount: f.inner.ops.length, memoType: ["none", "text", "id", "hash", "return"][f.inner.tx.memo.type],
-      signatures: sigs(f.signatures), innerSignatures: sigs(f.inner.signatures),
+      contractEventsXdr: a.contractEvents.map(eventsToB64),
+      result: a.result,
+      feeCharged: a.feeCharged,
+      feeSample: a.feeSample,
+      soroban: f.inner.isSoroban,
+      sourceAccount: f.inner.source,
+      feeAccount: f.feeSource,
+      seqNum: f.inner.seqNum,
+      maxFee: f.fullFee,
+      innerMaxFee: f.inner.fee,
+      operationCount: f.inner.ops.length,
+      memoType: ["none", "text", "id", "hash", "return"][f.inner.tx.memo.type],
+      signatures: sigs(f.signatures),
+      innerSignatures: sigs(f.inner.signatures),
     };
   }
 
@@ -318,7 +418,10 @@ export class Localnet implements LedgerStore {
     for (const l of this.ledgers) {
       if (l.sequence < startLedger) continue;
       for (const h of l.txHashes) {
-        if (skip > 0) { skip--; continue; }
+        if (skip > 0) {
+          skip--;
+          continue;
+        }
         out.push(this.records.get(h)!);
         if (out.length >= limit) return out;
       }

@@ -16,9 +16,25 @@ const net = new Localnet({
   maxTxSetSize: Number(env.LOCALNET_MAX_TX_SET_SIZE ?? 1000),
   dataDir: env.LOCALNET_DATA_DIR || undefined,
 });
-const app = new Elysia().use(localnetHttp(net, { base: "", horizonPath: "", friendbotUrl: `http://localhost:${port}/friendbot` })).listen(port);
+const app = new Elysia()
+  .use(localnetHttp(net, { base: "", horizonPath: "", friendbotUrl: `http://localhost:${port}/friendbot` }))
+  .listen(port);
 net.start();
-console.log(JSON.stringify({ msg: "localnet listening", port: app.server?.port, passphrase: net.passphrase, rpc: `http://localhost:${port}/rpc`, horizon: `http://localhost:${port}/`, friendbot: `http://localhost:${port}/friendbot`, ledgerCloseMs: net.ledgerCloseMs }));
-const shutdown = () => { net.stop(); app.stop(); process.exit(0); };
+console.log(
+  JSON.stringify({
+    msg: "localnet listening",
+    port: app.server?.port,
+    passphrase: net.passphrase,
+    rpc: `http://localhost:${port}/rpc`,
+    horizon: `http://localhost:${port}/`,
+    friendbot: `http://localhost:${port}/friendbot`,
+    ledgerCloseMs: net.ledgerCloseMs,
+  }),
+);
+const shutdown = () => {
+  net.stop();
+  app.stop();
+  process.exit(0);
+};
 process.on("SIGTERM", shutdown);
 process.on("SIGINT", shutdown);

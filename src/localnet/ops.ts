@@ -3,7 +3,16 @@
  * bumpSequence, setOptions, manageData, accountMerge). Every other classic operation succeeds
  * without effect ("not modelled"). Each function returns the operation's result.
  */
-import { Op, publicKeyW, rawToAddress, muxedToAddress, sha256, xdrText, type OperationW, type OperationResultW } from "../stellar/xdr.ts";
+import {
+  Op,
+  publicKeyW,
+  rawToAddress,
+  muxedToAddress,
+  sha256,
+  xdrText,
+  type OperationW,
+  type OperationResultW,
+} from "../stellar/xdr.ts";
 import { availableBalance, newAccount, type Account, type Overlay } from "./state.ts";
 import { opInner, opOuter, OpOuter } from "./results.ts";
 
@@ -21,7 +30,12 @@ const INT64_MAX = (1n << 63n) - 1n;
 const MAX_SIGNERS = 20;
 const ok = (t: number, extra?: Record<string, unknown>) => opInner(t, 0, extra);
 
-function createAccount(o: Overlay, src: Account, op: Extract<OperationW["body"], { type: 0 }>["createAccountOp"], ctx: OpContext): OperationResultW {
+function createAccount(
+  o: Overlay,
+  src: Account,
+  op: Extract<OperationW["body"], { type: 0 }>["createAccountOp"],
+  ctx: OpContext,
+): OperationResultW {
   const T = Op.createAccount;
   if (op.startingBalance <= 0n) return opInner(T, -1);
   const dest = rawToAddress(op.destination.ed25519);
@@ -33,7 +47,12 @@ function createAccount(o: Overlay, src: Account, op: Extract<OperationW["body"],
   return ok(T);
 }
 
-function payment(o: Overlay, src: Account, op: Extract<OperationW["body"], { type: 1 }>["paymentOp"], ctx: OpContext): OperationResultW {
+function payment(
+  o: Overlay,
+  src: Account,
+  op: Extract<OperationW["body"], { type: 1 }>["paymentOp"],
+  ctx: OpContext,
+): OperationResultW {
   const T = Op.payment;
   if (op.amount <= 0n) return opInner(T, -1);
   if (op.asset.type !== 0) return ok(T); // credit assets: not modelled
@@ -48,7 +67,11 @@ function payment(o: Overlay, src: Account, op: Extract<OperationW["body"], { typ
   return ok(T);
 }
 
-function setOptions(src: Account, op: Extract<OperationW["body"], { type: 5 }>["setOptionsOp"], ctx: OpContext): OperationResultW {
+function setOptions(
+  src: Account,
+  op: Extract<OperationW["body"], { type: 5 }>["setOptionsOp"],
+  ctx: OpContext,
+): OperationResultW {
   const T = Op.setOptions;
   const weights = [op.masterWeight, op.lowThreshold, op.medThreshold, op.highThreshold];
   if (weights.some((w) => w !== null && w > 255)) return opInner(T, -7);
@@ -60,7 +83,10 @@ function setOptions(src: Account, op: Extract<OperationW["body"], { type: 5 }>["
     if (key === src.id || op.signer.weight > 255) return opInner(T, -8);
     const i = src.signers.findIndex((s) => s.key === key);
     if (op.signer.weight === 0) {
-      if (i >= 0) { src.signers.splice(i, 1); src.numSubEntries--; }
+      if (i >= 0) {
+        src.signers.splice(i, 1);
+        src.numSubEntries--;
+      }
     } else if (i >= 0) {
       src.signers[i].weight = op.signer.weight;
     } else {
@@ -81,7 +107,11 @@ function setOptions(src: Account, op: Extract<OperationW["body"], { type: 5 }>["
   return ok(T);
 }
 
-function manageData(src: Account, op: Extract<OperationW["body"], { type: 10 }>["manageDataOp"], ctx: OpContext): OperationResultW {
+function manageData(
+  src: Account,
+  op: Extract<OperationW["body"], { type: 10 }>["manageDataOp"],
+  ctx: OpContext,
+): OperationResultW {
   const T = Op.manageData;
   const name = xdrText(op.dataName);
   if (name.length === 0 || name.length > 64) return opInner(T, -4);
@@ -98,7 +128,12 @@ function manageData(src: Account, op: Extract<OperationW["body"], { type: 10 }>[
   return ok(T);
 }
 
-function accountMerge(o: Overlay, src: Account, destination: Extract<OperationW["body"], { type: 8 }>["destination"], ctx: OpContext): OperationResultW {
+function accountMerge(
+  o: Overlay,
+  src: Account,
+  destination: Extract<OperationW["body"], { type: 8 }>["destination"],
+  ctx: OpContext,
+): OperationResultW {
   const T = Op.accountMerge;
   const destId = muxedToAddress(destination);
   if (destId === src.id) return opInner(T, -1);
@@ -132,7 +167,9 @@ export function checkOpValid(op: OperationW, sourceId: string): OperationResultW
   const b = op.body;
   switch (b.type) {
     case Op.createAccount:
-      return b.createAccountOp.startingBalance < 0n || rawToAddress(b.createAccountOp.destination.ed25519) === sourceId ? opInner(b.type, -1) : null;
+      return b.createAccountOp.startingBalance < 0n || rawToAddress(b.createAccountOp.destination.ed25519) === sourceId
+        ? opInner(b.type, -1)
+        : null;
     case Op.payment:
       return b.paymentOp.amount <= 0n ? opInner(b.type, -1) : null;
     case Op.accountMerge:
@@ -145,9 +182,14 @@ export function checkOpValid(op: OperationW, sourceId: string): OperationResultW
     }
     case Op.setOptions: {
       const o = b.setOptionsOp;
-      if ([o.masterWeight, o.lowThreshold, o.medThreshold, o.highThreshold].some((w) => w !== null && w > 255)) return opInner(b.type, -7);
+      if ([o.masterWeight, o.lowThreshold, o.medThreshold, o.highThreshold].some((w) => w !== null && w > 255))
+        return opInner(b.type, -7);
       if (o.setFlags !== null && o.clearFlags !== null && (o.setFlags & o.clearFlags) !== 0) return opInner(b.type, -3);
-      if (o.signer && (o.signer.weight > 255 || (o.signer.key.type === 0 && rawToAddress(o.signer.key.ed25519) === sourceId))) return opInner(b.type, -8);
+      if (
+        o.signer &&
+        (o.signer.weight > 255 || (o.signer.key.type === 0 && rawToAddress(o.signer.key.ed25519) === sourceId))
+      )
+        return opInner(b.type, -8);
       return null;
     }
     default:
@@ -157,7 +199,9 @@ export function checkOpValid(op: OperationW, sourceId: string): OperationResultW
 
 /** The result an operation holds when another operation made a transaction invalid (its success shape). */
 export function defaultOpResult(op: OperationW): OperationResultW {
-  return op.body.type === Op.accountMerge ? opInner(op.body.type, 0, { sourceAccountBalance: 0n }) : notModelled(op, { opId: new Uint8Array(32) } as OpContext);
+  return op.body.type === Op.accountMerge
+    ? opInner(op.body.type, 0, { sourceAccountBalance: 0n })
+    : notModelled(op, { opId: new Uint8Array(32) } as OpContext);
 }
 
 /** Success results of operations that are accepted without state effect. */
@@ -165,10 +209,30 @@ function notModelled(op: OperationW, ctx: Pick<OpContext, "opId">): OperationRes
   const b = op.body;
   switch (b.type) {
     case Op.pathPaymentStrictReceive:
-      return ok(b.type, { success: { offers: [], last: { destination: publicKeyW(muxedToAddress(b.pathPaymentStrictReceiveOp.destination)), asset: b.pathPaymentStrictReceiveOp.destAsset, amount: b.pathPaymentStrictReceiveOp.destAmount } } });
+      return ok(b.type, {
+        success: {
+          offers: [],
+          last: {
+            destination: publicKeyW(muxedToAddress(b.pathPaymentStrictReceiveOp.destination)),
+            asset: b.pathPaymentStrictReceiveOp.destAsset,
+            amount: b.pathPaymentStrictReceiveOp.destAmount,
+          },
+        },
+      });
     case Op.pathPaymentStrictSend:
-      return ok(b.type, { success: { offers: [], last: { destination: publicKeyW(muxedToAddress(b.pathPaymentStrictSendOp.destination)), asset: b.pathPaymentStrictSendOp.destAsset, amount: b.pathPaymentStrictSendOp.destMin } } });
-    case Op.manageSellOffer: case Op.createPassiveSellOffer: case Op.manageBuyOffer:
+      return ok(b.type, {
+        success: {
+          offers: [],
+          last: {
+            destination: publicKeyW(muxedToAddress(b.pathPaymentStrictSendOp.destination)),
+            asset: b.pathPaymentStrictSendOp.destAsset,
+            amount: b.pathPaymentStrictSendOp.destMin,
+          },
+        },
+      });
+    case Op.manageSellOffer:
+    case Op.createPassiveSellOffer:
+    case Op.manageBuyOffer:
       return ok(b.type, { success: { offersClaimed: [], offer: { effect: 2 } } });
     case Op.inflation:
       return ok(b.type, { payouts: [] });
@@ -185,13 +249,19 @@ export function applyClassicOp(o: Overlay, sourceId: string, op: OperationW, ctx
   if (!src) return opOuter(OpOuter.noAccount);
   const b = op.body;
   switch (b.type) {
-    case Op.createAccount: return createAccount(o, src, b.createAccountOp, ctx);
-    case Op.payment: return payment(o, src, b.paymentOp, ctx);
-    case Op.setOptions: return setOptions(src, b.setOptionsOp, ctx);
-    case Op.manageData: return manageData(src, b.manageDataOp, ctx);
-    case Op.accountMerge: return accountMerge(o, src, b.destination, ctx);
-    case Op.bumpSequence: return bumpSequence(src, b.bumpSequenceOp.bumpTo, ctx);
-    default: return notModelled(op, ctx);
+    case Op.createAccount:
+      return createAccount(o, src, b.createAccountOp, ctx);
+    case Op.payment:
+      return payment(o, src, b.paymentOp, ctx);
+    case Op.setOptions:
+      return setOptions(src, b.setOptionsOp, ctx);
+    case Op.manageData:
+      return manageData(src, b.manageDataOp, ctx);
+    case Op.accountMerge:
+      return accountMerge(o, src, b.destination, ctx);
+    case Op.bumpSequence:
+      return bumpSequence(src, b.bumpSequenceOp.bumpTo, ctx);
+    default:
+      return notModelled(op, ctx);
   }
 }
-

@@ -45,11 +45,28 @@ export function loadSnapshot(dir: string, passphrase: string): Snapshot | null {
   return s.passphrase === passphrase ? s : null;
 }
 
-export function saveSnapshot(dir: string, net: { passphrase: string; header: LedgerHeaderState; accounts: Map<string, Account>; data: Map<string, ContractData>; ledgers: LedgerRecord[]; records: Map<string, TxRecord> }): void {
+export function saveSnapshot(
+  dir: string,
+  net: {
+    passphrase: string;
+    header: LedgerHeaderState;
+    accounts: Map<string, Account>;
+    data: Map<string, ContractData>;
+    ledgers: LedgerRecord[];
+    records: Map<string, TxRecord>;
+  },
+): void {
   mkdirSync(dir, { recursive: true });
   const ledgers = net.ledgers.slice(-KEEP_LEDGERS);
   const records = ledgers.flatMap((l) => l.txHashes.map((h) => net.records.get(h)!).filter(Boolean));
-  const snap: Snapshot = { passphrase: net.passphrase, header: net.header, accounts: [...net.accounts.values()], data: [...net.data.values()], ledgers, records };
+  const snap: Snapshot = {
+    passphrase: net.passphrase,
+    header: net.header,
+    accounts: [...net.accounts.values()],
+    data: [...net.data.values()],
+    ledgers,
+    records,
+  };
   const file = fileFor(dir, net.passphrase);
   writeFileSync(`${file}.tmp`, JSON.stringify(snap, replacer));
   renameSync(`${file}.tmp`, file);

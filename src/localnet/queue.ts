@@ -17,7 +17,8 @@ export const QUEUE_SIZE_MULTIPLIER = 2;
 export const REPLACE_BY_FEE_MULTIPLIER = 10n;
 
 /** a/b < c/d for fee rates (inclusion fee per operation). */
-export const rateLess = (a: Frame, b: Frame): boolean => a.inclusionFee * BigInt(b.feeOps) < b.inclusionFee * BigInt(a.feeOps);
+export const rateLess = (a: Frame, b: Frame): boolean =>
+  a.inclusionFee * BigInt(b.feeOps) < b.inclusionFee * BigInt(a.feeOps);
 
 /** The size of a transaction in its lane: operations (classic) or one transaction (Soroban). */
 export const laneSize = (f: Frame): number => (f.inner.isSoroban ? 1 : f.feeOps);
@@ -31,12 +32,22 @@ export class TxQueue {
 
   constructor(private readonly capacity: { classic: number; soroban: number }) {}
 
-  get size(): number { return this.bySource.size; }
-  isBanned(hashHex: string): boolean { return this.bans.has(hashHex); }
-  ban(hashHex: string, untilLedger: number): void { this.bans.set(hashHex, untilLedger); }
+  get size(): number {
+    return this.bySource.size;
+  }
+  isBanned(hashHex: string): boolean {
+    return this.bans.has(hashHex);
+  }
+  ban(hashHex: string, untilLedger: number): void {
+    this.bans.set(hashHex, untilLedger);
+  }
   /** Queued transaction by outer or inner hash. */
-  byAnyHash(hashHex: string): Queued | undefined { return this.byHash.get(hashHex); }
-  queuedFees(feeSource: string): bigint { return this.feeTotals.get(feeSource) ?? 0n; }
+  byAnyHash(hashHex: string): Queued | undefined {
+    return this.byHash.get(hashHex);
+  }
+  queuedFees(feeSource: string): bigint {
+    return this.feeTotals.get(feeSource) ?? 0n;
+  }
 
   /** Queues `frame`; `age` carries over the age of a transaction it replaces by fee. */
   add(frame: Frame, age = 0): void {
@@ -55,7 +66,8 @@ export class TxQueue {
     this.byHash.delete(frame.hashHex);
     if (frame.isFeeBump) this.byHash.delete(frame.inner.hashHex);
     const left = this.queuedFees(frame.feeSource) - frame.fullFee;
-    if (left > 0n) this.feeTotals.set(frame.feeSource, left); else this.feeTotals.delete(frame.feeSource);
+    if (left > 0n) this.feeTotals.set(frame.feeSource, left);
+    else this.feeTotals.delete(frame.feeSource);
     this.used[frame.inner.isSoroban ? "soroban" : "classic"] -= laneSize(frame);
   }
 

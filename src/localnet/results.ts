@@ -9,7 +9,10 @@ export interface TxOutcome {
 
 /** OperationResult for opINNER with the given op-specific code (and extra arm fields). */
 export function opInner(opType: number, code: number, extra: Record<string, unknown> = {}): OperationResultW {
-  return { code: 0, tr: { type: opType, [OP_RESULT_FIELD[opType]]: { code, ...extra } } } as unknown as OperationResultW;
+  return {
+    code: 0,
+    tr: { type: opType, [OP_RESULT_FIELD[opType]]: { code, ...extra } },
+  } as unknown as OperationResultW;
 }
 
 /** True for opINNER with the operation's success code. */
@@ -20,11 +23,20 @@ export function opSucceeded(r: OperationResultW): boolean {
 }
 
 /** OperationResult codes outside opINNER. */
-export const OpOuter = { badAuth: -1, noAccount: -2, notSupported: -3, tooManySubentries: -4, exceededWorkLimit: -5, tooManySponsoring: -6 } as const;
-export const opOuter = (code: number): OperationResultW => ({ code } as OperationResultW);
+export const OpOuter = {
+  badAuth: -1,
+  noAccount: -2,
+  notSupported: -3,
+  tooManySubentries: -4,
+  exceededWorkLimit: -5,
+  tooManySponsoring: -6,
+} as const;
+export const opOuter = (code: number): OperationResultW => ({ code }) as OperationResultW;
 
 function innerResultBody(o: TxOutcome) {
-  return o.code === Tx.success || o.code === Tx.failed ? { code: o.code, results: o.opResults ?? [] } : { code: o.code };
+  return o.code === Tx.success || o.code === Tx.failed
+    ? { code: o.code, results: o.opResults ?? [] }
+    : { code: o.code };
 }
 
 /** TransactionResult for a plain transaction. */
@@ -37,7 +49,13 @@ export function feeBumpResult(feeCharged: bigint, innerHash: Uint8Array, o: TxOu
   const code = o.code === Tx.success ? Tx.feeBumpInnerSuccess : Tx.feeBumpInnerFailed;
   return {
     feeCharged,
-    result: { code, innerResultPair: { transactionHash: innerHash, result: { feeCharged: 0n, result: innerResultBody(o), ext: { v: 0 } } } },
+    result: {
+      code,
+      innerResultPair: {
+        transactionHash: innerHash,
+        result: { feeCharged: 0n, result: innerResultBody(o), ext: { v: 0 } },
+      },
+    },
     ext: { v: 0 },
   } as TransactionResultW;
 }

@@ -7,14 +7,19 @@ import { X, fromB64, toB64, rawToAddress } from "../stellar/xdr.ts";
 import { toFrame, decodeEnvelope } from "./frame.ts";
 import { accountEntryData } from "./entries.ts";
 import { simulate, type SimulateOptions } from "./soroban/simulate.ts";
-import { Localnet, VERSION, PROTOCOL_VERSION } from "./ledger.ts";
+import { type Localnet, VERSION, PROTOCOL_VERSION } from "./ledger.ts";
 import type { TxRecord } from "./history.ts";
 
 export const RETENTION_WINDOW = 120_960;
 const MAX_LEDGER_KEYS = 200;
 
 export class RpcError extends Error {
-  constructor(readonly code: number, message: string) { super(message); }
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 const invalidParams = (m: string) => new RpcError(-32602, m);
 
@@ -32,9 +37,14 @@ function decodeTx(net: Localnet, p: Params) {
 
 const txInfo = (r: TxRecord) => ({
   status: r.successful ? "SUCCESS" : "FAILED",
-  applicationOrder: r.applicationOrder, feeBump: r.feeBump, envelopeXdr: r.envelopeXdr, resultXdr: r.resultXdr,
-  resultMetaXdr: r.resultMetaXdr, ...(r.diagnosticEventsXdr.length ? { diagnosticEventsXdr: r.diagnosticEventsXdr } : {}),
-  events: { transactionEventsXdr: [], contractEventsXdr: r.contractEventsXdr }, ledger: r.ledger,
+  applicationOrder: r.applicationOrder,
+  feeBump: r.feeBump,
+  envelopeXdr: r.envelopeXdr,
+  resultXdr: r.resultXdr,
+  resultMetaXdr: r.resultMetaXdr,
+  ...(r.diagnosticEventsXdr.length ? { diagnosticEventsXdr: r.diagnosticEventsXdr } : {}),
+  events: { transactionEventsXdr: [], contractEventsXdr: r.contractEventsXdr },
+  ledger: r.ledger,
 });
 
 /** TOID-style paging token of a transaction: ledger << 32 | applicationOrder << 12. */
@@ -46,32 +56,73 @@ export function createRpcMethods(net: Localnet, friendbotUrl?: string): Record<s
     getHealth: () => {
       const { latest, oldest } = ledgerBounds();
       return {
-        status: "healthy", latestLedger: latest.sequence, latestLedgerCloseTime: latest.closeTime.toString(),
-        oldestLedger: oldest.sequence, oldestLedgerCloseTime: oldest.closeTime.toString(), ledgerRetentionWindow: RETENTION_WINDOW,
+        status: "healthy",
+        latestLedger: latest.sequence,
+        latestLedgerCloseTime: latest.closeTime.toString(),
+        oldestLedger: oldest.sequence,
+        oldestLedgerCloseTime: oldest.closeTime.toString(),
+        ledgerRetentionWindow: RETENTION_WINDOW,
       };
     },
-    getNetwork: () => ({ ...(friendbotUrl ? { friendbotUrl } : {}), passphrase: net.passphrase, protocolVersion: PROTOCOL_VERSION }),
-    getVersionInfo: () => ({ version: VERSION, commitHash: "localnet", buildTimestamp: new Date(net.startedAt).toISOString(), captiveCoreVersion: "localnet (no stellar-core)", protocolVersion: PROTOCOL_VERSION }),
+    getNetwork: () => ({
+      ...(friendbotUrl ? { friendbotUrl } : {}),
+      passphrase: net.passphrase,
+      protocolVersion: PROTOCOL_VERSION,
+    }),
+    getVersionInfo: () => ({
+      version: VERSION,
+      commitHash: "localnet",
+      buildTimestamp: new Date(net.startedAt).toISOString(),
+      captiveCoreVersion: "localnet (no stellar-core)",
+      protocolVersion: PROTOCOL_VERSION,
+    }),
     getLatestLedger: () => {
       const l = net.latestLedger;
-      return { id: l.hash, protocolVersion: l.protocolVersion, sequence: l.sequence, closeTime: l.closeTime.toString(), headerXdr: l.headerXdr, metadataXdr: l.metadataXdr };
+      return {
+        id: l.hash,
+        protocolVersion: l.protocolVersion,
+        sequence: l.sequence,
+        closeTime: l.closeTime.toString(),
+        headerXdr: l.headerXdr,
+        metadataXdr: l.metadataXdr,
+      };
     },
-    getFeeStats: () => ({ sorobanInclusionFee: net.sorobanFees.distribution(), inclusionFee: net.classicFees.distribution(), latestLedger: net.latestLedger.sequence }),
+    getFeeStats: () => ({
+      sorobanInclusionFee: net.sorobanFees.distribution(),
+      inclusionFee: net.classicFees.distribution(),
+      latestLedger: net.latestLedger.sequence,
+    }),
     getLedgerEntries: (p) => {
       const keys = p.keys;
       if (!Array.isArray(keys) || keys.length === 0) throw invalidParams("keys must be a non-empty array");
-      if (keys.length > MAX_LEDGER_KEYS) throw invalidParams(`key count (${keys.length}) exceeds maximum supported (${MAX_LEDGER_KEYS})`);
+      if (keys.length > MAX_LEDGER_KEYS)
+        throw invalidParams(`key count (${keys.length}) exceeds maximum supported (${MAX_LEDGER_KEYS})`);
       const entries = [];
       for (const k of keys) {
         let key;
-        try { key = X.ledgerKey.decode(fromB64(String(k))); } catch { throw invalidParams(`cannot unmarshal key value ${k}`); }
+        try {
+          key = X.ledgerKey.decode(fromB64(String(k)));
+        } catch {
+          throw invalidParams(`cannot unmarshal key value ${k}`);
+        }
         if (key.type === 9) throw invalidParams("ledger ttl entries cannot be queried directly");
         if (key.type === 0) {
           const a = net.account(rawToAddress(key.account.accountId.ed25519));
-          if (a) entries.push({ key: String(k), xdr: toB64(X.ledgerEntryData.encode(accountEntryData(a))), lastModifiedLedgerSeq: a.lastModified });
+          if (a)
+            entries.push({
+              key: String(k),
+              xdr: toB64(X.ledgerEntryData.encode(accountEntryData(a))),
+              lastModifiedLedgerSeq: a.lastModified,
+            });
         } else {
           const d = net.contractData(toB64(X.ledgerKey.encode(key)));
-          if (d) entries.push({ key: String(k), xdr: toB64(d.entry), lastModifiedLedgerSeq: d.lastModified, liveUntilLedgerSeq: d.liveUntil });
+          if (d)
+            entries.push({
+              key: String(k),
+              xdr: toB64(d.entry),
+              lastModifiedLedgerSeq: d.lastModified,
+              liveUntilLedgerSeq: d.liveUntil,
+            });
         }
       }
       return { entries, latestLedger: net.latestLedger.sequence };
@@ -80,7 +131,10 @@ export function createRpcMethods(net: Localnet, friendbotUrl?: string): Record<s
       const r = net.submit(decodeTx(net, p));
       const l = net.latestLedger;
       return {
-        status: r.status, hash: r.hash, latestLedger: l.sequence, latestLedgerCloseTime: Number(l.closeTime),
+        status: r.status,
+        hash: r.hash,
+        latestLedger: l.sequence,
+        latestLedgerCloseTime: Number(l.closeTime),
         ...(r.errorResultXdr ? { errorResultXdr: r.errorResultXdr } : {}),
       };
     },
@@ -88,7 +142,13 @@ export function createRpcMethods(net: Localnet, friendbotUrl?: string): Record<s
       const hash = String(p.hash ?? "");
       if (!/^[0-9a-fA-F]{64}$/.test(hash)) throw invalidParams(`unexpected hash length (${hash.length})`);
       const { latest, oldest } = ledgerBounds();
-      const base = { txHash: hash.toLowerCase(), latestLedger: latest.sequence, latestLedgerCloseTime: latest.closeTime.toString(), oldestLedger: oldest.sequence, oldestLedgerCloseTime: oldest.closeTime.toString() };
+      const base = {
+        txHash: hash.toLowerCase(),
+        latestLedger: latest.sequence,
+        latestLedgerCloseTime: latest.closeTime.toString(),
+        oldestLedger: oldest.sequence,
+        oldestLedgerCloseTime: oldest.closeTime.toString(),
+      };
       const r = net.records.get(hash.toLowerCase());
       if (!r) return { status: "NOT_FOUND", ...base };
       return { ...base, ...txInfo(r), createdAt: r.createdAt.toString() };
@@ -98,25 +158,34 @@ export function createRpcMethods(net: Localnet, friendbotUrl?: string): Record<s
       const limit = pg.limit ?? 50;
       if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw invalidParams("limit must be between 1 and 200");
       const { latest, oldest } = ledgerBounds();
-      let start: number, skip = 0;
+      let start: number,
+        skip = 0;
       if (pg.cursor !== undefined) {
         if (p.startLedger !== undefined) throw invalidParams("startLedger and cursor cannot both be set");
         let c: bigint;
-        try { c = BigInt(pg.cursor); } catch { throw invalidParams("invalid cursor"); }
+        try {
+          c = BigInt(pg.cursor);
+        } catch {
+          throw invalidParams("invalid cursor");
+        }
         start = Number(c >> 32n);
         skip = Number((c >> 12n) & 0xfffffn);
       } else {
         start = Number(p.startLedger);
         if (!Number.isInteger(start) || start < oldest.sequence || start > latest.sequence) {
-          throw invalidParams(`start ledger must be between the oldest ledger: ${oldest.sequence} and the latest ledger: ${latest.sequence} for this rpc instance.`);
+          throw invalidParams(
+            `start ledger must be between the oldest ledger: ${oldest.sequence} and the latest ledger: ${latest.sequence} for this rpc instance.`,
+          );
         }
       }
       const txs = net.transactionsFrom(start, skip, limit);
       const last = txs[txs.length - 1];
       return {
         transactions: txs.map((r) => ({ ...txInfo(r), txHash: r.hash, createdAt: Number(r.createdAt) })),
-        latestLedger: latest.sequence, latestLedgerCloseTimestamp: Number(latest.closeTime),
-        oldestLedger: oldest.sequence, oldestLedgerCloseTimestamp: Number(oldest.closeTime),
+        latestLedger: latest.sequence,
+        latestLedgerCloseTimestamp: Number(latest.closeTime),
+        oldestLedger: oldest.sequence,
+        oldestLedgerCloseTimestamp: Number(oldest.closeTime),
         cursor: last ? toid(last) : (BigInt(latest.sequence) << 32n).toString(),
       };
     },
@@ -124,17 +193,35 @@ export function createRpcMethods(net: Localnet, friendbotUrl?: string): Record<s
       const f = decodeTx(net, p);
       const rc = (p.resourceConfig ?? {}) as { instructionLeeway?: number };
       const authMode = p.authMode as SimulateOptions["authMode"];
-      if (authMode !== undefined && !["enforce", "record", "record_allow_nonroot"].includes(authMode)) throw invalidParams(`invalid authMode: ${authMode}`);
-      const result = simulate(f.inner, {
-        state: net, ledgerSeq: net.latestLedger.sequence + 1, latestLedger: net.latestLedger.sequence, networkId: net.networkId,
-        passphrase: net.passphrase, baseReserve: net.header.baseReserve,
-      }, { authMode, useUpgradedAuth: p.useUpgradedAuth === undefined ? true : Boolean(p.useUpgradedAuth), instructionLeeway: rc.instructionLeeway });
+      if (authMode !== undefined && !["enforce", "record", "record_allow_nonroot"].includes(authMode))
+        throw invalidParams(`invalid authMode: ${authMode}`);
+      const result = simulate(
+        f.inner,
+        {
+          state: net,
+          ledgerSeq: net.latestLedger.sequence + 1,
+          latestLedger: net.latestLedger.sequence,
+          networkId: net.networkId,
+          passphrase: net.passphrase,
+          baseReserve: net.header.baseReserve,
+        },
+        {
+          authMode,
+          useUpgradedAuth: p.useUpgradedAuth === undefined ? true : Boolean(p.useUpgradedAuth),
+          instructionLeeway: rc.instructionLeeway,
+        },
+      );
       return { ...result, latestLedger: net.latestLedger.sequence };
     },
   };
 }
 
-interface JsonRpcRequest { jsonrpc?: string; id?: unknown; method?: unknown; params?: unknown }
+interface JsonRpcRequest {
+  jsonrpc?: string;
+  id?: unknown;
+  method?: unknown;
+  params?: unknown;
+}
 
 /** Handles one JSON-RPC request object (or a batch array). */
 export function handleJsonRpc(methods: Record<string, (p: Params) => unknown>, body: unknown): unknown {
@@ -142,10 +229,12 @@ export function handleJsonRpc(methods: Record<string, (p: Params) => unknown>, b
   const req = (body ?? {}) as JsonRpcRequest;
   const id = req.id ?? null;
   const fail = (code: number, message: string) => ({ jsonrpc: "2.0", id, error: { code, message } });
-  if (typeof req !== "object" || req.jsonrpc !== "2.0" || typeof req.method !== "string") return fail(-32600, "invalid request");
+  if (typeof req !== "object" || req.jsonrpc !== "2.0" || typeof req.method !== "string")
+    return fail(-32600, "invalid request");
   const fn = methods[req.method];
   if (!fn) return fail(-32601, `method not found: ${req.method}`);
-  if (req.params !== undefined && req.params !== null && (typeof req.params !== "object" || Array.isArray(req.params))) return fail(-32602, "params must be an object");
+  if (req.params !== undefined && req.params !== null && (typeof req.params !== "object" || Array.isArray(req.params)))
+    return fail(-32602, "params must be an object");
   try {
     return { jsonrpc: "2.0", id, result: fn((req.params ?? {}) as Params) };
   } catch (e) {

@@ -4,7 +4,7 @@
  * on demand. The relay mounts one per embedded network; `bun run localnet` serves one standalone.
  */
 import { Elysia } from "elysia";
-import { Localnet } from "./ledger.ts";
+import type { Localnet } from "./ledger.ts";
 import { createRpcMethods, handleJsonRpcText } from "./rpc.ts";
 import { Horizon, unsupportedMediaType, transactionResource, type HorizonReply } from "./horizon.ts";
 import { Friendbot, FriendbotError } from "./friendbot.ts";
@@ -48,20 +48,30 @@ export function localnetHttp(net: Localnet, opts: LocalnetHttpOptions) {
       const fe = e instanceof FriendbotError ? e : new FriendbotError(500, String(e));
       set.status = fe.status;
       set.headers["content-type"] = "application/problem+json; charset=utf-8";
-      return { type: "https://stellar.org/horizon-errors/bad_request", title: "Bad Request", status: fe.status, detail: fe.message, ...(fe.extras ? { extras: fe.extras } : {}) };
+      return {
+        type: "https://stellar.org/horizon-errors/bad_request",
+        title: "Bad Request",
+        status: fe.status,
+        detail: fe.message,
+        ...(fe.extras ? { extras: fe.extras } : {}),
+      };
     }
   };
-  return new Elysia({ name: `localnet:${opts.base || "/"}` })
-    .post(`${opts.base}/rpc`, ({ body }) => handleJsonRpcText(methods, body as string), { parse: "text" })
-    .post(`${opts.base}/close-ledger`, () => ({ sequence: net.closeLedger().sequence }))
-    // GET like the public friendbot, POST like the SDK's fundAddress / requestAirdrop: ?addr=G...
-    .get(`${opts.base}/friendbot`, ({ query, set }) => fund(String(query.addr ?? ""), set))
-    .post(`${opts.base}/friendbot`, ({ query, set }) => fund(String(query.addr ?? ""), set), { parse: "none" })
-    .get(h || "/", ({ set }) => reply(set, horizon.root()))
-    .get(`${h}/accounts/:id`, ({ params, set }) => reply(set, horizon.account(params.id)))
-    .get(`${h}/fee_stats`, ({ set }) => reply(set, horizon.feeStats()))
-    .post(`${h}/transactions`, async ({ request, body, set }) =>
-      reply(set, isForm(request) ? await horizon.submit(formTx(request, body)) : unsupportedMediaType()))
-    .post(`${h}/transactions_async`, ({ request, body, set }) =>
-      reply(set, isForm(request) ? horizon.submitAsync(formTx(request, body)) : unsupportedMediaType()));
+  return (
+    new Elysia({ name: `localnet:${opts.base || "/"}` })
+      .post(`${opts.base}/rpc`, ({ body }) => handleJsonRpcText(methods, body as string), { parse: "text" })
+      .post(`${opts.base}/close-ledger`, () => ({ sequence: net.closeLedger().sequence }))
+      // GET like the public friendbot, POST like the SDK's fundAddress / requestAirdrop: ?addr=G...
+      .get(`${opts.base}/friendbot`, ({ query, set }) => fund(String(query.addr ?? ""), set))
+      .post(`${opts.base}/friendbot`, ({ query, set }) => fund(String(query.addr ?? ""), set), { parse: "none" })
+      .get(h || "/", ({ set }) => reply(set, horizon.root()))
+      .get(`${h}/accounts/:id`, ({ params, set }) => reply(set, horizon.account(params.id)))
+      .get(`${h}/fee_stats`, ({ set }) => reply(set, horizon.feeStats()))
+      .post(`${h}/transactions`, async ({ request, body, set }) =>
+        reply(set, isForm(request) ? await horizon.submit(formTx(request, body)) : unsupportedMediaType()),
+      )
+      .post(`${h}/transactions_async`, ({ request, body, set }) =>
+        reply(set, isForm(request) ? horizon.submitAsync(formTx(request, body)) : unsupportedMediaType()),
+      )
+  );
 }

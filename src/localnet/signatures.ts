@@ -42,7 +42,10 @@ export class SignatureChecker {
 
   private readonly payloadId: string;
 
-  constructor(private readonly payload: Uint8Array, private readonly signatures: DecoratedSignatureW[]) {
+  constructor(
+    private readonly payload: Uint8Array,
+    private readonly signatures: DecoratedSignatureW[],
+  ) {
     this.payloadId = Buffer.from(payload).toString("base64");
     this.used = signatures.map(() => false);
   }

@@ -44,14 +44,29 @@ export interface LedgerHeaderState {
 }
 
 export function cloneAccount(a: Account): Account {
-  return { ...a, thresholds: [...a.thresholds] as Account["thresholds"], signers: a.signers.map((s) => ({ ...s })), data: new Map(a.data) };
+  return {
+    ...a,
+    thresholds: [...a.thresholds] as Account["thresholds"],
+    signers: a.signers.map((s) => ({ ...s })),
+    data: new Map(a.data),
+  };
 }
 
 /** A new account: like stellar-core's createAccount it has no sequence ledger/time yet (0). */
 export function newAccount(id: string, balance: bigint, seqNum: bigint, ledger: number): Account {
   return {
-    id, balance, seqNum, numSubEntries: 0, thresholds: [1, 0, 0, 0], signers: [], data: new Map(),
-    homeDomain: "", flags: 0, seqLedger: 0, seqTime: 0n, lastModified: ledger,
+    id,
+    balance,
+    seqNum,
+    numSubEntries: 0,
+    thresholds: [1, 0, 0, 0],
+    signers: [],
+    data: new Map(),
+    homeDomain: "",
+    flags: 0,
+    seqLedger: 0,
+    seqTime: 0n,
+    lastModified: ledger,
   };
 }
 
@@ -85,26 +100,43 @@ export class Overlay implements StateReader {
     this.accounts.set(id, copy);
     return copy;
   }
-  putAccount(a: Account): void { this.accounts.set(a.id, a); }
-  deleteAccount(id: string): void { this.accounts.set(id, null); }
+  putAccount(a: Account): void {
+    this.accounts.set(a.id, a);
+  }
+  deleteAccount(id: string): void {
+    this.accounts.set(id, null);
+  }
 
   contractData(key: string): ContractData | undefined {
     const own = this.data.get(key);
     if (own !== undefined) return own ?? undefined;
     return this.parent.contractData(key);
   }
-  putContractData(d: ContractData): void { this.data.set(d.key, d); }
+  putContractData(d: ContractData): void {
+    this.data.set(d.key, d);
+  }
 
   /** Moves the changes into `target` (the ledger or an outer overlay). */
-  commitTo(target: { putAccount(a: Account): void; deleteAccount(id: string): void; putContractData(d: ContractData): void }, ledgerSeq: number): void {
+  commitTo(
+    target: { putAccount(a: Account): void; deleteAccount(id: string): void; putContractData(d: ContractData): void },
+    ledgerSeq: number,
+  ): void {
     for (const [id, a] of this.accounts) {
-      if (a) { a.lastModified = ledgerSeq; target.putAccount(a); } else target.deleteAccount(id);
+      if (a) {
+        a.lastModified = ledgerSeq;
+        target.putAccount(a);
+      } else target.deleteAccount(id);
     }
-    for (const d of this.data.values()) if (d) { d.lastModified = ledgerSeq; target.putContractData(d); }
+    for (const d of this.data.values())
+      if (d) {
+        d.lastModified = ledgerSeq;
+        target.putContractData(d);
+      }
   }
 }
 
 /** Minimum balance: (2 + subentries) base reserves. */
-export const minBalance = (a: Account, baseReserve: number): bigint => BigInt(2 + a.numSubEntries) * BigInt(baseReserve);
+export const minBalance = (a: Account, baseReserve: number): bigint =>
+  BigInt(2 + a.numSubEntries) * BigInt(baseReserve);
 /** Balance above the reserve. */
 export const availableBalance = (a: Account, baseReserve: number): bigint => a.balance - minBalance(a, baseReserve);

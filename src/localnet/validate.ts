@@ -25,24 +25,34 @@ export interface ValidationContext {
   applying: boolean;
 }
 
-export type Validity =
-  | { ok: true }
-  | { ok: false; outer?: TxCode; inner?: TxOutcome; feeCharged: bigint };
+export type Validity = { ok: true } | { ok: false; outer?: TxCode; inner?: TxOutcome; feeCharged: bigint };
 
 type Threshold = 1 | 2 | 3;
-const LOW: Threshold = 1, MEDIUM: Threshold = 2, HIGH: Threshold = 3;
+const LOW: Threshold = 1,
+  MEDIUM: Threshold = 2,
+  HIGH: Threshold = 3;
 
 /** The threshold level an operation needs from its source account. */
 function opThreshold(op: OperationW): Threshold {
   switch (op.body.type) {
-    case Op.bumpSequence: case Op.allowTrust: case Op.setTrustLineFlags: case Op.inflation:
-    case Op.extendFootprintTtl: case Op.restoreFootprint:
+    case Op.bumpSequence:
+    case Op.allowTrust:
+    case Op.setTrustLineFlags:
+    case Op.inflation:
+    case Op.extendFootprintTtl:
+    case Op.restoreFootprint:
       return LOW;
     case Op.accountMerge:
       return HIGH;
     case Op.setOptions: {
       const s = op.body.setOptionsOp;
-      return s.masterWeight !== null || s.lowThreshold !== null || s.medThreshold !== null || s.highThreshold !== null || s.signer !== null ? HIGH : MEDIUM;
+      return s.masterWeight !== null ||
+        s.lowThreshold !== null ||
+        s.medThreshold !== null ||
+        s.highThreshold !== null ||
+        s.signer !== null
+        ? HIGH
+        : MEDIUM;
     }
     default:
       return MEDIUM;
@@ -50,7 +60,8 @@ function opThreshold(op: OperationW): Threshold {
 }
 
 /** The minimum full fee stellar-core reports in a validation error result. */
-export const minFeeFor = (f: Frame, baseFee: number): bigint => f.inner.resourceFee + BigInt(baseFee) * BigInt(f.feeOps);
+export const minFeeFor = (f: Frame, baseFee: number): bigint =>
+  f.inner.resourceFee + BigInt(baseFee) * BigInt(f.feeOps);
 
 function structure(inner: InnerTx): TxCode | null {
   const n = inner.ops.length;
@@ -96,7 +107,12 @@ function sequence(inner: InnerTx, acc: Account, ctx: ValidationContext): TxCode 
  * Checks a plain transaction, or the inner transaction of a fee-bump (`chargeFee` false: no
  * minimum fee and no balance check for the inner source).
  */
-function checkInner(inner: InnerTx, ctx: ValidationContext, chargeFee: boolean, slack: bigint): TxOutcome | SignatureChecker {
+function checkInner(
+  inner: InnerTx,
+  ctx: ValidationContext,
+  chargeFee: boolean,
+  slack: bigint,
+): TxOutcome | SignatureChecker {
   const s = structure(inner);
   if (s !== null) return { code: s };
   if (inner.isSoroban) {
@@ -105,7 +121,12 @@ function checkInner(inner: InnerTx, ctx: ValidationContext, chargeFee: boolean, 
   }
   const b = bounds(inner, ctx, slack);
   if (b !== null) return { code: b };
-  if (chargeFee && !ctx.applying && inner.fee - inner.resourceFee < BigInt(ctx.baseFee) * BigInt(Math.max(1, inner.ops.length))) return { code: Tx.insufficientFee };
+  if (
+    chargeFee &&
+    !ctx.applying &&
+    inner.fee - inner.resourceFee < BigInt(ctx.baseFee) * BigInt(Math.max(1, inner.ops.length))
+  )
+    return { code: Tx.insufficientFee };
   const acc = ctx.state.account(inner.source);
   if (!acc) return { code: Tx.noAccount };
   const seq = sequence(inner, acc, ctx);
@@ -116,17 +137,24 @@ function checkInner(inner: InnerTx, ctx: ValidationContext, chargeFee: boolean, 
   const c = inner.tx.cond;
   if (c.type === 2 && c.v2.extraSigners.length) {
     for (const es of c.v2.extraSigners) {
-      if (es.type !== 0 || !checker.checkSigners([{ key: muxedToAddress({ type: 0, ed25519: es.ed25519 }), weight: 1 }], 1)) return { code: Tx.badAuth };
+      if (
+        es.type !== 0 ||
+        !checker.checkSigners([{ key: muxedToAddress({ type: 0, ed25519: es.ed25519 }), weight: 1 }], 1)
+      )
+        return { code: Tx.badAuth };
     }
   }
-  if (chargeFee && !ctx.applying && availableBalance(acc, ctx.baseReserve) < inner.fee) return { code: Tx.insufficientBalance };
+  if (chargeFee && !ctx.applying && availableBalance(acc, ctx.baseReserve) < inner.fee)
+    return { code: Tx.insufficientBalance };
   // operations: each op's source signs at the op's threshold (an op source that does not exist yet
   // must have signed with its master key, as checkSignatureNoAccount), then the op's own checks
   let opFailed = false;
   const opResults = inner.ops.map((op) => {
     const srcId = op.sourceAccount ? muxedToAddress(op.sourceAccount) : inner.source;
     const src = ctx.state.account(srcId);
-    const signed = src ? checker.check(src, src.thresholds[opThreshold(op)]) : checker.checkSigners([{ key: srcId, weight: 1 }], 0);
+    const signed = src
+      ? checker.check(src, src.thresholds[opThreshold(op)])
+      : checker.checkSigners([{ key: srcId, weight: 1 }], 0);
     const r = signed ? checkOpValid(op, srcId) : opOuter(OpOuter.badAuth);
     if (r) opFailed = true;
     return r;
@@ -167,7 +195,8 @@ export function checkValid(f: Frame, ctx: ValidationContext, slack = 0n): Validi
   if (!feeAcc) return { ok: false, outer: Tx.noAccount, feeCharged: minFee };
   const outerChecker = new SignatureChecker(f.hash, f.signatures);
   if (!outerChecker.check(feeAcc, feeAcc.thresholds[LOW])) return { ok: false, outer: Tx.badAuth, feeCharged: minFee };
-  if (availableBalance(feeAcc, ctx.baseReserve) < f.fullFee) return { ok: false, outer: Tx.insufficientBalance, feeCharged: minFee };
+  if (availableBalance(feeAcc, ctx.baseReserve) < f.fullFee)
+    return { ok: false, outer: Tx.insufficientBalance, feeCharged: minFee };
   if (!outerChecker.allUsed()) return { ok: false, outer: Tx.badAuthExtra, feeCharged: minFee };
   return innerOnly(false);
 }

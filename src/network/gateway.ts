@@ -3,7 +3,14 @@
  * checked), the passphrase, the ledger watcher and fee statistics (read once per new ledger).
  * Nothing else in the relay talks to the network's RPC.
  */
-import { Keypair, StrKey, TransactionBuilder, xdr, type FeeBumpTransaction, type Transaction } from "@stellar/stellar-sdk";
+import {
+  Keypair,
+  StrKey,
+  TransactionBuilder,
+  xdr,
+  type FeeBumpTransaction,
+  type Transaction,
+} from "@stellar/stellar-sdk";
 import type { Static } from "@sinclair/typebox";
 import { LedgerWatcher, type Confirmed } from "./ledger-watcher.ts";
 import { RpcClient, RpcFailure, messageOf } from "./rpc-client.ts";
@@ -93,7 +100,8 @@ export class Gateway {
   async find(hash: string): Promise<Found | null> {
     const r = await this.call("getTransaction", { hash }, S.TransactionInfo);
     if (r.status === "NOT_FOUND") return null;
-    if (!r.resultXdr || !r.envelopeXdr || !r.ledger) throw this.badAnswer("getTransaction", "a found transaction without ledger, envelope or result");
+    if (!r.resultXdr || !r.envelopeXdr || !r.ledger)
+      throw this.badAnswer("getTransaction", "a found transaction without ledger, envelope or result");
     const s = this.decodable("getTransaction", r.resultXdr);
     let tx: Transaction | FeeBumpTransaction;
     try {
@@ -104,8 +112,13 @@ export class Gateway {
     const feeSource = "feeSource" in tx ? tx.feeSource : tx.source;
     const hash0 = Buffer.from(tx.hash()).toString("hex");
     return {
-      hash: hash0, innerHash: s.innerHash, successful: r.status === "SUCCESS", ledger: r.ledger, resultXdr: r.resultXdr,
-      feeCharged: s.feeCharged, feeSource,
+      hash: hash0,
+      innerHash: s.innerHash,
+      successful: r.status === "SUCCESS",
+      ledger: r.ledger,
+      resultXdr: r.resultXdr,
+      feeCharged: s.feeCharged,
+      feeSource,
     };
   }
 
@@ -119,8 +132,13 @@ export class Gateway {
   async accounts(publicKeys: string[]): Promise<Map<string, AccountState>> {
     const out = new Map<string, AccountState>();
     for (let i = 0; i < publicKeys.length; i += LEDGER_ENTRIES_PER_CALL) {
-      const keys = publicKeys.slice(i, i + LEDGER_ENTRIES_PER_CALL)
-        .map((pk) => xdr.LedgerKey.account(new xdr.LedgerKeyAccount({ accountId: Keypair.fromPublicKey(pk).xdrAccountId() })).toXDR("base64"));
+      const keys = publicKeys
+        .slice(i, i + LEDGER_ENTRIES_PER_CALL)
+        .map((pk) =>
+          xdr.LedgerKey.account(
+            new xdr.LedgerKeyAccount({ accountId: Keypair.fromPublicKey(pk).xdrAccountId() }),
+          ).toXDR("base64"),
+        );
       const r = await this.call("getLedgerEntries", { keys }, S.LedgerEntries);
       for (const e of r.entries ?? []) {
         let data: LedgerEntryDataW;
@@ -132,7 +150,8 @@ export class Gateway {
         if (data.type !== 0) continue; // not an account entry
         const a = data.account;
         out.set(StrKey.encodeEd25519PublicKey(a.accountId.ed25519), {
-          balance: BigInt(a.balance), seq: BigInt(a.seqNum),
+          balance: BigInt(a.balance),
+          seq: BigInt(a.seqNum),
           reserve: (2n + BigInt(a.numSubEntries)) * BASE_RESERVE,
         });
       }
@@ -153,7 +172,9 @@ export class Gateway {
       this.feesAt = Date.now();
       const fees = this.call("getFeeStats", {}, S.FeeStats);
       this.fees = fees;
-      fees.catch(() => { if (this.fees === fees) this.fees = null; }); // a failed read is retried by the next request
+      fees.catch(() => {
+        if (this.fees === fees) this.fees = null;
+      }); // a failed read is retried by the next request
     }
     const f = await this.fees;
     const value = (soroban ? f.sorobanInclusionFee : f.inclusionFee)[percentile] ?? "0";
@@ -161,7 +182,11 @@ export class Gateway {
   }
 
   /** One RPC call; a network that cannot be reached, or answers what cannot be used, is NETWORK_UNAVAILABLE (503). */
-  private async call<T extends Parameters<RpcClient["call"]>[2]>(method: string, params: unknown, schema: T): Promise<Static<T>> {
+  private async call<T extends Parameters<RpcClient["call"]>[2]>(
+    method: string,
+    params: unknown,
+    schema: T,
+  ): Promise<Static<T>> {
     try {
       return await this.client.call(method, params, schema);
     } catch (e) {
@@ -186,6 +211,11 @@ export class Gateway {
     // an error the RPC answered may be about the request (a client's transaction): only the upstream's own faults count for /health
     if (reason !== "rpc_error") this.lastFailure = { at: Date.now(), message: messageOf(e) };
     this.opts.log.warn({ network: this.name, call: method, reason, err: messageOf(e) }, "network call failed");
-    return new RelayError("NETWORK_UNAVAILABLE", `the ${this.name} network could not be used (${method}: ${reason})`, { network: this.name, reason }, { "Retry-After": "2" });
+    return new RelayError(
+      "NETWORK_UNAVAILABLE",
+      `the ${this.name} network could not be used (${method}: ${reason})`,
+      { network: this.name, reason },
+      { "Retry-After": "2" },
+    );
   }
 }

@@ -53,7 +53,10 @@ export class LedgerWatcher {
   /** Confirmation delays after ledger close, for GET /metrics (set by the relay's composition root). */
   metrics?: WatcherMetrics;
 
-  constructor(private readonly client: RpcClient, private readonly opts: { pollMs: number; log: Logger; network: string }) {}
+  constructor(
+    private readonly client: RpcClient,
+    private readonly opts: { pollMs: number; log: Logger; network: string },
+  ) {}
 
   get pollMs(): number {
     return this.opts.pollMs;
@@ -100,7 +103,11 @@ export class LedgerWatcher {
       const left = deadline - Date.now();
       if (left <= 0 || this.stopped) return false;
       await new Promise<void>((resolve) => {
-        const done = () => { clearTimeout(t); this.ledgerWaiters.delete(done); resolve(); };
+        const done = () => {
+          clearTimeout(t);
+          this.ledgerWaiters.delete(done);
+          resolve();
+        };
         const t = setTimeout(done, left);
         this.ledgerWaiters.add(done);
       });
@@ -139,8 +146,10 @@ export class LedgerWatcher {
         this.latestLedger = sequence;
         this.latestSeenAt = Date.now();
       }
-      if (this.last === 0) this.last = sequence; // the first answer: watch from here on
-      else if (sequence > this.last) this.last = this.pending.size ? await this.scan(this.last + 1, sequence) : sequence;
+      if (this.last === 0)
+        this.last = sequence; // the first answer: watch from here on
+      else if (sequence > this.last)
+        this.last = this.pending.size ? await this.scan(this.last + 1, sequence) : sequence;
       this.lastError = null;
       this.failingSince = null;
       for (const w of [...this.ledgerWaiters]) w();
@@ -149,7 +158,14 @@ export class LedgerWatcher {
       // an outage is logged when it starts, when its cause changes, and every 10 s: not at every poll
       if (this.failingSince === null || message !== this.lastError || Date.now() - this.loggedAt > 10_000) {
         this.loggedAt = Date.now();
-        this.opts.log.warn({ network: this.opts.network, err: message, failingForMs: this.failingSince ? Date.now() - this.failingSince : 0 }, "ledger watcher poll failed");
+        this.opts.log.warn(
+          {
+            network: this.opts.network,
+            err: message,
+            failingForMs: this.failingSince ? Date.now() - this.failingSince : 0,
+          },
+          "ledger watcher poll failed",
+        );
       }
       this.lastError = message;
       this.lastFailureAt = Date.now();
@@ -172,7 +188,10 @@ export class LedgerWatcher {
         page = await this.client.call("getTransactions", params, TransactionsPage);
       } catch (e) {
         if (!(e instanceof RpcFailure && e.kind === "rpc_error")) throw e;
-        this.opts.log.warn({ network: this.opts.network, from, to, err: e.message }, "ledgers skipped: the network would not page them");
+        this.opts.log.warn(
+          { network: this.opts.network, from, to, err: e.message },
+          "ledgers skipped: the network would not page them",
+        );
         return to;
       }
       const txs = page.transactions ?? [];
@@ -189,18 +208,29 @@ export class LedgerWatcher {
     let summary;
     try {
       summary = resultSummary(t.resultXdr, false);
-      const waiting = [...(this.pending.get(t.txHash) ?? []), ...(summary.innerHash ? this.pending.get(summary.innerHash) ?? [] : [])];
+      const waiting = [
+        ...(this.pending.get(t.txHash) ?? []),
+        ...(summary.innerHash ? (this.pending.get(summary.innerHash) ?? []) : []),
+      ];
       if (!waiting.length) return;
       summary = resultSummary(t.resultXdr); // a waiter's result is decoded whole before it is believed
       const c: Confirmed = {
-        hash: t.txHash, innerHash: summary.innerHash, successful: t.status === "SUCCESS", ledger: t.ledger, resultXdr: t.resultXdr,
+        hash: t.txHash,
+        innerHash: summary.innerHash,
+        successful: t.status === "SUCCESS",
+        ledger: t.ledger,
+        resultXdr: t.resultXdr,
         feeCharged: summary.feeCharged,
       };
       for (const fn of waiting) fn(c);
       // the ledger's close time (unix seconds, as the network reports it) to now: when the waiting requests learn their outcome
-      if (this.metrics && Number(t.createdAt) > 0) this.metrics.confirmationDelay(this.opts.network, Date.now() / 1000 - Number(t.createdAt));
+      if (this.metrics && Number(t.createdAt) > 0)
+        this.metrics.confirmationDelay(this.opts.network, Date.now() / 1000 - Number(t.createdAt));
     } catch {
-      this.opts.log.warn({ network: this.opts.network, hash: t.txHash }, "a transaction with an undecodable result was skipped");
+      this.opts.log.warn(
+        { network: this.opts.network, hash: t.txHash },
+        "a transaction with an undecodable result was skipped",
+      );
     }
   }
 }

@@ -41,7 +41,12 @@ export class RpcClient {
   ) {}
 
   /** Calls `method`; resolves with a result of `schema`'s shape or rejects with an RpcFailure. */
-  async call<T extends TSchema>(method: string, params: unknown, schema: T, timeoutMs = this.timeoutMs): Promise<Static<T>> {
+  async call<T extends TSchema>(
+    method: string,
+    params: unknown,
+    schema: T,
+    timeoutMs = this.timeoutMs,
+  ): Promise<Static<T>> {
     const id = this.nextId++;
     let text: string;
     try {
@@ -59,7 +64,8 @@ export class RpcClient {
       if (timedOut) throw new RpcFailure(method, "timeout", `no answer within ${timeoutMs} ms`);
       // a connection closed after the request went out: the upstream may have acted on it, so this is
       // not "unreachable" (which says the request never arrived: a sent transaction would be answered 503)
-      if ((e as { code?: unknown }).code === "ECONNRESET") throw new RpcFailure(method, "bad_answer", "the connection closed without an answer");
+      if ((e as { code?: unknown }).code === "ECONNRESET")
+        throw new RpcFailure(method, "bad_answer", "the connection closed without an answer");
       throw new RpcFailure(method, "unreachable", messageOf(e));
     }
     let body: unknown;
@@ -68,13 +74,19 @@ export class RpcClient {
     } catch {
       throw new RpcFailure(method, "bad_answer", "the answer is not JSON");
     }
-    if (!checker(Envelope).Check(body)) throw new RpcFailure(method, "bad_answer", "the answer is not a JSON-RPC 2.0 response");
-    if (body.id !== id) throw new RpcFailure(method, "bad_answer", `the answer is for request id ${JSON.stringify(body.id)}, not ${id}`);
+    if (!checker(Envelope).Check(body))
+      throw new RpcFailure(method, "bad_answer", "the answer is not a JSON-RPC 2.0 response");
+    if (body.id !== id)
+      throw new RpcFailure(method, "bad_answer", `the answer is for request id ${JSON.stringify(body.id)}, not ${id}`);
     if (body.error) throw new RpcFailure(method, "rpc_error", `error ${body.error.code}: ${body.error.message}`);
     const check = checker(schema);
     if (!check.Check(body.result)) {
       const first = check.Errors(body.result).First();
-      throw new RpcFailure(method, "bad_answer", `unexpected result shape${first ? ` at '${first.path}': ${first.message}` : ""}`);
+      throw new RpcFailure(
+        method,
+        "bad_answer",
+        `unexpected result shape${first ? ` at '${first.path}': ${first.message}` : ""}`,
+      );
     }
     return body.result;
   }

@@ -31,14 +31,23 @@ export const TransactionInfo = Type.Object({
 });
 
 export const SendResult = Type.Object({
-  status: Type.Union([Type.Literal("PENDING"), Type.Literal("DUPLICATE"), Type.Literal("TRY_AGAIN_LATER"), Type.Literal("ERROR")]),
+  status: Type.Union([
+    Type.Literal("PENDING"),
+    Type.Literal("DUPLICATE"),
+    Type.Literal("TRY_AGAIN_LATER"),
+    Type.Literal("ERROR"),
+  ]),
   hash: Hex64,
   latestLedger: Seq,
   errorResultXdr: Type.Optional(B64),
 });
 
 const Distribution = Type.Record(Type.String(), Type.Union([Stroops, Type.Number()]));
-export const FeeStats = Type.Object({ inclusionFee: Distribution, sorobanInclusionFee: Distribution, latestLedger: Seq });
+export const FeeStats = Type.Object({
+  inclusionFee: Distribution,
+  sorobanInclusionFee: Distribution,
+  latestLedger: Seq,
+});
 
 export const LedgerEntries = Type.Object({
   entries: Type.Union([Type.Array(Type.Object({ key: B64, xdr: B64 })), Type.Null()]),

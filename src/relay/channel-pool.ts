@@ -6,7 +6,15 @@
  * from the funder). Sponsor requests lease a fee source (`assign`) or a channel's next sequence
  * number (`acquire`) and end the lease with what the network charged.
  */
-import { Account, Asset, Keypair, Operation, TransactionBuilder, xdr, type Transaction } from "@stellar/stellar-sdk";
+import {
+  Account,
+  Asset,
+  Keypair,
+  Operation,
+  TransactionBuilder,
+  type xdr,
+  type Transaction,
+} from "@stellar/stellar-sdk";
 import { createActor, type Actor } from "xstate";
 import { poolMachine, type ChannelRef, type PoolReply } from "../../actors/pool.machine.ts";
 import { available, channelMachine, type ChannelEvent, type ChannelReply } from "../../actors/channel.machine.ts";
@@ -79,13 +87,20 @@ export interface PoolView {
   target: number;
   current: number;
   channels: ChannelView[];
-  totals: { count: number; active: number; creating: number; draining: number; balance: string; inFlight: { count: number; fees: string } };
+  totals: {
+    count: number;
+    active: number;
+    creating: number;
+    draining: number;
+    balance: string;
+    inFlight: { count: number; fees: string };
+  };
   lastError: string | null;
 }
 
-
 const sum = (xs: bigint[]) => xs.reduce((a, b) => a + b, 0n);
-const unavailable = (message: string, details: Record<string, unknown>) => new RelayError("NETWORK_UNAVAILABLE", message, details, { "Retry-After": "2" });
+const unavailable = (message: string, details: Record<string, unknown>) =>
+  new RelayError("NETWORK_UNAVAILABLE", message, details, { "Retry-After": "2" });
 
 export class ChannelPool {
   readonly network: NetworkName;
@@ -122,7 +137,9 @@ export class ChannelPool {
 
   /** An account to simulate a func+auth transaction from: an active channel (the funder while there is none). */
   simulationSource(): string {
-    const active = Object.entries(this.pool.getSnapshot().context.channels).find(([, r]) => r.getSnapshot().value === "active");
+    const active = Object.entries(this.pool.getSnapshot().context.channels).find(
+      ([, r]) => r.getSnapshot().value === "active",
+    );
     return active ? active[0] : this.funder;
   }
 
@@ -138,13 +155,24 @@ export class ChannelPool {
       try {
         this.keys.set(r.publicKey, Keypair.fromSecret(box.open(r.secret, `${network}:${r.publicKey}`)));
       } catch {
-        throw new Error(`the ${network} channel ${r.publicKey} cannot be decrypted: CHANNEL_ENCRYPTION_KEY is not the key it was sealed with`);
+        throw new Error(
+          `the ${network} channel ${r.publicKey} cannot be decrypted: CHANNEL_ENCRYPTION_KEY is not the key it was sealed with`,
+        );
       }
     }
     const accounts = await this.deps.gateway.accounts([this.funder, ...rows.map((r) => r.publicKey)]);
     const funder = accounts.get(this.funder);
-    if (!funder) throw new Error(`the ${network} funder account ${this.funder} does not exist on the network: fund it first`);
-    this.funderActor = createActor(channelMachine, { input: { publicKey: this.funder, balance: funder.balance, reserve: funder.reserve, seq: funder.seq, state: "active" } }).start();
+    if (!funder)
+      throw new Error(`the ${network} funder account ${this.funder} does not exist on the network: fund it first`);
+    this.funderActor = createActor(channelMachine, {
+      input: {
+        publicKey: this.funder,
+        balance: funder.balance,
+        reserve: funder.reserve,
+        seq: funder.seq,
+        state: "active",
+      },
+    }).start();
     const missing = { creating: [] as string[], lost: [] as string[] };
     for (const r of rows) {
       const a = accounts.get(r.publicKey);
@@ -152,7 +180,16 @@ export class ChannelPool {
         (r.state === "creating" ? missing.creating : missing.lost).push(r.publicKey);
         continue;
       }
-      this.pool.send({ type: "ADD", channel: { publicKey: r.publicKey, balance: a.balance, reserve: a.reserve, seq: a.seq, state: r.state === "draining" ? "draining" : "active" } });
+      this.pool.send({
+        type: "ADD",
+        channel: {
+          publicKey: r.publicKey,
+          balance: a.balance,
+          reserve: a.reserve,
+          seq: a.seq,
+          state: r.state === "draining" ? "draining" : "active",
+        },
+      });
       if (r.state === "creating") await repo.setState(network, [r.publicKey], "active");
     }
     if (missing.creating.length) await repo.remove(network, missing.creating);
@@ -175,7 +212,10 @@ export class ChannelPool {
   /** The fee source for a fee-bump of up to `fee` stroops: the channel that can best afford it. */
   async assign(fee: bigint): Promise<FeeLease> {
     const id = crypto.randomUUID();
-    const pk = await this.until(fee, async () => (await ask<PoolReply>(this.pool, { type: "ASSIGN", id, fee } as never)).publicKey);
+    const pk = await this.until(
+      fee,
+      async () => (await ask<PoolReply>(this.pool, { type: "ASSIGN", id, fee } as never)).publicKey,
+    );
     return {
       keypair: this.keys.get(pk)!,
       end: (charged) => this.toChannel(pk, { type: "RELEASE", id, charged }),
@@ -203,8 +243,11 @@ export class ChannelPool {
     let badSeq = 0;
     const ref = this.pool.getSnapshot().context.channels[pk]!;
     const lease: OwnLease = {
-      keypair: this.keys.get(pk)!, seq,
-      resync: async () => { lease.seq = await this.reseq(ref, id, badSeq++ > 0); },
+      keypair: this.keys.get(pk)!,
+      seq,
+      resync: async () => {
+        lease.seq = await this.reseq(ref, id, badSeq++ > 0);
+      },
       end: (charged, consumed) => this.toChannel(pk, { type: "DONE", id, charged, consumed }),
     };
     return lease;
@@ -235,12 +278,19 @@ export class ChannelPool {
     return {
       network: this.network,
       funder: { publicKey: this.funder, balance: (this.funderActor?.getSnapshot().context.balance ?? 0n).toString() },
-      target: this.target, current: this.liveCount(),
+      target: this.target,
+      current: this.liveCount(),
       channels,
       totals: {
-        count: channels.length, active: count("active"), creating: count("creating"), draining: count("draining"),
+        count: channels.length,
+        active: count("active"),
+        creating: count("creating"),
+        draining: count("draining"),
         balance: sum(channels.map((c) => BigInt(c.balance))).toString(),
-        inFlight: { count: channels.reduce((a, c) => a + c.inFlight.count, 0), fees: sum(channels.map((c) => BigInt(c.inFlight.fees))).toString() },
+        inFlight: {
+          count: channels.reduce((a, c) => a + c.inFlight.count, 0),
+          fees: sum(channels.map((c) => BigInt(c.inFlight.fees))).toString(),
+        },
       },
       lastError: this.lastError,
     };
@@ -251,13 +301,21 @@ export class ChannelPool {
   /** Tries `pick` until it finds a channel, waiting for changes in the pool up to `waitMs`. */
   private async until(fee: bigint, pick: () => Promise<string | null>): Promise<string> {
     const most = this.deps.config.startingBalance - ACCOUNT_RESERVE;
-    if (fee > most) throw unavailable(`a fee of ${fee} stroops is more than a channel account holds (${most}); raise CHANNEL_STARTING_BALANCE`, { network: this.network, fee: fee.toString(), reason: "fee_exceeds_channel_balance" });
+    if (fee > most)
+      throw unavailable(
+        `a fee of ${fee} stroops is more than a channel account holds (${most}); raise CHANNEL_STARTING_BALANCE`,
+        { network: this.network, fee: fee.toString(), reason: "fee_exceeds_channel_balance" },
+      );
     const deadline = Date.now() + this.deps.config.waitMs;
     for (;;) {
       const pk = await pick();
       if (pk) return pk;
       if (this.stopped || Date.now() >= deadline) {
-        throw unavailable(`no ${this.network} channel account can pay a fee of ${fee} stroops now`, { network: this.network, fee: fee.toString(), reason: "no_channel_available" });
+        throw unavailable(`no ${this.network} channel account can pay a fee of ${fee} stroops now`, {
+          network: this.network,
+          fee: fee.toString(),
+          reason: "no_channel_available",
+        });
       }
       await this.changed(deadline - Date.now());
     }
@@ -266,7 +324,11 @@ export class ChannelPool {
   /** Resolves at the next change that may free a channel (or after `ms`). */
   private changed(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const done = () => { clearTimeout(t); this.waiters.delete(done); resolve(); };
+      const done = () => {
+        clearTimeout(t);
+        this.waiters.delete(done);
+        resolve();
+      };
       const t = setTimeout(done, ms);
       this.waiters.add(done);
     });
@@ -288,7 +350,8 @@ export class ChannelPool {
   }
 
   private liveCount(): number {
-    return Object.values(this.pool.getSnapshot().context.channels).filter((r) => r.getSnapshot().value !== "draining").length;
+    return Object.values(this.pool.getSnapshot().context.channels).filter((r) => r.getSnapshot().value !== "draining")
+      .length;
   }
 
   // ---- reconciler -----------------------------------------------------------------------------
@@ -311,7 +374,9 @@ export class ChannelPool {
           this.deps.log.error({ network: this.network, err: this.lastError }, "channel pool upkeep failed; retrying");
         }
       } while (this.again && !this.stopped);
-    })().finally(() => { this.reconciling = null; });
+    })().finally(() => {
+      this.reconciling = null;
+    });
     return this.reconciling;
   }
 
@@ -321,12 +386,20 @@ export class ChannelPool {
     const live = snaps.filter((c) => c.s.value === "active" || c.s.value === "creating");
     if (live.length > this.target) {
       // retire the channels with the least in flight first
-      const retire = live.filter((c) => c.s.value === "active").sort((a, b) => Object.keys(a.s.context.holds).length - Object.keys(b.s.context.holds).length);
+      const retire = live
+        .filter((c) => c.s.value === "active")
+        .sort((a, b) => Object.keys(a.s.context.holds).length - Object.keys(b.s.context.holds).length);
       await this.startDraining(retire.slice(0, live.length - this.target).map((c) => c.pk));
       this.again = true; // the next pass merges those that are idle already
     }
     for (const c of snaps) {
-      if (c.s.value === "draining" && c.s.context.own === null && Object.keys(c.s.context.holds).length === 0 && !this.merging.has(c.pk) && !this.unconfirmed.has(c.pk)) {
+      if (
+        c.s.value === "draining" &&
+        c.s.context.own === null &&
+        Object.keys(c.s.context.holds).length === 0 &&
+        !this.merging.has(c.pk) &&
+        !this.unconfirmed.has(c.pk)
+      ) {
         this.merging.add(c.pk);
         void this.merge(c.pk).finally(() => this.merging.delete(c.pk));
       }
@@ -347,27 +420,59 @@ export class ChannelPool {
     const { repo, box, network, config } = this.deps;
     for (let left = n; left > 0; left -= MAX_OPS_PER_TX) {
       const batch = Array.from({ length: Math.min(left, MAX_OPS_PER_TX) }, () => Keypair.random());
-      await repo.insert(batch.map((kp) => ({ network, publicKey: kp.publicKey(), secret: box.seal(kp.secret(), `${network}:${kp.publicKey()}`), state: "creating" as const })));
+      await repo.insert(
+        batch.map((kp) => ({
+          network,
+          publicKey: kp.publicKey(),
+          secret: box.seal(kp.secret(), `${network}:${kp.publicKey()}`),
+          state: "creating" as const,
+        })),
+      );
       for (const kp of batch) {
         this.keys.set(kp.publicKey(), kp);
-        this.pool.send({ type: "ADD", channel: { publicKey: kp.publicKey(), balance: 0n, reserve: ACCOUNT_RESERVE, seq: 0n, state: "creating" } });
+        this.pool.send({
+          type: "ADD",
+          channel: { publicKey: kp.publicKey(), balance: 0n, reserve: ACCOUNT_RESERVE, seq: 0n, state: "creating" },
+        });
       }
       const pks = batch.map((kp) => kp.publicKey());
       for (const pk of pks) this.unconfirmed.add(pk);
       let c: Confirmed;
       try {
-        c = await this.runOwn(this.funderActor!, this.deps.funder, batch.map((kp) => Operation.createAccount({ destination: kp.publicKey(), startingBalance: formatXlm(config.startingBalance) })), "create channels");
+        c = await this.runOwn(
+          this.funderActor!,
+          this.deps.funder,
+          batch.map((kp) =>
+            Operation.createAccount({
+              destination: kp.publicKey(),
+              startingBalance: formatXlm(config.startingBalance),
+            }),
+          ),
+          "create channels",
+        );
       } catch (e) {
         await repo.remove(network, pks);
-        for (const pk of pks) { this.pool.send({ type: "REMOVE", publicKey: pk }); this.keys.delete(pk); this.unconfirmed.delete(pk); }
+        for (const pk of pks) {
+          this.pool.send({ type: "REMOVE", publicKey: pk });
+          this.keys.delete(pk);
+          this.unconfirmed.delete(pk);
+        }
         throw e;
       }
       // a channel retired while it was being created stays draining (and is merged next)
-      await repo.setState(network, pks.filter((pk) => this.channel(pk)?.value === "creating"), "active");
+      await repo.setState(
+        network,
+        pks.filter((pk) => this.channel(pk)?.value === "creating"),
+        "active",
+      );
       await this.resync(this.funder);
       // a new account's sequence number is the creating ledger's sequence << 32
       for (const pk of pks) {
-        this.pool.send({ type: "TO", publicKey: pk, event: { type: "ACTIVATE", balance: config.startingBalance, seq: BigInt(c.ledger) << 32n } });
+        this.pool.send({
+          type: "TO",
+          publicKey: pk,
+          event: { type: "ACTIVATE", balance: config.startingBalance, seq: BigInt(c.ledger) << 32n },
+        });
         this.unconfirmed.delete(pk);
       }
       this.deps.log.info({ network, created: pks.length, ledger: c.ledger }, "channel accounts created");
@@ -380,12 +485,21 @@ export class ChannelPool {
     const ref = this.pool.getSnapshot().context.channels[pk];
     if (!ref) return;
     try {
-      await this.runOwn(ref, this.keys.get(pk)!, [Operation.accountMerge({ destination: this.funder })], "merge a channel", true);
+      await this.runOwn(
+        ref,
+        this.keys.get(pk)!,
+        [Operation.accountMerge({ destination: this.funder })],
+        "merge a channel",
+        true,
+      );
     } catch (e) {
       // merged already (by an earlier run whose answer was lost)?
       if ((await this.deps.gateway.accounts([pk])).has(pk)) {
         this.lastError = e instanceof Error ? e.message : String(e);
-        this.deps.log.error({ network: this.network, channel: pk, err: this.lastError }, "merging a channel failed; retrying");
+        this.deps.log.error(
+          { network: this.network, channel: pk, err: this.lastError },
+          "merging a channel failed; retrying",
+        );
         return;
       }
     }
@@ -399,9 +513,17 @@ export class ChannelPool {
   /** Tops up low channels to the starting balance, one funder transaction for up to 100 channels. */
   private async topUp(pks: string[]): Promise<void> {
     for (let i = 0; i < pks.length; i += MAX_OPS_PER_TX) {
-      const batch = pks.slice(i, i + MAX_OPS_PER_TX).map((pk) => ({ pk, amount: this.deps.config.startingBalance - this.channel(pk)!.context.balance })).filter((b) => b.amount > 0n);
+      const batch = pks
+        .slice(i, i + MAX_OPS_PER_TX)
+        .map((pk) => ({ pk, amount: this.deps.config.startingBalance - this.channel(pk)!.context.balance }))
+        .filter((b) => b.amount > 0n);
       if (!batch.length) continue;
-      await this.runOwn(this.funderActor!, this.deps.funder, batch.map((b) => Operation.payment({ destination: b.pk, asset: Asset.native(), amount: formatXlm(b.amount) })), "top up channels");
+      await this.runOwn(
+        this.funderActor!,
+        this.deps.funder,
+        batch.map((b) => Operation.payment({ destination: b.pk, asset: Asset.native(), amount: formatXlm(b.amount) })),
+        "top up channels",
+      );
       for (const b of batch) this.toChannel(b.pk, { type: "CREDIT", amount: b.amount });
       await this.resync(this.funder);
       this.deps.log.info({ network: this.network, channels: batch.length }, "channel accounts topped up");
@@ -415,7 +537,13 @@ export class ChannelPool {
    * pending transaction per source: waits while another runs), sends, waits for the ledger,
    * recovers from tx_bad_seq by re-reading the sequence number, raises the fee on tx_insufficient_fee.
    */
-  private async runOwn(actor: AnyChannel, kp: Keypair, ops: xdr.Operation[], what: string, internal = false): Promise<Confirmed> {
+  private async runOwn(
+    actor: AnyChannel,
+    kp: Keypair,
+    ops: xdr.Operation[],
+    what: string,
+    internal = false,
+  ): Promise<Confirmed> {
     const gw = this.deps.gateway;
     let rate = await gw.feeRate(this.deps.config.feePercentile, false).catch(() => BASE_FEE);
     if (rate < BASE_FEE) rate = BASE_FEE;
@@ -426,8 +554,12 @@ export class ChannelPool {
     let seq: bigint;
     for (;;) {
       const r = await ask<ChannelReply>(actor, { type: "TAKE", id, fee, internal } as never);
-      if (r.ok) { seq = r.seq!; break; }
-      if (r.reason !== "busy" || Date.now() > deadline || this.stopped) throw new Error(`${what}: ${kp.publicKey()} cannot take a transaction (${r.reason})`);
+      if (r.ok) {
+        seq = r.seq!;
+        break;
+      }
+      if (r.reason !== "busy" || Date.now() > deadline || this.stopped)
+        throw new Error(`${what}: ${kp.publicKey()} cannot take a transaction (${r.reason})`);
       await this.changed(Math.max(1, deadline - Date.now()));
     }
     let charged = 0n;
@@ -435,26 +567,42 @@ export class ChannelPool {
     let badSeq = 0;
     try {
       for (let attempt = 0; attempt < 8; attempt++) {
-        const builder = new TransactionBuilder(new Account(kp.publicKey(), (seq - 1n).toString()), { fee: rate.toString(), networkPassphrase: gw.passphrase });
+        const builder = new TransactionBuilder(new Account(kp.publicKey(), (seq - 1n).toString()), {
+          fee: rate.toString(),
+          networkPassphrase: gw.passphrase,
+        });
         for (const op of ops) builder.addOperation(op);
         const tx: Transaction = builder.setTimeout(120).build();
         tx.sign(kp);
         const hash = Buffer.from(tx.hash()).toString("hex");
         const watch = gw.watcher.watch(hash, Math.max(1, deadline - Date.now()));
-        const sent = await gw.send(tx).catch((e) => { watch.cancel(); throw e; });
+        const sent = await gw.send(tx).catch((e) => {
+          watch.cancel();
+          throw e;
+        });
         if (sent.status === "PENDING" || sent.status === "DUPLICATE") {
           const c = await watch.promise;
           consumed = true; // unknown after a timeout: counted as spent (a later tx_bad_seq re-reads it)
           if (!c) throw new Error(`${what}: no confirmation of ${hash}`);
           charged = c.feeCharged;
-          if (!c.successful) throw new Error(`${what}: the network rejected ${hash}: ${JSON.stringify(clientResultCodes(c.resultXdr))}`);
+          if (!c.successful)
+            throw new Error(`${what}: the network rejected ${hash}: ${JSON.stringify(clientResultCodes(c.resultXdr))}`);
           return c;
         }
         watch.cancel();
-        if (sent.status === "TRY_AGAIN_LATER") { await Bun.sleep(250); continue; }
+        if (sent.status === "TRY_AGAIN_LATER") {
+          await Bun.sleep(250);
+          continue;
+        }
         const codes = clientResultCodes(sent.errorResultXdr!);
-        if (codes.network === "tx_bad_seq") { seq = await this.reseq(actor, id, badSeq++ > 0); continue; }
-        if (codes.network === "tx_insufficient_fee" && rate < maxRate) { rate *= 2n; continue; }
+        if (codes.network === "tx_bad_seq") {
+          seq = await this.reseq(actor, id, badSeq++ > 0);
+          continue;
+        }
+        if (codes.network === "tx_insufficient_fee" && rate < maxRate) {
+          rate *= 2n;
+          continue;
+        }
         throw new Error(`${what}: the network rejected the transaction: ${JSON.stringify(codes)}`);
       }
       throw new Error(`${what}: gave up after repeated retries`);
@@ -469,7 +617,10 @@ export class ChannelPool {
     const pk = actor.getSnapshot().context.publicKey;
     const a = (await this.deps.gateway.accounts([pk])).get(pk);
     if (a) actor.send({ type: "RESEQ", id, seq: a.seq, allowLower });
-    this.deps.log.warn({ network: this.network, account: pk, networkSeq: a?.seq.toString() }, "tx_bad_seq: sequence number re-read from the network");
+    this.deps.log.warn(
+      { network: this.network, account: pk, networkSeq: a?.seq.toString() },
+      "tx_bad_seq: sequence number re-read from the network",
+    );
     return actor.getSnapshot().context.seq;
   }
 
@@ -487,7 +638,11 @@ function view(pk: string, ref: ChannelRef): ChannelView {
   const s = ref.getSnapshot();
   const holds = Object.values(s.context.holds);
   return {
-    publicKey: pk, state: String(s.value), balance: s.context.balance.toString(), available: (s.value === "creating" ? 0n : available(s.context)).toString(),
-    sequence: s.context.seq.toString(), inFlight: { count: holds.length, fees: sum(holds).toString() },
+    publicKey: pk,
+    state: String(s.value),
+    balance: s.context.balance.toString(),
+    available: (s.value === "creating" ? 0n : available(s.context)).toString(),
+    sequence: s.context.seq.toString(),
+    inFlight: { count: holds.length, fees: sum(holds).toString() },
   };
 }

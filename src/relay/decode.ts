@@ -29,7 +29,9 @@ const OP_NAMES: Record<number, string> = Object.fromEntries(Object.entries(Op).m
 
 function invokedContract(o: OperationW): string | null {
   const fn = o.body.type === Op.invokeHostFunction ? o.body.invokeHostFunctionOp.hostFunction : null;
-  return fn && fn.type === 0 && fn.invokeContract.contractAddress.type === 1 ? StrKey.encodeContract(Buffer.from(fn.invokeContract.contractAddress.contractId)) : null;
+  return fn && fn.type === 0 && fn.invokeContract.contractAddress.type === 1
+    ? StrKey.encodeContract(Buffer.from(fn.invokeContract.contractAddress.contractId))
+    : null;
 }
 
 const invalid = (reason: string) => validationError(`transaction: ${reason}`, { field: "transaction", reason });
@@ -38,27 +40,39 @@ const invalid = (reason: string) => validationError(`transaction: ${reason}`, { 
  * Decodes `b64`. Sponsoring requires signatures and Soroban data; estimates and simulations do not
  * (clients estimate before signing, and simulate to obtain the Soroban data).
  */
-export function decodeTransaction(b64: string, passphrase: string, require: { signatures: boolean; sorobanData: boolean }): DecodedTx {
+export function decodeTransaction(
+  b64: string,
+  passphrase: string,
+  require: { signatures: boolean; sorobanData: boolean },
+): DecodedTx {
   if (!b64 || !BASE64.test(b64)) throw invalid("not base64");
   let wire;
   try {
     wire = X.envelope.decode(fromB64(b64));
   } catch (e) {
-    throw invalid(/trailing/i.test(String(e)) ? "trailing bytes after the TransactionEnvelope" : "not a TransactionEnvelope");
+    throw invalid(
+      /trailing/i.test(String(e)) ? "trailing bytes after the TransactionEnvelope" : "not a TransactionEnvelope",
+    );
   }
   const parsed = TransactionBuilder.fromXDR(b64, passphrase);
   const wasFeeBump = parsed instanceof FeeBumpTransaction;
   const inner = wasFeeBump ? (parsed as FeeBumpTransaction).innerTransaction : (parsed as Transaction);
   const ops = (wire.type === 5 ? wire.feeBump.tx.innerTx.v1.tx : wire.type === 2 ? wire.v1.tx : wire.v0.tx).operations;
   if (ops.length === 0) throw invalid("the transaction has no operations");
-  if (ops.length > MAX_OPS_PER_TX) throw invalid(`the transaction has ${ops.length} operations; the protocol allows ${MAX_OPS_PER_TX}`);
+  if (ops.length > MAX_OPS_PER_TX)
+    throw invalid(`the transaction has ${ops.length} operations; the protocol allows ${MAX_OPS_PER_TX}`);
   if (require.signatures && inner.signatures.length === 0) throw invalid("the transaction has no signatures");
   const soroban = ops.filter((o) => SOROBAN_OPS.has(o.body.type)).length;
   if (soroban && ops.length !== 1) throw invalid("a Soroban transaction must have exactly one operation");
   const data = wire.type === 5 ? wire.feeBump.tx.innerTx.v1.tx.ext : wire.type === 2 ? wire.v1.tx.ext : null;
-  if (require.sorobanData && soroban && (!data || data.v !== 1)) throw invalid("a Soroban transaction must carry sorobanData (simulate and assemble it first)");
+  if (require.sorobanData && soroban && data?.v !== 1)
+    throw invalid("a Soroban transaction must carry sorobanData (simulate and assemble it first)");
   return {
-    inner, innerHash: Buffer.from(inner.hash()).toString("hex"), wasFeeBump, isSoroban: soroban > 0, operations: ops.length,
+    inner,
+    innerHash: Buffer.from(inner.hash()).toString("hex"),
+    wasFeeBump,
+    isSoroban: soroban > 0,
+    operations: ops.length,
     operationTypes: ops.map((o) => OP_NAMES[o.body.type] ?? `operation${o.body.type}`),
     contractIds: ops.filter((o) => o.body.type === Op.invokeHostFunction).map(invokedContract),
     resourceFee: data && data.v === 1 ? data.sorobanData.resourceFee : 0n,

@@ -22,7 +22,11 @@ const signingKeys = new WeakMap<Keypair, KeyObject>();
 function signNative(tx: FeeBumpTransaction, kp: Keypair): void {
   let key = signingKeys.get(kp);
   if (!key) {
-    key = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, kp.rawSecretKey()]), format: "der", type: "pkcs8" });
+    key = createPrivateKey({
+      key: Buffer.concat([PKCS8_ED25519_PREFIX, kp.rawSecretKey()]),
+      format: "der",
+      type: "pkcs8",
+    });
     signingKeys.set(kp, key);
   }
   tx.addSignature(kp.publicKey(), sign(null, tx.hash(), key).toString("base64"));

@@ -12,17 +12,25 @@ export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 const RETRYABLE = new Set([503, 504]);
 
 export function checkIdempotencyKey(key: string): void {
-  if (!IDEMPOTENCY_KEY.test(key)) throw validationError("X-Idempotency-Key must be 1 to 255 visible ASCII characters", { field: "X-Idempotency-Key", reason: "invalid idempotency key" });
+  if (!IDEMPOTENCY_KEY.test(key))
+    throw validationError("X-Idempotency-Key must be 1 to 255 visible ASCII characters", {
+      field: "X-Idempotency-Key",
+      reason: "invalid idempotency key",
+    });
 }
 
-export const bodyHash = (body: unknown): string => new Bun.CryptoHasher("sha256").update(JSON.stringify(body)).digest("hex");
+export const bodyHash = (body: unknown): string =>
+  new Bun.CryptoHasher("sha256").update(JSON.stringify(body)).digest("hex");
 
 type Run = { outcome: Outcome; replayed: boolean };
 
 export class Idempotency {
   private readonly inflight = new Map<string, { bodyHash: string; run: Promise<Run> }>();
 
-  constructor(private readonly store: IdempotencyStore, private readonly ttlMs: number) {}
+  constructor(
+    private readonly store: IdempotencyStore,
+    private readonly ttlMs: number,
+  ) {}
 
   /** Runs `fn` once per (scope, key); `replayed` is true when the outcome is an earlier one. */
   async run(scope: string, key: string, hash: string, fn: () => Promise<Outcome>): Promise<Run> {
@@ -52,4 +60,5 @@ export class Idempotency {
   }
 }
 
-const reused = (key: string) => new RelayError("IDEMPOTENCY_KEY_REUSED", "this X-Idempotency-Key was used with a different request body", { key });
+const reused = (key: string) =>
+  new RelayError("IDEMPOTENCY_KEY_REUSED", "this X-Idempotency-Key was used with a different request body", { key });

@@ -16,14 +16,17 @@ export interface DecodedOperation {
 }
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-const invalid = (reason: string, message: string) => validationError(`operation: ${message}`, { field: "operation", reason });
+const invalid = (reason: string, message: string) =>
+  validationError(`operation: ${message}`, { field: "operation", reason });
 
 /** Every account (G...) an authorization entry's credentials name, delegates included. */
 function credentialAccounts(node: unknown, out: string[] = []): string[] {
   if (!node || typeof node !== "object" || node instanceof Uint8Array) return out;
   const o = node as Record<string, unknown>;
-  if (o.type === 0 && o.accountId && typeof o.accountId === "object") out.push(StrKey.encodeEd25519PublicKey(Buffer.from((o.accountId as { ed25519: Uint8Array }).ed25519)));
-  if (o.type === 2 && o.muxedAccount && typeof o.muxedAccount === "object") out.push(StrKey.encodeEd25519PublicKey(Buffer.from((o.muxedAccount as { ed25519: Uint8Array }).ed25519)));
+  if (o.type === 0 && o.accountId && typeof o.accountId === "object")
+    out.push(StrKey.encodeEd25519PublicKey(Buffer.from((o.accountId as { ed25519: Uint8Array }).ed25519)));
+  if (o.type === 2 && o.muxedAccount && typeof o.muxedAccount === "object")
+    out.push(StrKey.encodeEd25519PublicKey(Buffer.from((o.muxedAccount as { ed25519: Uint8Array }).ed25519)));
   for (const v of Object.values(o)) if (typeof v === "object") credentialAccounts(v, out);
   return out;
 }
@@ -35,20 +38,36 @@ export function decodeOperation(b64: string, isRelayAccount: (address: string) =
   try {
     wire = X.operation.decode(bytes);
   } catch (e) {
-    throw invalid("not_an_operation", /trailing/i.test(String(e)) ? "trailing bytes after the Operation" : "not an Operation");
+    throw invalid(
+      "not_an_operation",
+      /trailing/i.test(String(e)) ? "trailing bytes after the Operation" : "not an Operation",
+    );
   }
-  if (wire.body.type !== Op.invokeHostFunction) throw invalid("not_invoke_host_function", "only an invokeHostFunction operation can be sponsored without a transaction");
-  if (wire.sourceAccount) throw invalid("operation_source_account", "the operation must not name a source account (the relay's channel account is the source)");
+  if (wire.body.type !== Op.invokeHostFunction)
+    throw invalid(
+      "not_invoke_host_function",
+      "only an invokeHostFunction operation can be sponsored without a transaction",
+    );
+  if (wire.sourceAccount)
+    throw invalid(
+      "operation_source_account",
+      "the operation must not name a source account (the relay's channel account is the source)",
+    );
   const { hostFunction, auth } = wire.body.invokeHostFunctionOp;
   for (const [i, entry] of auth.entries()) {
     if (entry.credentials.type === 0) {
-      throw invalid("relay_account_credentials", `authorization entry ${i} has source-account credentials, which would be the relay's channel account; sign it with address credentials`);
+      throw invalid(
+        "relay_account_credentials",
+        `authorization entry ${i} has source-account credentials, which would be the relay's channel account; sign it with address credentials`,
+      );
     }
     const relay = credentialAccounts(entry.credentials).find(isRelayAccount);
     if (relay) throw invalid("relay_account_credentials", `authorization entry ${i} names the relay account ${relay}`);
   }
-  const contract = hostFunction.type === 0 && hostFunction.invokeContract.contractAddress.type === 1
-    ? StrKey.encodeContract(Buffer.from(hostFunction.invokeContract.contractAddress.contractId)) : null;
+  const contract =
+    hostFunction.type === 0 && hostFunction.invokeContract.contractAddress.type === 1
+      ? StrKey.encodeContract(Buffer.from(hostFunction.invokeContract.contractAddress.contractId))
+      : null;
   return {
     operation: xdr.Operation.fromXDR(Buffer.from(bytes)),
     hash: new Bun.CryptoHasher("sha256").update(bytes).digest("hex"),

@@ -30,15 +30,25 @@ const nullable = <T extends TSchema>(s: T) => Type.Optional(Type.Union([s, Type.
 export const OPERATION_TYPES = Object.keys(Op);
 
 /** A policy change: each given field overrides the current value; `null` returns it to the default. */
-export const PolicyPatch = Type.Object({
-  requestsPerSecond: nullable(Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000 })),
-  burst: nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-  maxFee: nullable(stroops),
-  allowedOperations: nullable(Type.Array(Type.Union(OPERATION_TYPES.map((o) => Type.Literal(o))), { uniqueItems: true, maxItems: OPERATION_TYPES.length })),
-  allowedContractIds: nullable(Type.Array(Type.String({ pattern: "^C[A-Z2-7]{55}$" }), { uniqueItems: true, maxItems: 1000 })),
-  maxOperations: nullable(Type.Integer({ minimum: 1, maximum: MAX_OPS_PER_TX })),
-  dailySpendLimit: nullable(stroops),
-}, { additionalProperties: false });
+export const PolicyPatch = Type.Object(
+  {
+    requestsPerSecond: nullable(Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000 })),
+    burst: nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    maxFee: nullable(stroops),
+    allowedOperations: nullable(
+      Type.Array(Type.Union(OPERATION_TYPES.map((o) => Type.Literal(o))), {
+        uniqueItems: true,
+        maxItems: OPERATION_TYPES.length,
+      }),
+    ),
+    allowedContractIds: nullable(
+      Type.Array(Type.String({ pattern: "^C[A-Z2-7]{55}$" }), { uniqueItems: true, maxItems: 1000 }),
+    ),
+    maxOperations: nullable(Type.Integer({ minimum: 1, maximum: MAX_OPS_PER_TX })),
+    dailySpendLimit: nullable(stroops),
+  },
+  { additionalProperties: false },
+);
 export type PolicyPatch = Static<typeof PolicyPatch>;
 /** Stored overrides: a patch without nulls. */
 export type PolicyOverrides = PolicyPatch;
@@ -56,11 +66,23 @@ export const PolicyView = Type.Object({
 export type PolicyView = Static<typeof PolicyView>;
 
 export const PROJECT_POLICY_DEFAULTS: Policy = {
-  requestsPerSecond: 50, burst: 100, maxFee: 10_000_000n, allowedOperations: null, allowedContractIds: null, maxOperations: MAX_OPS_PER_TX, dailySpendLimit: null,
+  requestsPerSecond: 50,
+  burst: 100,
+  maxFee: 10_000_000n,
+  allowedOperations: null,
+  allowedContractIds: null,
+  maxOperations: MAX_OPS_PER_TX,
+  dailySpendLimit: null,
 };
 /** The open testnet relay's defaults, per client IP (ANONYMOUS_POLICY overrides them). */
 export const ANONYMOUS_POLICY_DEFAULTS: Policy = {
-  requestsPerSecond: 2, burst: 10, maxFee: 1_000_000n, allowedOperations: null, allowedContractIds: null, maxOperations: MAX_OPS_PER_TX, dailySpendLimit: 100_000_000n,
+  requestsPerSecond: 2,
+  burst: 10,
+  maxFee: 1_000_000n,
+  allowedOperations: null,
+  allowedContractIds: null,
+  maxOperations: MAX_OPS_PER_TX,
+  dailySpendLimit: 100_000_000n,
 };
 
 /** Applies a patch to stored overrides: given fields replace, nulls remove. */
@@ -87,7 +109,9 @@ export function effectivePolicy(defaults: Policy, o: PolicyOverrides): Policy {
 }
 
 export const policyView = (p: Policy): PolicyView => ({
-  ...p, maxFee: p.maxFee.toString(), dailySpendLimit: p.dailySpendLimit === null ? null : p.dailySpendLimit.toString(),
+  ...p,
+  maxFee: p.maxFee.toString(),
+  dailySpendLimit: p.dailySpendLimit === null ? null : p.dailySpendLimit.toString(),
 });
 
 /** What a sponsor request asks of a policy. */
@@ -112,15 +136,38 @@ export interface Violation {
  */
 export function checkRules(p: Policy, r: SpendRequest): Violation | { grant: bigint } {
   const ops = r.operationTypes.length;
-  if (ops > p.maxOperations) return { rule: "maxOperations", message: `the transaction has ${ops} operations; the policy allows at most ${p.maxOperations}`, details: { limit: p.maxOperations, actual: ops } };
+  if (ops > p.maxOperations)
+    return {
+      rule: "maxOperations",
+      message: `the transaction has ${ops} operations; the policy allows at most ${p.maxOperations}`,
+      details: { limit: p.maxOperations, actual: ops },
+    };
   if (p.allowedOperations) {
     const bad = r.operationTypes.find((t) => !p.allowedOperations!.includes(t));
-    if (bad) return { rule: "allowedOperations", message: `operation ${bad} is not allowed by the policy`, details: { operation: bad, allowed: p.allowedOperations } };
+    if (bad)
+      return {
+        rule: "allowedOperations",
+        message: `operation ${bad} is not allowed by the policy`,
+        details: { operation: bad, allowed: p.allowedOperations },
+      };
   }
   if (p.allowedContractIds) {
     const bad = r.contractIds.find((c) => c === null || !p.allowedContractIds!.includes(c));
-    if (bad !== undefined) return { rule: "allowedContractIds", message: bad === null ? "only calls to allowed contracts may be sponsored (this host function invokes no contract)" : `contract ${bad} is not allowed by the policy`, details: { contractId: bad } };
+    if (bad !== undefined)
+      return {
+        rule: "allowedContractIds",
+        message:
+          bad === null
+            ? "only calls to allowed contracts may be sponsored (this host function invokes no contract)"
+            : `contract ${bad} is not allowed by the policy`,
+        details: { contractId: bad },
+      };
   }
-  if (r.minFee > p.maxFee) return { rule: "maxFee", message: `the transaction needs a fee of at least ${r.minFee} stroops; the policy allows at most ${p.maxFee}`, details: { limit: p.maxFee.toString(), required: r.minFee.toString() } };
+  if (r.minFee > p.maxFee)
+    return {
+      rule: "maxFee",
+      message: `the transaction needs a fee of at least ${r.minFee} stroops; the policy allows at most ${p.maxFee}`,
+      details: { limit: p.maxFee.toString(), required: r.minFee.toString() },
+    };
   return { grant: r.maxFee < p.maxFee ? r.maxFee : p.maxFee };
 }

@@ -10,7 +10,13 @@
  * actor with the other newcomers (one bucket and one daily spend for all of them) until room frees.
  */
 import { createActor, type Actor } from "xstate";
-import { projectMachine, type ProjectReply, type ProjectStatus, type RateState, type ReplyError } from "../../actors/project.machine.ts";
+import {
+  projectMachine,
+  type ProjectReply,
+  type ProjectStatus,
+  type RateState,
+  type ReplyError,
+} from "../../actors/project.machine.ts";
 import { ask } from "../../actors/ask.ts";
 import { RelayError } from "../http/errors.ts";
 import type { CheckpointStore } from "../store/checkpoints.ts";
@@ -57,7 +63,12 @@ function idle(actor: ProjectActor, now: number): boolean {
 }
 
 export function replyError(e: ReplyError): RelayError {
-  return new RelayError(e.code, e.message, e.details, e.retryAfterSeconds ? { "Retry-After": String(e.retryAfterSeconds) } : {});
+  return new RelayError(
+    e.code,
+    e.message,
+    e.details,
+    e.retryAfterSeconds ? { "Retry-After": String(e.retryAfterSeconds) } : {},
+  );
 }
 
 export class ProjectActors {
@@ -66,18 +77,39 @@ export class ProjectActors {
   private readonly anonymous = new Map<string, AnonymousClient>();
   private overflow?: Promise<ProjectActor>;
   private overflowWarnedAt = 0;
-  private readonly timers = new Map<ProjectActor, { key: string; ttl?: number; timer: ReturnType<typeof setTimeout> }>();
+  private readonly timers = new Map<
+    ProjectActor,
+    { key: string; ttl?: number; timer: ReturnType<typeof setTimeout> }
+  >();
 
-  constructor(private readonly store: CheckpointStore, private readonly config: ActorsConfig, private readonly log: Logger) {}
+  constructor(
+    private readonly store: CheckpointStore,
+    private readonly config: ActorsConfig,
+    private readonly log: Logger,
+  ) {}
 
   /** Starts (or restores) a project's actor with the durable truth from Postgres. */
-  async start(p: { id: string; policy: Policy; status: ProjectStatus; balance: bigint; spent: bigint }): Promise<ProjectActor> {
+  async start(p: {
+    id: string;
+    policy: Policy;
+    status: ProjectStatus;
+    balance: bigint;
+    spent: bigint;
+  }): Promise<ProjectActor> {
     const key = `project:${p.id}`;
-    const snapshot = await this.store.get(key).catch((e) => { this.log.warn({ err: String(e) }, "reading a checkpoint failed"); return null; });
+    const snapshot = await this.store.get(key).catch((e) => {
+      this.log.warn({ err: String(e) }, "reading a checkpoint failed");
+      return null;
+    });
     const now = Date.now();
     const actor = snapshot
-      ? createActor(projectMachine, { snapshot: snapshot as never, input: { projectId: p.id, policy: p.policy, balance: p.balance, spent: p.spent, now } })
-      : createActor(projectMachine, { input: { projectId: p.id, policy: p.policy, balance: p.balance, spent: p.spent, now } });
+      ? createActor(projectMachine, {
+          snapshot: snapshot as never,
+          input: { projectId: p.id, policy: p.policy, balance: p.balance, spent: p.spent, now },
+        })
+      : createActor(projectMachine, {
+          input: { projectId: p.id, policy: p.policy, balance: p.balance, spent: p.spent, now },
+        });
     actor.start();
     actor.send({ type: "SYNC", now, balance: p.balance, spent: p.spent, policy: p.policy, status: p.status });
     this.watch(actor, key);
@@ -103,16 +135,28 @@ export class ProjectActors {
       this.anonymous.set(ip, known);
       return known.ready;
     }
-    if (this.anonymous.size >= this.config.maxAnonymousClients && !this.dropIdleAnonymous()) return this.overflowActor();
+    if (this.anonymous.size >= this.config.maxAnonymousClients && !this.dropIdleAnonymous())
+      return this.overflowActor();
     const client: AnonymousClient = { ready: this.startAnonymous(`anonymous:${ip}`) };
-    client.ready.then((a) => { client.actor = a; }, () => this.anonymous.delete(ip));
+    client.ready.then(
+      (a) => {
+        client.actor = a;
+      },
+      () => this.anonymous.delete(ip),
+    );
     this.anonymous.set(ip, client);
     return client.ready;
   }
 
   private async startAnonymous(key: string): Promise<ProjectActor> {
     const snapshot = await this.store.get(key).catch(() => null);
-    const input = { projectId: "anonymous", policy: this.config.anonymousPolicy, balance: 0n, spent: 0n, now: Date.now() };
+    const input = {
+      projectId: "anonymous",
+      policy: this.config.anonymousPolicy,
+      balance: 0n,
+      spent: 0n,
+      now: Date.now(),
+    };
     const actor = createActor(projectMachine, snapshot ? { snapshot: snapshot as never, input } : { input });
     actor.start();
     // the configured policy wins over the checkpoint's; the day's spend is the checkpoint's
@@ -145,21 +189,27 @@ export class ProjectActors {
   private overflowActor(): Promise<ProjectActor> {
     if (Date.now() - this.overflowWarnedAt > OVERFLOW_WARN_MS) {
       this.overflowWarnedAt = Date.now();
-      this.log.warn({ clients: this.anonymous.size }, "ANONYMOUS_MAX_CLIENTS reached, none idle: new client IPs share the overflow bucket");
+      this.log.warn(
+        { clients: this.anonymous.size },
+        "ANONYMOUS_MAX_CLIENTS reached, none idle: new client IPs share the overflow bucket",
+      );
     }
     this.overflow ??= this.startAnonymous(OVERFLOW_KEY);
     return this.overflow;
   }
 
   /** Takes a rate-limit token (the first thing every /v1 request does). */
-  async admit(actor: ProjectActor): Promise<{ ok: true; rate: RateState } | { ok: false; error: RelayError; rate?: RateState }> {
+  async admit(
+    actor: ProjectActor,
+  ): Promise<{ ok: true; rate: RateState } | { ok: false; error: RelayError; rate?: RateState }> {
     const r = await ask<ProjectReply>(actor, { type: "ADMIT", id: crypto.randomUUID(), now: Date.now() } as never);
     return r.ok ? { ok: true, rate: r.rate! } : { ok: false, error: replyError(r.error), rate: r.rate };
   }
 
   payer(actor: ProjectActor, projectId: string | null, scope: string): Payer {
     return {
-      projectId, scope,
+      projectId,
+      scope,
       async reserve(id, credits, request) {
         const r = await ask<ProjectReply>(actor, { type: "RESERVE", id, now: Date.now(), credits, request } as never);
         if (!r.ok) throw replyError(r.error);
@@ -183,7 +233,9 @@ export class ProjectActors {
     if (!t) return Promise.resolve();
     clearTimeout(t.timer);
     this.timers.delete(actor);
-    return this.store.set(t.key, actor.getPersistedSnapshot(), t.ttl).catch((e) => this.log.warn({ err: String(e), key: t.key }, "writing a checkpoint failed"));
+    return this.store
+      .set(t.key, actor.getPersistedSnapshot(), t.ttl)
+      .catch((e) => this.log.warn({ err: String(e), key: t.key }, "writing a checkpoint failed"));
   }
 
   /** Writes every pending checkpoint and stops the actors. */

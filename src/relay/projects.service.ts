@@ -12,7 +12,14 @@ import type { Logger } from "../log.ts";
 import { ask } from "../../actors/ask.ts";
 import { utcDay, type ProjectReply } from "../../actors/project.machine.ts";
 import { KEY_NETWORK, generateKey, hashKey, keyEnvironment, keyPrefix } from "./api-keys.ts";
-import { effectivePolicy, mergeOverrides, policyView, type Policy, type PolicyPatch, type PolicyView } from "./policy.ts";
+import {
+  effectivePolicy,
+  mergeOverrides,
+  policyView,
+  type Policy,
+  type PolicyPatch,
+  type PolicyView,
+} from "./policy.ts";
 import { replyError, type Payer, type ProjectActor, type ProjectActors } from "./project-actors.ts";
 
 /** The caller of a /v1 request, resolved from its API key or client IP. */
@@ -53,7 +60,12 @@ const unauthorized = (message: string) => new RelayError("UNAUTHORIZED", message
 const notFound = (what: string) => new RelayError("NOT_FOUND", `${what} not found`);
 
 export const keyView = (k: KeyRow): KeyView => ({
-  id: k.id, prefix: k.prefix, environment: k.environment, label: k.label, createdAt: k.createdAt.toISOString(), revokedAt: k.revokedAt?.toISOString() ?? null,
+  id: k.id,
+  prefix: k.prefix,
+  environment: k.environment,
+  label: k.label,
+  createdAt: k.createdAt.toISOString(),
+  revokedAt: k.revokedAt?.toISOString() ?? null,
 });
 
 export class ProjectsService {
@@ -63,9 +75,16 @@ export class ProjectsService {
   /** Keys revoked by this process: a lookup that read the row before the revocation must not cache it. */
   private readonly revoked = new Set<string>();
 
-  constructor(private readonly deps: {
-    projects: ProjectsRepo; credits: CreditsRepo; submissions: SubmissionsRepo; actors: ProjectActors; defaults: Policy; log: Logger;
-  }) {}
+  constructor(
+    private readonly deps: {
+      projects: ProjectsRepo;
+      credits: CreditsRepo;
+      submissions: SubmissionsRepo;
+      actors: ProjectActors;
+      defaults: Policy;
+      log: Logger;
+    },
+  ) {}
 
   /**
    * Starts an actor for every project with its balance and today's spend from Postgres, and caches the live keys: a key
@@ -73,11 +92,19 @@ export class ProjectsService {
    */
   async boot(): Promise<void> {
     const [rows, balances, spent, keys] = await Promise.all([
-      this.deps.projects.list(), this.deps.credits.balances(), this.deps.submissions.spentSince(new Date(`${utcDay(Date.now())}T00:00:00Z`)),
+      this.deps.projects.list(),
+      this.deps.credits.balances(),
+      this.deps.submissions.spentSince(new Date(`${utcDay(Date.now())}T00:00:00Z`)),
       this.deps.projects.liveKeys(),
     ]);
     for (const p of rows) {
-      await this.deps.actors.start({ id: p.id, status: p.status, policy: effectivePolicy(this.deps.defaults, p.policy), balance: balances.get(p.id) ?? 0n, spent: spent.get(p.id) ?? 0n });
+      await this.deps.actors.start({
+        id: p.id,
+        status: p.status,
+        policy: effectivePolicy(this.deps.defaults, p.policy),
+        balance: balances.get(p.id) ?? 0n,
+        spent: spent.get(p.id) ?? 0n,
+      });
     }
     for (const { hash, ...key } of keys) this.keys.set(hash, key);
     if (rows.length) this.deps.log.info({ projects: rows.length, keys: keys.length }, "projects restored");
@@ -93,11 +120,17 @@ export class ProjectsService {
       return { projectId: null, environment: null, actor, payer: actors.payer(actor, null, `ip:${ip}`) };
     }
     const environment = keyEnvironment(apiKey);
-    if (!environment) throw unauthorized("malformed API key: expected sr_test_ or sr_live_ followed by at least 32 base62 characters");
+    if (!environment)
+      throw unauthorized("malformed API key: expected sr_test_ or sr_live_ followed by at least 32 base62 characters");
     const row = await this.lookup(hashKey(apiKey));
     const actor = row && actors.project(row.projectId);
     if (!row || !actor) throw unauthorized("unknown or revoked API key");
-    return { projectId: row.projectId, environment: row.environment, actor, payer: actors.payer(actor, row.projectId, `project:${row.projectId}`) };
+    return {
+      projectId: row.projectId,
+      environment: row.environment,
+      actor,
+      payer: actors.payer(actor, row.projectId, `project:${row.projectId}`),
+    };
   }
 
   /** Whether a key is one this process knows as valid (authenticating it needs no database lookup). */
@@ -128,7 +161,11 @@ export class ProjectsService {
     }
     const allowed = KEY_NETWORK[p.environment];
     if (allowed !== network) {
-      throw new RelayError("FORBIDDEN", `this API key (sr_${p.environment}_) is for ${allowed} only; ${network} needs an sr_${p.environment === "test" ? "live" : "test"}_ key`, { reason: "wrong_network", keyNetwork: allowed, network });
+      throw new RelayError(
+        "FORBIDDEN",
+        `this API key (sr_${p.environment}_) is for ${allowed} only; ${network} needs an sr_${p.environment === "test" ? "live" : "test"}_ key`,
+        { reason: "wrong_network", keyNetwork: allowed, network },
+      );
     }
   }
 
@@ -149,14 +186,26 @@ export class ProjectsService {
     const c = this.actorOf(p.id).getSnapshot().context;
     const reserved = Object.values(c.holds).reduce((a, h) => (h.credits ? a + h.amount : a), 0n);
     return {
-      id: p.id, name: p.name, status: p.status, creditBalance: c.balance.toString(), creditReserved: reserved.toString(),
-      policy: policyView(c.policy), createdAt: p.createdAt.toISOString(), updatedAt: p.updatedAt.toISOString(),
+      id: p.id,
+      name: p.name,
+      status: p.status,
+      creditBalance: c.balance.toString(),
+      creditReserved: reserved.toString(),
+      policy: policyView(c.policy),
+      createdAt: p.createdAt.toISOString(),
+      updatedAt: p.updatedAt.toISOString(),
     };
   }
 
   async create(name: string, patch: PolicyPatch = {}): Promise<ProjectView> {
     const row = await this.deps.projects.create({ id: crypto.randomUUID(), name, policy: mergeOverrides({}, patch) });
-    await this.deps.actors.start({ id: row.id, status: row.status, policy: effectivePolicy(this.deps.defaults, row.policy), balance: 0n, spent: 0n });
+    await this.deps.actors.start({
+      id: row.id,
+      status: row.status,
+      policy: effectivePolicy(this.deps.defaults, row.policy),
+      balance: 0n,
+      spent: 0n,
+    });
     return this.view(row);
   }
 
@@ -174,21 +223,43 @@ export class ProjectsService {
     return this.view(await this.row(id));
   }
 
-  async update(id: string, change: { name?: string; status?: ProjectStatus; policy?: PolicyPatch }): Promise<ProjectView> {
+  async update(
+    id: string,
+    change: { name?: string; status?: ProjectStatus; policy?: PolicyPatch },
+  ): Promise<ProjectView> {
     const current = await this.row(id);
     const policy = change.policy ? mergeOverrides(current.policy, change.policy) : undefined;
-    const row = (await this.deps.projects.update(id, { ...(change.name !== undefined ? { name: change.name } : {}), ...(change.status ? { status: change.status } : {}), ...(policy ? { policy } : {}) }))!;
-    this.actorOf(id).send({ type: "CONFIGURE", policy: effectivePolicy(this.deps.defaults, row.policy), status: row.status });
+    const row = (await this.deps.projects.update(id, {
+      ...(change.name !== undefined ? { name: change.name } : {}),
+      ...(change.status ? { status: change.status } : {}),
+      ...(policy ? { policy } : {}),
+    }))!;
+    this.actorOf(id).send({
+      type: "CONFIGURE",
+      policy: effectivePolicy(this.deps.defaults, row.policy),
+      status: row.status,
+    });
     return this.view(row);
   }
 
   // ---- keys ---------------------------------------------------------------------------------------
 
-  async createKey(projectId: string, environment: KeyEnvironment, label: string | null): Promise<KeyView & { key: string }> {
+  async createKey(
+    projectId: string,
+    environment: KeyEnvironment,
+    label: string | null,
+  ): Promise<KeyView & { key: string }> {
     await this.row(projectId);
     const key = generateKey(environment);
     const hash = hashKey(key);
-    const row = await this.deps.projects.createKey({ id: crypto.randomUUID(), projectId, environment, hash, prefix: keyPrefix(key), label });
+    const row = await this.deps.projects.createKey({
+      id: crypto.randomUUID(),
+      projectId,
+      environment,
+      hash,
+      prefix: keyPrefix(key),
+      label,
+    });
     this.unknown.delete(hash);
     this.keys.set(hash, row);
     return { ...keyView(row), key };
@@ -210,11 +281,20 @@ export class ProjectsService {
   // ---- credits ------------------------------------------------------------------------------------
 
   /** A top-up (positive, no reason) or an adjustment (a reason; negative ones may not overdraw). */
-  async addCredits(projectId: string, amount: bigint, reference: string | null, reason: string | null): Promise<{ creditBalance: string }> {
+  async addCredits(
+    projectId: string,
+    amount: bigint,
+    reference: string | null,
+    reason: string | null,
+  ): Promise<{ creditBalance: string }> {
     await this.row(projectId);
     const actor = this.actorOf(projectId);
     if (amount === 0n) throw validationError("amount: must not be zero", { field: "amount", reason: "zero amount" });
-    if (amount < 0n && !reason) throw validationError("reason: a negative adjustment needs a reason", { field: "reason", reason: "missing reason" });
+    if (amount < 0n && !reason)
+      throw validationError("reason: a negative adjustment needs a reason", {
+        field: "reason",
+        reason: "missing reason",
+      });
     const kind = amount > 0n && !reason ? "topup" : "adjustment";
     if (amount < 0n) {
       const r = await ask<ProjectReply>(actor, { type: "DEBIT", id: crypto.randomUUID(), amount: -amount } as never);
@@ -232,13 +312,27 @@ export class ProjectsService {
     return { creditBalance: actor.getSnapshot().context.balance.toString() };
   }
 
-  async journal(projectId: string, limit: number, before?: bigint): Promise<{ entries: ReturnType<typeof entryView>[]; nextCursor: string | null }> {
+  async journal(
+    projectId: string,
+    limit: number,
+    before?: bigint,
+  ): Promise<{ entries: ReturnType<typeof entryView>[]; nextCursor: string | null }> {
     await this.row(projectId);
     const rows = await this.deps.credits.page(projectId, { limit, before });
-    return { entries: rows.map(entryView), nextCursor: rows.length === limit ? rows[rows.length - 1]!.id.toString() : null };
+    return {
+      entries: rows.map(entryView),
+      nextCursor: rows.length === limit ? rows[rows.length - 1]!.id.toString() : null,
+    };
   }
 }
 
 const entryView = (e: JournalEntry) => ({
-  id: e.id.toString(), kind: e.kind, amount: e.amount.toString(), submissionId: e.submissionId, txHash: e.txHash, reference: e.reference, reason: e.reason, createdAt: e.createdAt.toISOString(),
+  id: e.id.toString(),
+  kind: e.kind,
+  amount: e.amount.toString(),
+  submissionId: e.submissionId,
+  txHash: e.txHash,
+  reference: e.reference,
+  reason: e.reason,
+  createdAt: e.createdAt.toISOString(),
 });

@@ -21,7 +21,7 @@ export class SecretBox {
     const file = join(dataDir, KEY_FILE);
     if (!existsSync(file)) {
       mkdirSync(dataDir, { recursive: true });
-      writeFileSync(file, randomBytes(32).toString("base64") + "\n", { mode: 0o600, flag: "wx" });
+      writeFileSync(file, `${randomBytes(32).toString("base64")}\n`, { mode: 0o600, flag: "wx" });
     }
     return new SecretBox(parseKey(readFileSync(file, "utf8").trim(), file));
   }
@@ -44,6 +44,7 @@ export class SecretBox {
 
 export function parseKey(text: string, where: string): Buffer {
   const key = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, "hex") : Buffer.from(text, "base64");
-  if (key.length !== 32) throw new Error(`invalid configuration: ${where} must be 32 bytes, base64 or hex (openssl rand -base64 32)`);
+  if (key.length !== 32)
+    throw new Error(`invalid configuration: ${where} must be 32 bytes, base64 or hex (openssl rand -base64 32)`);
   return key;
 }

@@ -33,7 +33,12 @@ export function describeEvents(events: string[] | undefined): SimulationEvent[] 
   try {
     return (events ?? []).map(describeEvent);
   } catch {
-    throw new RelayError("NETWORK_UNAVAILABLE", "the network's simulation answer has undecodable events", { reason: "bad_answer" }, { "Retry-After": "2" });
+    throw new RelayError(
+      "NETWORK_UNAVAILABLE",
+      "the network's simulation answer has undecodable events",
+      { reason: "bad_answer" },
+      { "Retry-After": "2" },
+    );
   }
 }
 
@@ -45,42 +50,62 @@ function describeEvent(b64: string): SimulationEvent {
   return {
     type: EVENT_TYPES[d.event.type] ?? "diagnostic",
     contractId: d.event.contractId ? StrKey.encodeContract(d.event.contractId) : null,
-    topics: body.topics.map(enc), data: enc(body.data), inSuccessfulContractCall: d.inSuccessfulContractCall, xdr: b64,
+    topics: body.topics.map(enc),
+    data: enc(body.data),
+    inSuccessfulContractCall: d.inSuccessfulContractCall,
+    xdr: b64,
   };
 }
 
-const SIMULATABLE = "only a transaction with exactly one invokeHostFunction, extendFootprintTtl or restoreFootprint operation can be simulated";
+const SIMULATABLE =
+  "only a transaction with exactly one invokeHostFunction, extendFootprintTtl or restoreFootprint operation can be simulated";
 
 export class SimulateService {
   constructor(private readonly feePercentile: FeePercentile) {}
 
   async simulate(gw: Gateway, transaction: string): Promise<SimulateResponse> {
-    return this.simulateDecoded(gw, decodeTransaction(transaction, gw.passphrase, { signatures: false, sorobanData: false }));
+    return this.simulateDecoded(
+      gw,
+      decodeTransaction(transaction, gw.passphrase, { signatures: false, sorobanData: false }),
+    );
   }
 
   private async simulateDecoded(gw: Gateway, d: DecodedTx): Promise<SimulateResponse> {
     const ops = d.inner.operations;
     if (ops.length !== 1 || !isSorobanOp(ops[0].type)) {
-      throw new RelayError("VALIDATION_ERROR", `transaction: ${SIMULATABLE}`, { field: "transaction", reason: SIMULATABLE });
+      throw new RelayError("VALIDATION_ERROR", `transaction: ${SIMULATABLE}`, {
+        field: "transaction",
+        reason: SIMULATABLE,
+      });
     }
     const raw = await gw.simulate(d.inner);
     const events = describeEvents(raw.events);
     if (raw.error) throw new RelayError("SIMULATION_FAILED", raw.error, { events });
     return {
-      resourceFee: raw.minResourceFee ?? "0", latestLedger: raw.latestLedger, transactionData: raw.transactionData ?? "", events,
+      resourceFee: raw.minResourceFee ?? "0",
+      latestLedger: raw.latestLedger,
+      transactionData: raw.transactionData ?? "",
+      events,
       results: (raw.results ?? []).map((r) => ({ auth: r.auth ?? [], retval: r.xdr })),
     };
   }
 
-  async estimate(gw: Gateway, transaction: string): Promise<{ estimatedFee: string; breakdown: { baseFee: string; resourceFee: string } }> {
+  async estimate(
+    gw: Gateway,
+    transaction: string,
+  ): Promise<{ estimatedFee: string; breakdown: { baseFee: string; resourceFee: string } }> {
     const d = decodeTransaction(transaction, gw.passphrase, { signatures: false, sorobanData: false });
     let rate = await gw.feeRate(this.feePercentile, d.isSoroban);
     for (const floor of [BASE_FEE, innerRate(d)]) if (rate < floor) rate = floor;
     const baseFee = rate * BigInt(d.operations + 1);
     let resourceFee = d.resourceFee;
     if (d.isSoroban && resourceFee === 0n) resourceFee = BigInt((await this.simulateDecoded(gw, d)).resourceFee);
-    return { estimatedFee: (baseFee + resourceFee).toString(), breakdown: { baseFee: baseFee.toString(), resourceFee: resourceFee.toString() } };
+    return {
+      estimatedFee: (baseFee + resourceFee).toString(),
+      breakdown: { baseFee: baseFee.toString(), resourceFee: resourceFee.toString() },
+    };
   }
 }
 
-const isSorobanOp = (type: string) => type === "invokeHostFunction" || type === "extendFootprintTtl" || type === "restoreFootprint";
+const isSorobanOp = (type: string) =>
+  type === "invokeHostFunction" || type === "extendFootprintTtl" || type === "restoreFootprint";

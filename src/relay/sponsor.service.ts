@@ -127,7 +127,8 @@ const CREDIT_NETWORK: NetworkName = "mainnet";
 
 /** A RelayError as an outcome (kept and replayed); anything else is a bug and is rethrown. */
 export function outcomeOf(e: unknown): Outcome {
-  if (e instanceof RelayError) return { status: e.status, body: { code: e.code, message: e.message, details: e.details, headers: e.headers } };
+  if (e instanceof RelayError)
+    return { status: e.status, body: { code: e.code, message: e.message, details: e.details, headers: e.headers } };
   throw e;
 }
 /** A recorded outcome that stands: a success, or a failure the network charged for (its sequence number or nonce is spent). */
@@ -138,7 +139,12 @@ function finalOutcome(prior: { outcome: Outcome | null; feeCharged: bigint | nul
 /** Turns an outcome back into an answer: the 200 body, or the RelayError it was (thrown). */
 export function answer(o: Outcome): SponsorResponse {
   if (o.status === 200) return o.body as SponsorResponse;
-  const b = o.body as { code: RelayError["code"]; message: string; details?: Record<string, unknown>; headers?: Record<string, string> };
+  const b = o.body as {
+    code: RelayError["code"];
+    message: string;
+    details?: Record<string, unknown>;
+    headers?: Record<string, string>;
+  };
   throw new RelayError(b.code, b.message, b.details, b.headers);
 }
 
@@ -149,7 +155,10 @@ export class SponsorService {
 
   gateway(network: NetworkName): Gateway {
     const g = this.deps.gateways[network];
-    if (!g) throw new RelayError("NETWORK_UNAVAILABLE", `network ${network} is not configured`, undefined, { "Retry-After": "30" });
+    if (!g)
+      throw new RelayError("NETWORK_UNAVAILABLE", `network ${network} is not configured`, undefined, {
+        "Retry-After": "30",
+      });
     return g;
   }
 
@@ -161,16 +170,33 @@ export class SponsorService {
       const d = decodeTransaction(transaction, gw.passphrase, { signatures: true, sorobanData: true });
       const feeOps = BigInt(d.operations + 1);
       const job: Job = {
-        innerHash: d.innerHash, feeBump: true, feeOps, resourceFee: d.resourceFee,
+        innerHash: d.innerHash,
+        feeBump: true,
+        feeOps,
+        resourceFee: d.resourceFee,
         signer: async (pool, maxFee, resume) => {
           const before = resume ? resumable(resume, gw.passphrase, d.innerHash) : null;
           const lease = (before && pool.keep(before.feeSource, maxFee)) || (await pool.assign(maxFee));
-          const resumed = before && before.feeSource === lease.keypair.publicKey()
-            ? { envelope: before, rate: (BigInt(before.fee) - d.resourceFee) / feeOps } : undefined;
-          return { resumed, envelope: (rate) => buildFeeBump(d, lease.keypair, rate, gw.passphrase), end: (charged) => lease.end(charged) };
+          const resumed =
+            before && before.feeSource === lease.keypair.publicKey()
+              ? { envelope: before, rate: (BigInt(before.fee) - d.resourceFee) / feeOps }
+              : undefined;
+          return {
+            resumed,
+            envelope: (rate) => buildFeeBump(d, lease.keypair, rate, gw.passphrase),
+            end: (charged) => lease.end(charged),
+          };
         },
       };
-      hold = await this.reserve(gw, job, payer, max(BASE_FEE, innerRate(d)), d.isSoroban, d.operationTypes, d.contractIds);
+      hold = await this.reserve(
+        gw,
+        job,
+        payer,
+        max(BASE_FEE, innerRate(d)),
+        d.isSoroban,
+        d.operationTypes,
+        d.contractIds,
+      );
       return this.observed(network, await this.dedup(gw, job, hold));
     } catch (e) {
       return this.observed(network, outcomeOf(e));
@@ -200,19 +226,35 @@ export class SponsorService {
       // queued: another one would spend the nonce twice (and pay for a failure)
       const started = this.inflight.get(`${network}:${op.hash}`);
       if (started) return await started;
-      if (prior && !prior.outcome && (prior.sentLedger === null || gw.watcher.latestLedger <= prior.sentLedger + QUEUE_LEDGERS)) {
-        throw new RelayError("SUBMISSION_TIMEOUT", "an earlier submission of this operation may still be in the network's queue; retry to get its outcome", { hash: prior.hash, reason: "pending" });
+      if (
+        prior &&
+        !prior.outcome &&
+        (prior.sentLedger === null || gw.watcher.latestLedger <= prior.sentLedger + QUEUE_LEDGERS)
+      ) {
+        throw new RelayError(
+          "SUBMISSION_TIMEOUT",
+          "an earlier submission of this operation may still be in the network's queue; retry to get its outcome",
+          { hash: prior.hash, reason: "pending" },
+        );
       }
       const sim = await this.simulateOperation(gw, pool, op);
       const job: Job = {
-        innerHash: op.hash, feeBump: false, feeOps: 1n, resourceFee: sim.resourceFee,
+        innerHash: op.hash,
+        feeBump: false,
+        feeOps: 1n,
+        resourceFee: sim.resourceFee,
         signer: async (p, maxFee) => {
           const lease = await p.acquire(maxFee);
           return {
             envelope: (rate) => {
               const tx = new TransactionBuilder(new Account(lease.keypair.publicKey(), (lease.seq - 1n).toString()), {
-                fee: rate.toString(), networkPassphrase: gw.passphrase, sorobanData: sim.transactionData, // build() adds the resource fee
-              }).addOperation(op.operation).setTimeout(OWN_TX_TIMEOUT_SECONDS).build();
+                fee: rate.toString(),
+                networkPassphrase: gw.passphrase,
+                sorobanData: sim.transactionData, // build() adds the resource fee
+              })
+                .addOperation(op.operation)
+                .setTimeout(OWN_TX_TIMEOUT_SECONDS)
+                .build();
               tx.sign(lease.keypair);
               return tx;
             },
@@ -239,7 +281,7 @@ export class SponsorService {
   async recover(network: NetworkName): Promise<{ settled: number; released: number }> {
     const gw = this.deps.gateways[network];
     const done = { settled: 0, released: 0 };
-    if (!gw || !gw.watcher.latestLedger) return done;
+    if (!gw?.watcher.latestLedger) return done;
     const before = new Date(Date.now() - this.deps.config.submissionTimeoutMs);
     for (const r of await this.deps.submissions.unsettled(network, before, RECOVERY_BATCH)) {
       if (this.inflight.has(`${network}:${r.innerHash}`)) continue;
@@ -270,27 +312,52 @@ export class SponsorService {
 
   private pool(network: NetworkName): ChannelPool {
     const p = this.deps.pools[network];
-    if (!p) throw new RelayError("NETWORK_UNAVAILABLE", `no channel accounts are configured for ${network}`, undefined, { "Retry-After": "30" });
+    if (!p)
+      throw new RelayError("NETWORK_UNAVAILABLE", `no channel accounts are configured for ${network}`, undefined, {
+        "Retry-After": "30",
+      });
     return p;
   }
 
   /** Simulates the operation from a relay channel account in enforce mode: its resource fee and Soroban data. */
-  private async simulateOperation(gw: Gateway, pool: ChannelPool, op: DecodedOperation): Promise<{ resourceFee: bigint; transactionData: string }> {
-    const tx = new TransactionBuilder(new Account(pool.simulationSource(), "0"), { fee: BASE_FEE.toString(), networkPassphrase: gw.passphrase })
-      .addOperation(op.operation).setTimeout(0).build();
+  private async simulateOperation(
+    gw: Gateway,
+    pool: ChannelPool,
+    op: DecodedOperation,
+  ): Promise<{ resourceFee: bigint; transactionData: string }> {
+    const tx = new TransactionBuilder(new Account(pool.simulationSource(), "0"), {
+      fee: BASE_FEE.toString(),
+      networkPassphrase: gw.passphrase,
+    })
+      .addOperation(op.operation)
+      .setTimeout(0)
+      .build();
     const raw = await gw.simulate(tx, "enforce");
-    if (raw.error || !raw.transactionData) throw new RelayError("SIMULATION_FAILED", raw.error ?? "the simulation returned no transaction data", { events: describeEvents(raw.events) });
+    if (raw.error || !raw.transactionData)
+      throw new RelayError("SIMULATION_FAILED", raw.error ?? "the simulation returned no transaction data", {
+        events: describeEvents(raw.events),
+      });
     return { resourceFee: BigInt(raw.minResourceFee ?? "0"), transactionData: raw.transactionData };
   }
 
   /** Plans the fee and has the payer's actor check the policy and reserve the most this request may pay. */
-  private async reserve(gw: Gateway, job: Job, payer: Payer, floor: bigint, soroban: boolean, operationTypes: string[], contractIds: (string | null)[]): Promise<{ hold: Hold; plan: FeePlan }> {
+  private async reserve(
+    gw: Gateway,
+    job: Job,
+    payer: Payer,
+    floor: bigint,
+    soroban: boolean,
+    operationTypes: string[],
+    contractIds: (string | null)[],
+  ): Promise<{ hold: Hold; plan: FeePlan }> {
     const plan = await this.plan(gw, floor, soroban);
     const credits = gw.name === CREDIT_NETWORK && payer.projectId !== null;
     const id = crypto.randomUUID();
     const grant = await payer.reserve(id, credits, {
-      operationTypes, contractIds,
-      minFee: jobFee(job, plan.floor), maxFee: jobFee(job, max(plan.rate, this.deps.config.maxFeeRate)), // bids rise under surge up to MAX_FEE_RATE
+      operationTypes,
+      contractIds,
+      minFee: jobFee(job, plan.floor),
+      maxFee: jobFee(job, max(plan.rate, this.deps.config.maxFeeRate)), // bids rise under surge up to MAX_FEE_RATE
     });
     return { hold: { id, payer, credits, grant, journaled: false, done: false }, plan };
   }
@@ -337,7 +404,13 @@ export class SponsorService {
     } catch (e) {
       const o = outcomeOf(e);
       // 503 and 504 are not final: the intent stays for a retry or recovery (the reservation stays journaled)
-      if (o.status !== 503 && o.status !== 504) this.applySettlement(gw.name, hold, await this.deps.submissions.recordOutcome(id, o, null, gw.name === CREDIT_NETWORK), 0n);
+      if (o.status !== 503 && o.status !== 504)
+        this.applySettlement(
+          gw.name,
+          hold,
+          await this.deps.submissions.recordOutcome(id, o, null, gw.name === CREDIT_NETWORK),
+          0n,
+        );
       return o;
     }
   }
@@ -360,10 +433,23 @@ export class SponsorService {
   /** Records the network's verdict and settles the credits of the submission's project (this request's hold, if any). */
   private async settle(network: NetworkName, id: string, c: Confirmed, hold?: Hold): Promise<Outcome> {
     const outcome: Outcome = c.successful
-      ? { status: 200, body: { hash: c.hash, feePaid: c.feeCharged.toString(), ledger: c.ledger, resultXdr: c.resultXdr } satisfies SponsorResponse }
+      ? {
+          status: 200,
+          body: {
+            hash: c.hash,
+            feePaid: c.feeCharged.toString(),
+            ledger: c.ledger,
+            resultXdr: c.resultXdr,
+          } satisfies SponsorResponse,
+        }
       : outcomeOf(submissionFailed(c.hash, c.resultXdr, { ledger: c.ledger, feePaid: c.feeCharged }));
     this.deps.metrics?.feePaid(network, c.feeCharged);
-    this.applySettlement(network, hold, await this.deps.submissions.recordOutcome(id, outcome, c.feeCharged, network === CREDIT_NETWORK), c.feeCharged);
+    this.applySettlement(
+      network,
+      hold,
+      await this.deps.submissions.recordOutcome(id, outcome, c.feeCharged, network === CREDIT_NETWORK),
+      c.feeCharged,
+    );
     return outcome;
   }
 
@@ -374,9 +460,10 @@ export class SponsorService {
    */
   private applySettlement(network: NetworkName, hold: Hold | undefined, s: SettledCredits, feeCharged: bigint): void {
     const owner = s.projectId ?? null;
-    if (hold && network !== CREDIT_NETWORK) return this.finish(hold, { released: 0n, charged: owner === hold.payer.projectId ? feeCharged : 0n });
-    if (hold && owner === hold.payer.projectId) return this.finish(hold, s);
-    if (owner && network === CREDIT_NETWORK) this.deps.settleProject(owner, s);
+    if (hold && network !== CREDIT_NETWORK)
+      this.finish(hold, { released: 0n, charged: owner === hold.payer.projectId ? feeCharged : 0n });
+    else if (hold && owner === hold.payer.projectId) this.finish(hold, s);
+    else if (owner && network === CREDIT_NETWORK) this.deps.settleProject(owner, s);
   }
 
   /**
@@ -385,15 +472,31 @@ export class SponsorService {
    * final only when nothing of this submission can be queued, or the network shows it was not
    * applied (looked up by the inner hash once the network has caught up).
    */
-  private async submit(gw: Gateway, job: Job, plan: FeePlan, hold: Hold, id: string, resume: SubmissionRecord | null): Promise<Outcome> {
+  private async submit(
+    gw: Gateway,
+    job: Job,
+    plan: FeePlan,
+    hold: Hold,
+    id: string,
+    resume: SubmissionRecord | null,
+  ): Promise<Outcome> {
     const { config } = this.deps;
     const deadline = Date.now() + config.submissionTimeoutMs;
     const tryAgainUntil = Date.now() + config.tryAgainLaterMs;
     const left = () => Math.max(1, deadline - Date.now());
     // the highest bid the reservation covers
     const cap = (hold.grant - job.resourceFee) / job.feeOps;
-    const signer = await job.signer(this.pool(gw.name), jobFee(job, cap), job.feeBump ? (resume?.envelope ?? null) : null);
-    const run: Run = { rate: signer.resumed?.rate ?? min(plan.rate, cap), hash: resume?.hash ?? "", mayBeQueued: resume !== null, capped: false };
+    const signer = await job.signer(
+      this.pool(gw.name),
+      jobFee(job, cap),
+      job.feeBump ? (resume?.envelope ?? null) : null,
+    );
+    const run: Run = {
+      rate: signer.resumed?.rate ?? min(plan.rate, cap),
+      hash: resume?.hash ?? "",
+      mayBeQueued: resume !== null,
+      capped: false,
+    };
     let next: Transaction | FeeBumpTransaction | undefined = signer.resumed?.envelope;
     // a fee-bump is watched by its inner hash: whichever of its wrappings lands answers
     const inner = job.feeBump ? gw.watcher.watch(job.innerHash, left()) : null;
@@ -411,7 +514,8 @@ export class SponsorService {
         } catch (e) {
           if (!inner) watch.cancel();
           // it may have reached the network (no answer in time, or an unusable one): the retry or recovery finds out
-          if (run.mayBeQueued || sendMayHaveLanded(e)) throw timedOut(run, config.submissionTimeoutMs, "network_unavailable");
+          if (run.mayBeQueued || sendMayHaveLanded(e))
+            throw timedOut(run, config.submissionTimeoutMs, "network_unavailable");
           throw e;
         }
         if (sent.status === "PENDING" || sent.status === "DUPLICATE") {
@@ -428,7 +532,12 @@ export class SponsorService {
             if (run.mayBeQueued) return await this.awaitQueued(gw, inner, run, config.submissionTimeoutMs, hold, id);
             // the network accepted none of this request's attempts: its reservation is given back now
             if (hold.journaled) this.finish(hold, await this.deps.submissions.release(id));
-            throw new RelayError("NETWORK_UNAVAILABLE", "the network asked to try again later", { hash: run.hash }, { "Retry-After": "5" });
+            throw new RelayError(
+              "NETWORK_UNAVAILABLE",
+              "the network asked to try again later",
+              { hash: run.hash },
+              { "Retry-After": "5" },
+            );
           }
           await Bun.sleep(Math.min(250 * 2 ** Math.min(attempt, 3), Math.max(0, tryAgainUntil - Date.now())));
           // a fee-bump banned by its hash (dropped from a queue) is wrapped anew: one stroop more is another hash
@@ -445,7 +554,8 @@ export class SponsorService {
             return await this.settle(gw.name, id, c, hold);
           }
           // a queued wrapping refuses a replacement that does not bid 10x: wait for it
-          if (codes.network === TX_INSUFFICIENT_FEE && inner) return await this.awaitQueued(gw, inner, run, config.submissionTimeoutMs, hold, id);
+          if (codes.network === TX_INSUFFICIENT_FEE && inner)
+            return await this.awaitQueued(gw, inner, run, config.submissionTimeoutMs, hold, id);
           // its sequence number is spent by another transaction, or its time bounds passed: nothing of it can be queued
           if (codes.transaction === TX_BAD_SEQ || codes.transaction === TX_TOO_LATE) run.mayBeQueued = false;
           if (job.feeBump) throw submissionFailed(run.hash, sent.errorResultXdr!);
@@ -468,12 +578,29 @@ export class SponsorService {
   }
 
   /** Writes the intent (with the envelope, before it is sent) and journals the reservation once. */
-  private async record(gw: Gateway, job: Job, hold: Hold, id: string, envelope: Transaction | FeeBumpTransaction, run: Run): Promise<void> {
+  private async record(
+    gw: Gateway,
+    job: Job,
+    hold: Hold,
+    id: string,
+    envelope: Transaction | FeeBumpTransaction,
+    run: Run,
+  ): Promise<void> {
     run.hash = Buffer.from(envelope.hash()).toString("hex");
-    const journaled = await this.deps.submissions.recordIntent({
-      id, network: gw.name, innerHash: job.innerHash, hash: run.hash, caller: hold.payer.scope, projectId: hold.payer.projectId,
-      maxFee: jobFee(job, run.rate), envelope: envelope.toEnvelope().toXDR("base64"), sentLedger: gw.watcher.latestLedger,
-    }, hold.credits ? hold.grant : 0n);
+    const journaled = await this.deps.submissions.recordIntent(
+      {
+        id,
+        network: gw.name,
+        innerHash: job.innerHash,
+        hash: run.hash,
+        caller: hold.payer.scope,
+        projectId: hold.payer.projectId,
+        maxFee: jobFee(job, run.rate),
+        envelope: envelope.toEnvelope().toXDR("base64"),
+        sentLedger: gw.watcher.latestLedger,
+      },
+      hold.credits ? hold.grant : 0n,
+    );
     hold.journaled ||= journaled;
   }
 
@@ -483,13 +610,23 @@ export class SponsorService {
    * reservation covers it; past that, `run.capped` says why it still waits.
    */
   private async confirm(
-    gw: Gateway, job: Job, signer: Signer, watch: { promise: Promise<Confirmed | null> }, sentLedger: number,
-    run: Run, cap: bigint, hold: Hold, id: string, deadline: number,
+    gw: Gateway,
+    job: Job,
+    signer: Signer,
+    watch: { promise: Promise<Confirmed | null> },
+    sentLedger: number,
+    run: Run,
+    cap: bigint,
+    hold: Hold,
+    id: string,
+    deadline: number,
   ): Promise<Confirmed | null> {
     let since = sentLedger;
     for (;;) {
       if (!job.feeBump || run.capped) return await watch.promise;
-      const waited = gw.watcher.passed(since + REPLACE_AFTER_LEDGERS - 1, Math.max(1, deadline - Date.now())).then(() => undefined);
+      const waited = gw.watcher
+        .passed(since + REPLACE_AFTER_LEDGERS - 1, Math.max(1, deadline - Date.now()))
+        .then(() => undefined);
       const c = await Promise.race([watch.promise, waited]);
       if (c !== undefined || Date.now() >= deadline) return c ?? (await watch.promise);
       const bid = run.rate * REPLACE_BY_FEE_MULTIPLIER;
@@ -503,7 +640,17 @@ export class SponsorService {
       await this.record(gw, job, hold, id, envelope, run);
       const sent = await gw.send(envelope).catch(() => null);
       since = sent?.latestLedger ?? gw.watcher.latestLedger;
-      this.deps.log.info({ network: gw.name, innerHash: job.innerHash, hash: run.hash, rate: bid.toString(), was: before.toString(), status: sent?.status }, "fee-bump replaced by fee");
+      this.deps.log.info(
+        {
+          network: gw.name,
+          innerHash: job.innerHash,
+          hash: run.hash,
+          rate: bid.toString(),
+          was: before.toString(),
+          status: sent?.status,
+        },
+        "fee-bump replaced by fee",
+      );
     }
   }
 
@@ -512,7 +659,12 @@ export class SponsorService {
    * the ledger the network judged against (or the inner hash is confirmed), then looks it up.
    */
   private async applied(
-    gw: Gateway, job: Job, inner: { promise: Promise<Confirmed | null> } | null, run: Run, judgedAt: number, deadline: number,
+    gw: Gateway,
+    job: Job,
+    inner: { promise: Promise<Confirmed | null> } | null,
+    run: Run,
+    judgedAt: number,
+    deadline: number,
   ): Promise<Confirmed | null> {
     const caughtUp = gw.watcher.passed(judgedAt, Math.max(1, deadline - Date.now())).then(() => null);
     const c = await Promise.race(inner ? [inner.promise, caughtUp] : [caughtUp]);
@@ -520,7 +672,14 @@ export class SponsorService {
   }
 
   /** Waits for a queued wrapping of the inner transaction until the deadline: its outcome, or 504. */
-  private async awaitQueued(gw: Gateway, inner: { promise: Promise<Confirmed | null> } | null, run: Run, timeoutMs: number, hold: Hold, id: string): Promise<Outcome> {
+  private async awaitQueued(
+    gw: Gateway,
+    inner: { promise: Promise<Confirmed | null> } | null,
+    run: Run,
+    timeoutMs: number,
+    hold: Hold,
+    id: string,
+  ): Promise<Outcome> {
     const c = inner ? await inner.promise : null;
     if (!c) throw timedOut(run, timeoutMs);
     return await this.settle(gw.name, id, c, hold);
@@ -531,7 +690,9 @@ export class SponsorService {
 function resumable(envelope: string, passphrase: string, innerHash: string): FeeBumpTransaction | null {
   try {
     const tx = TransactionBuilder.fromXDR(envelope, passphrase);
-    return "innerTransaction" in tx && Buffer.from(tx.innerTransaction.hash()).toString("hex") === innerHash ? tx : null;
+    return "innerTransaction" in tx && Buffer.from(tx.innerTransaction.hash()).toString("hex") === innerHash
+      ? tx
+      : null;
   } catch {
     return null;
   }
@@ -545,10 +706,11 @@ function sendMayHaveLanded(e: unknown): boolean {
 
 /** 504: the relay cannot know the outcome yet; the client's retry (or recovery) finds it by the inner hash. */
 function timedOut(run: Run, timeoutMs: number, reason?: string): RelayError {
-  const message = reason === "fee_cap_reached"
-    ? `not in a ledger within ${timeoutMs} ms; the fee bid reached its cap of ${run.rate} stroops per operation`
-    : reason === "network_unavailable"
-      ? "the network did not confirm receiving the transaction; retry to get its outcome"
-      : `no confirmation within ${timeoutMs} ms`;
+  const message =
+    reason === "fee_cap_reached"
+      ? `not in a ledger within ${timeoutMs} ms; the fee bid reached its cap of ${run.rate} stroops per operation`
+      : reason === "network_unavailable"
+        ? "the network did not confirm receiving the transaction; retry to get its outcome"
+        : `no confirmation within ${timeoutMs} ms`;
   return new RelayError("SUBMISSION_TIMEOUT", message, { hash: run.hash, ...(reason ? { reason } : {}) });
 }

@@ -54,36 +54,95 @@ export type LedgerHeaderW = WireOf<typeof xdr.LedgerHeader>;
 
 /** Operation type numbers (OperationType). */
 export const Op = {
-  createAccount: 0, payment: 1, pathPaymentStrictReceive: 2, manageSellOffer: 3, createPassiveSellOffer: 4,
-  setOptions: 5, changeTrust: 6, allowTrust: 7, accountMerge: 8, inflation: 9, manageData: 10,
-  bumpSequence: 11, manageBuyOffer: 12, pathPaymentStrictSend: 13, createClaimableBalance: 14,
-  claimClaimableBalance: 15, beginSponsoringFutureReserves: 16, endSponsoringFutureReserves: 17,
-  revokeSponsorship: 18, clawback: 19, clawbackClaimableBalance: 20, setTrustLineFlags: 21,
-  liquidityPoolDeposit: 22, liquidityPoolWithdraw: 23, invokeHostFunction: 24, extendFootprintTtl: 25,
+  createAccount: 0,
+  payment: 1,
+  pathPaymentStrictReceive: 2,
+  manageSellOffer: 3,
+  createPassiveSellOffer: 4,
+  setOptions: 5,
+  changeTrust: 6,
+  allowTrust: 7,
+  accountMerge: 8,
+  inflation: 9,
+  manageData: 10,
+  bumpSequence: 11,
+  manageBuyOffer: 12,
+  pathPaymentStrictSend: 13,
+  createClaimableBalance: 14,
+  claimClaimableBalance: 15,
+  beginSponsoringFutureReserves: 16,
+  endSponsoringFutureReserves: 17,
+  revokeSponsorship: 18,
+  clawback: 19,
+  clawbackClaimableBalance: 20,
+  setTrustLineFlags: 21,
+  liquidityPoolDeposit: 22,
+  liquidityPoolWithdraw: 23,
+  invokeHostFunction: 24,
+  extendFootprintTtl: 25,
   restoreFootprint: 26,
 } as const;
 
-export const SOROBAN_OPS: ReadonlySet<number> = new Set([Op.invokeHostFunction, Op.extendFootprintTtl, Op.restoreFootprint]);
+export const SOROBAN_OPS: ReadonlySet<number> = new Set([
+  Op.invokeHostFunction,
+  Op.extendFootprintTtl,
+  Op.restoreFootprint,
+]);
 
 /** TransactionResultCode values. */
 export const Tx = {
-  feeBumpInnerSuccess: 1, success: 0, failed: -1, tooEarly: -2, tooLate: -3, missingOperation: -4,
-  badSeq: -5, badAuth: -6, insufficientBalance: -7, noAccount: -8, insufficientFee: -9, badAuthExtra: -10,
-  internalError: -11, notSupported: -12, feeBumpInnerFailed: -13, badSponsorship: -14, badMinSeqAgeOrGap: -15,
-  malformed: -16, sorobanInvalid: -17, frozenKeyAccessed: -18,
+  feeBumpInnerSuccess: 1,
+  success: 0,
+  failed: -1,
+  tooEarly: -2,
+  tooLate: -3,
+  missingOperation: -4,
+  badSeq: -5,
+  badAuth: -6,
+  insufficientBalance: -7,
+  noAccount: -8,
+  insufficientFee: -9,
+  badAuthExtra: -10,
+  internalError: -11,
+  notSupported: -12,
+  feeBumpInnerFailed: -13,
+  badSponsorship: -14,
+  badMinSeqAgeOrGap: -15,
+  malformed: -16,
+  sorobanInvalid: -17,
+  frozenKeyAccessed: -18,
 } as const;
 export type TxCode = (typeof Tx)[keyof typeof Tx];
 
 /** Field name of each operation type's result arm in OperationResultTr. */
 export const OP_RESULT_FIELD: Record<number, string> = {
-  0: "createAccountResult", 1: "paymentResult", 2: "pathPaymentStrictReceiveResult", 3: "manageSellOfferResult",
-  4: "createPassiveSellOfferResult", 5: "setOptionsResult", 6: "changeTrustResult", 7: "allowTrustResult",
-  8: "accountMergeResult", 9: "inflationResult", 10: "manageDataResult", 11: "bumpSeqResult",
-  12: "manageBuyOfferResult", 13: "pathPaymentStrictSendResult", 14: "createClaimableBalanceResult",
-  15: "claimClaimableBalanceResult", 16: "beginSponsoringFutureReservesResult", 17: "endSponsoringFutureReservesResult",
-  18: "revokeSponsorshipResult", 19: "clawbackResult", 20: "clawbackClaimableBalanceResult",
-  21: "setTrustLineFlagsResult", 22: "liquidityPoolDepositResult", 23: "liquidityPoolWithdrawResult",
-  24: "invokeHostFunctionResult", 25: "extendFootprintTtlResult", 26: "restoreFootprintResult",
+  0: "createAccountResult",
+  1: "paymentResult",
+  2: "pathPaymentStrictReceiveResult",
+  3: "manageSellOfferResult",
+  4: "createPassiveSellOfferResult",
+  5: "setOptionsResult",
+  6: "changeTrustResult",
+  7: "allowTrustResult",
+  8: "accountMergeResult",
+  9: "inflationResult",
+  10: "manageDataResult",
+  11: "bumpSeqResult",
+  12: "manageBuyOfferResult",
+  13: "pathPaymentStrictSendResult",
+  14: "createClaimableBalanceResult",
+  15: "claimClaimableBalanceResult",
+  16: "beginSponsoringFutureReservesResult",
+  17: "endSponsoringFutureReservesResult",
+  18: "revokeSponsorshipResult",
+  19: "clawbackResult",
+  20: "clawbackClaimableBalanceResult",
+  21: "setTrustLineFlagsResult",
+  22: "liquidityPoolDepositResult",
+  23: "liquidityPoolWithdrawResult",
+  24: "invokeHostFunctionResult",
+  25: "extendFootprintTtlResult",
+  26: "restoreFootprintResult",
 };
 
 export function sha256(...parts: Uint8Array[]): Uint8Array {
@@ -125,7 +184,10 @@ export function xdrText(v: unknown): string {
  * hash when code is txFEE_BUMP_INNER_SUCCESS or _FAILED]`. With `validate`, the whole result is
  * decoded too, to refuse a malformed one; without, only a truncated one is refused (throws).
  */
-export function resultSummary(b64: string, validate = true): { feeCharged: bigint; code: number; innerHash: string | null } {
+export function resultSummary(
+  b64: string,
+  validate = true,
+): { feeCharged: bigint; code: number; innerHash: string | null } {
   const raw = fromB64(b64);
   if (validate) X.result.decode(raw);
   else if (raw.length < 12) throw new Error("truncated TransactionResult");

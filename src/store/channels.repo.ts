@@ -18,8 +18,16 @@ export class ChannelsRepo {
 
   /** The channels that are not merged, oldest first. */
   async live(network: string): Promise<ChannelRow[]> {
-    return this.db.select({ network: channels.network, publicKey: channels.publicKey, secret: channels.secret, state: channels.state })
-      .from(channels).where(and(eq(channels.network, network), ne(channels.state, "merged"))).orderBy(asc(channels.createdAt), asc(channels.publicKey));
+    return this.db
+      .select({
+        network: channels.network,
+        publicKey: channels.publicKey,
+        secret: channels.secret,
+        state: channels.state,
+      })
+      .from(channels)
+      .where(and(eq(channels.network, network), ne(channels.state, "merged")))
+      .orderBy(asc(channels.createdAt), asc(channels.publicKey));
   }
 
   async insert(rows: ChannelRow[]): Promise<void> {
@@ -28,22 +36,33 @@ export class ChannelsRepo {
 
   async setState(network: string, publicKeys: string[], state: ChannelState): Promise<void> {
     for (const pk of publicKeys) {
-      await this.db.update(channels).set({ state, updatedAt: sql`now()` }).where(and(eq(channels.network, network), eq(channels.publicKey, pk)));
+      await this.db
+        .update(channels)
+        .set({ state, updatedAt: sql`now()` })
+        .where(and(eq(channels.network, network), eq(channels.publicKey, pk)));
     }
   }
 
   /** Removes channels whose account was never created. */
   async remove(network: string, publicKeys: string[]): Promise<void> {
-    for (const pk of publicKeys) await this.db.delete(channels).where(and(eq(channels.network, network), eq(channels.publicKey, pk), eq(channels.state, "creating")));
+    for (const pk of publicKeys)
+      await this.db
+        .delete(channels)
+        .where(and(eq(channels.network, network), eq(channels.publicKey, pk), eq(channels.state, "creating")));
   }
 
   async target(network: string): Promise<number | null> {
-    const [r] = await this.db.select({ target: channelTargets.target }).from(channelTargets).where(eq(channelTargets.network, network));
+    const [r] = await this.db
+      .select({ target: channelTargets.target })
+      .from(channelTargets)
+      .where(eq(channelTargets.network, network));
     return r ? r.target : null;
   }
 
   async setTarget(network: string, target: number): Promise<void> {
-    await this.db.insert(channelTargets).values({ network, target })
+    await this.db
+      .insert(channelTargets)
+      .values({ network, target })
       .onConflictDoUpdate({ target: channelTargets.network, set: { target, updatedAt: sql`now()` } });
   }
 }

@@ -12,8 +12,12 @@ export interface CheckpointStore {
   close(): Promise<void>;
 }
 
-const encode = (v: unknown): string => JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? { $bigint: x.toString() } : x));
-const decode = (s: string): unknown => JSON.parse(s, (_k, x) => (x && typeof x === "object" && typeof x.$bigint === "string" && Object.keys(x).length === 1 ? BigInt(x.$bigint) : x));
+const encode = (v: unknown): string =>
+  JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? { $bigint: x.toString() } : x));
+const decode = (s: string): unknown =>
+  JSON.parse(s, (_k, x) =>
+    x && typeof x === "object" && typeof x.$bigint === "string" && Object.keys(x).length === 1 ? BigInt(x.$bigint) : x,
+  );
 
 /** Checkpoints kept by the in-memory store unless configured (CHECKPOINT_MEMORY_MAX_ENTRIES). */
 export const DEFAULT_MEMORY_CHECKPOINTS = 20_000;
@@ -45,7 +49,10 @@ export class MemoryCheckpoints implements CheckpointStore {
 }
 
 class RedisCheckpoints implements CheckpointStore {
-  constructor(private readonly redis: Redis, private readonly prefix: string) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
   async get(key: string) {
     const s = await this.redis.get(this.prefix + key);
     return s === null ? null : decode(s);
@@ -59,9 +66,11 @@ class RedisCheckpoints implements CheckpointStore {
   }
 }
 
-export async function openCheckpoints(
-  opts: { url?: string; prefix: string; maxEntries?: number },
-): Promise<{ store: CheckpointStore; kind: "redis" | "memory" }> {
+export async function openCheckpoints(opts: {
+  url?: string;
+  prefix: string;
+  maxEntries?: number;
+}): Promise<{ store: CheckpointStore; kind: "redis" | "memory" }> {
   if (!opts.url) return { store: new MemoryCheckpoints(opts.maxEntries), kind: "memory" };
   const redis = new Redis(opts.url, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true });
   await redis.connect();

@@ -20,21 +20,41 @@ export interface JournalEntry {
 export class CreditsRepo {
   constructor(private readonly db: Db) {}
 
-  async append(e: { projectId: string; kind: "topup" | "adjustment"; amount: bigint; reference?: string | null; reason?: string | null }): Promise<JournalEntry> {
-    const [r] = await this.db.insert(creditJournal).values({ ...e, reference: e.reference ?? null, reason: e.reason ?? null }).returning();
+  async append(e: {
+    projectId: string;
+    kind: "topup" | "adjustment";
+    amount: bigint;
+    reference?: string | null;
+    reason?: string | null;
+  }): Promise<JournalEntry> {
+    const [r] = await this.db
+      .insert(creditJournal)
+      .values({ ...e, reference: e.reference ?? null, reason: e.reason ?? null })
+      .returning();
     return r!;
   }
 
   /** Every project's balance (the sum of its journal). */
   async balances(): Promise<Map<string, bigint>> {
-    const rows = await this.db.select({ projectId: creditJournal.projectId, total: sql<string>`sum(${creditJournal.amount})` }).from(creditJournal).groupBy(creditJournal.projectId);
+    const rows = await this.db
+      .select({ projectId: creditJournal.projectId, total: sql<string>`sum(${creditJournal.amount})` })
+      .from(creditJournal)
+      .groupBy(creditJournal.projectId);
     return new Map(rows.map((r) => [r.projectId, BigInt(r.total)]));
   }
 
   /** Newest first; `before` is the id of the last entry of the previous page. */
   async page(projectId: string, opts: { limit: number; before?: bigint }): Promise<JournalEntry[]> {
-    return this.db.select().from(creditJournal)
-      .where(and(eq(creditJournal.projectId, projectId), ...(opts.before !== undefined ? [lt(creditJournal.id, opts.before)] : [])))
-      .orderBy(desc(creditJournal.id)).limit(opts.limit);
+    return this.db
+      .select()
+      .from(creditJournal)
+      .where(
+        and(
+          eq(creditJournal.projectId, projectId),
+          ...(opts.before !== undefined ? [lt(creditJournal.id, opts.before)] : []),
+        ),
+      )
+      .orderBy(desc(creditJournal.id))
+      .limit(opts.limit);
   }
 }

@@ -27,21 +27,40 @@ export interface Database {
 
 const MIGRATIONS = join(import.meta.dir, "../../drizzle");
 
-export async function openDatabase(opts: { url?: string; dataDir: string; schema?: string; metrics?: DatabaseMetrics }): Promise<Database> {
+export async function openDatabase(opts: {
+  url?: string;
+  dataDir: string;
+  schema?: string;
+  metrics?: DatabaseMetrics;
+}): Promise<Database> {
   const migrationsSchema = opts.schema ?? "drizzle";
   if (opts.url) {
-    const client = postgres(opts.url, { max: 10, onnotice: () => {}, ...(opts.schema ? { connection: { search_path: opts.schema } } : {}) });
+    const client = postgres(opts.url, {
+      max: 10,
+      onnotice: () => {},
+      ...(opts.schema ? { connection: { search_path: opts.schema } } : {}),
+    });
     if (opts.schema) await client.unsafe(`create schema if not exists "${opts.schema.replace(/"/g, "")}"`);
     const db = drizzlePg(opts.metrics ? timedPostgres(client, opts.metrics) : client);
     await migratePg(db, { migrationsFolder: MIGRATIONS, migrationsSchema });
-    return { db: db as unknown as Db, kind: "postgres", ping: () => ping(db as unknown as Db), close: () => client.end() };
+    return {
+      db: db as unknown as Db,
+      kind: "postgres",
+      ping: () => ping(db as unknown as Db),
+      close: () => client.end(),
+    };
   }
   const dir = join(opts.dataDir, "pglite");
   mkdirSync(dir, { recursive: true });
   const client = new PGlite(dir);
   const db = drizzleLite(opts.metrics ? timedPglite(client, opts.metrics) : client);
   await migrateLite(db, { migrationsFolder: MIGRATIONS, migrationsSchema });
-  return { db: db as unknown as Db, kind: "pglite", ping: () => ping(db as unknown as Db), close: () => client.close() };
+  return {
+    db: db as unknown as Db,
+    kind: "pglite",
+    ping: () => ping(db as unknown as Db),
+    close: () => client.close(),
+  };
 }
 
 async function ping(db: Db): Promise<boolean> {
@@ -65,7 +84,8 @@ function timed<T extends PromiseLike<unknown>>(metrics: DatabaseMetrics, query: 
 /** Times every statement drizzle sends through postgres-js (`unsafe`), in transactions and savepoints too. */
 function timedPostgres(sql: postgres.Sql, metrics: DatabaseMetrics): postgres.Sql {
   const unsafe = sql.unsafe;
-  sql.unsafe = ((query: string, ...rest: never[]) => timed(metrics, query, unsafe(query, ...rest))) as typeof sql.unsafe;
+  sql.unsafe = ((query: string, ...rest: never[]) =>
+    timed(metrics, query, unsafe(query, ...rest))) as typeof sql.unsafe;
   const wrapScope = (name: "begin" | "savepoint") => {
     const open = (sql as unknown as Record<string, ((...a: unknown[]) => unknown) | undefined>)[name];
     if (!open) return;
@@ -84,10 +104,11 @@ function timedPglite(client: PGlite, metrics: DatabaseMetrics): PGlite {
   const query = client.query.bind(client);
   client.query = ((q: string, ...rest: never[]) => timed(metrics, q, query(q, ...rest))) as typeof client.query;
   const transaction = client.transaction.bind(client);
-  client.transaction = ((fn: (tx: Parameters<Parameters<PGlite["transaction"]>[0]>[0]) => Promise<unknown>) => transaction((tx) => {
-    const txQuery = tx.query.bind(tx);
-    tx.query = ((q: string, ...rest: never[]) => timed(metrics, q, txQuery(q, ...rest))) as typeof tx.query;
-    return fn(tx);
-  })) as typeof client.transaction;
+  client.transaction = ((fn: (tx: Parameters<Parameters<PGlite["transaction"]>[0]>[0]) => Promise<unknown>) =>
+    transaction((tx) => {
+      const txQuery = tx.query.bind(tx);
+      tx.query = ((q: string, ...rest: never[]) => timed(metrics, q, txQuery(q, ...rest))) as typeof tx.query;
+      return fn(tx);
+    })) as typeof client.transaction;
   return client;
 }

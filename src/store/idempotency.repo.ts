@@ -9,7 +9,9 @@ export class IdempotencyRepo implements IdempotencyStore {
 
   async claim(scope: string, key: string, bodyHash: string, ttlMs: number): Promise<IdempotencyRecord | null> {
     const expiresAt = new Date(Date.now() + ttlMs);
-    const claimed = await this.db.insert(idempotencyKeys).values({ scope, key, bodyHash, expiresAt })
+    const claimed = await this.db
+      .insert(idempotencyKeys)
+      .values({ scope, key, bodyHash, expiresAt })
       .onConflictDoUpdate({
         target: [idempotencyKeys.scope, idempotencyKeys.key],
         set: { bodyHash, outcome: null, expiresAt },
@@ -17,12 +19,18 @@ export class IdempotencyRepo implements IdempotencyStore {
       })
       .returning({ scope: idempotencyKeys.scope });
     if (claimed.length) return null;
-    const [r] = await this.db.select().from(idempotencyKeys).where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
+    const [r] = await this.db
+      .select()
+      .from(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
     return r ? { bodyHash: r.bodyHash, outcome: (r.outcome as Outcome | null) ?? null } : null;
   }
 
   async complete(scope: string, key: string, outcome: Outcome): Promise<void> {
-    await this.db.update(idempotencyKeys).set({ outcome }).where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
+    await this.db
+      .update(idempotencyKeys)
+      .set({ outcome })
+      .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
   }
 
   async release(scope: string, key: string): Promise<void> {
@@ -31,7 +39,10 @@ export class IdempotencyRepo implements IdempotencyStore {
 
   /** Deletes expired keys; returns how many. */
   async prune(): Promise<number> {
-    const r = await this.db.delete(idempotencyKeys).where(lt(idempotencyKeys.expiresAt, sql`now()`)).returning({ key: idempotencyKeys.key });
+    const r = await this.db
+      .delete(idempotencyKeys)
+      .where(lt(idempotencyKeys.expiresAt, sql`now()`))
+      .returning({ key: idempotencyKeys.key });
     return r.length;
   }
 }

@@ -27,7 +27,15 @@ export interface KeyRow {
 }
 
 const asProject = (r: typeof projects.$inferSelect): ProjectRow => ({ ...r, policy: r.policy as PolicyOverrides });
-const keyColumns = { id: apiKeys.id, projectId: apiKeys.projectId, environment: apiKeys.environment, prefix: apiKeys.prefix, label: apiKeys.label, createdAt: apiKeys.createdAt, revokedAt: apiKeys.revokedAt };
+const keyColumns = {
+  id: apiKeys.id,
+  projectId: apiKeys.projectId,
+  environment: apiKeys.environment,
+  prefix: apiKeys.prefix,
+  label: apiKeys.label,
+  createdAt: apiKeys.createdAt,
+  revokedAt: apiKeys.revokedAt,
+};
 
 export class ProjectsRepo {
   constructor(private readonly db: Db) {}
@@ -46,30 +54,57 @@ export class ProjectsRepo {
     return r ? asProject(r) : null;
   }
 
-  async update(id: string, change: { name?: string; status?: ProjectStatus; policy?: PolicyOverrides }): Promise<ProjectRow | null> {
-    const [r] = await this.db.update(projects).set({ ...change, updatedAt: sql`now()` }).where(eq(projects.id, id)).returning();
+  async update(
+    id: string,
+    change: { name?: string; status?: ProjectStatus; policy?: PolicyOverrides },
+  ): Promise<ProjectRow | null> {
+    const [r] = await this.db
+      .update(projects)
+      .set({ ...change, updatedAt: sql`now()` })
+      .where(eq(projects.id, id))
+      .returning();
     return r ? asProject(r) : null;
   }
 
-  async createKey(k: { id: string; projectId: string; environment: KeyEnvironment; hash: string; prefix: string; label: string | null }): Promise<KeyRow> {
+  async createKey(k: {
+    id: string;
+    projectId: string;
+    environment: KeyEnvironment;
+    hash: string;
+    prefix: string;
+    label: string | null;
+  }): Promise<KeyRow> {
     const [r] = await this.db.insert(apiKeys).values(k).returning(keyColumns);
     return r!;
   }
 
   async keys(projectId: string): Promise<KeyRow[]> {
-    return this.db.select(keyColumns).from(apiKeys).where(eq(apiKeys.projectId, projectId)).orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
+    return this.db
+      .select(keyColumns)
+      .from(apiKeys)
+      .where(eq(apiKeys.projectId, projectId))
+      .orderBy(asc(apiKeys.createdAt), asc(apiKeys.id));
   }
 
   /** Revokes a key of a project; null when the project has no such key. Revoking twice keeps the first time. */
   async revokeKey(projectId: string, keyId: string): Promise<KeyRow | null> {
-    await this.db.update(apiKeys).set({ revokedAt: sql`now()` }).where(and(eq(apiKeys.projectId, projectId), eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)));
-    const [r] = await this.db.select(keyColumns).from(apiKeys).where(and(eq(apiKeys.projectId, projectId), eq(apiKeys.id, keyId)));
+    await this.db
+      .update(apiKeys)
+      .set({ revokedAt: sql`now()` })
+      .where(and(eq(apiKeys.projectId, projectId), eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)));
+    const [r] = await this.db
+      .select(keyColumns)
+      .from(apiKeys)
+      .where(and(eq(apiKeys.projectId, projectId), eq(apiKeys.id, keyId)));
     return r ?? null;
   }
 
   /** Every key not revoked, with its hash (the authentication cache is filled with them at boot). */
   async liveKeys(): Promise<(KeyRow & { hash: string })[]> {
-    return this.db.select({ ...keyColumns, hash: apiKeys.hash }).from(apiKeys).where(isNull(apiKeys.revokedAt));
+    return this.db
+      .select({ ...keyColumns, hash: apiKeys.hash })
+      .from(apiKeys)
+      .where(isNull(apiKeys.revokedAt));
   }
 
   async keyByHash(hash: string): Promise<KeyRow | null> {

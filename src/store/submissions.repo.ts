@@ -9,7 +9,8 @@ import type { Db } from "./db.ts";
 import type { Outcome, SettledCredits, SubmissionIntent, SubmissionRecord, SubmissionStore } from "./types.ts";
 
 /** The journal's net reserve for a submission (negative while a reservation is outstanding). */
-const outstanding = (submissionId: SQL) => sql`(select coalesce(sum(amount), 0) from ${creditJournal} where submission_id = ${submissionId} and kind in ('reserve', 'release'))`;
+const outstanding = (submissionId: SQL) =>
+  sql`(select coalesce(sum(amount), 0) from ${creditJournal} where submission_id = ${submissionId} and kind in ('reserve', 'release'))`;
 
 /** Rows of a raw statement, from either driver (postgres-js answers an array, PGlite `{ rows }`). */
 const rowsOf = <T>(r: unknown): T[] => (Array.isArray(r) ? r : (r as { rows: T[] }).rows);
@@ -44,10 +45,18 @@ export class SubmissionsRepo implements SubmissionStore {
    * release what is outstanding and charge the fee (once). The submission's project is the one
    * whose reservation is outstanding (the last to journal one), and the one charged.
    */
-  async recordOutcome(id: string, outcome: Outcome, feeCharged: bigint | null, credits: boolean): Promise<SettledCredits> {
+  async recordOutcome(
+    id: string,
+    outcome: Outcome,
+    feeCharged: bigint | null,
+    credits: boolean,
+  ): Promise<SettledCredits> {
     if (!credits) {
-      const [row] = await this.db.update(submissions).set({ outcome, outcomeStatus: outcome.status, feeCharged, updatedAt: sql`now()` })
-        .where(eq(submissions.id, id)).returning({ projectId: submissions.projectId });
+      const [row] = await this.db
+        .update(submissions)
+        .set({ outcome, outcomeStatus: outcome.status, feeCharged, updatedAt: sql`now()` })
+        .where(eq(submissions.id, id))
+        .returning({ projectId: submissions.projectId });
       return { projectId: row?.projectId ?? null, released: 0n, charged: 0n };
     }
     const fee = feeCharged ?? 0n;
@@ -67,7 +76,11 @@ export class SubmissionsRepo implements SubmissionStore {
         (select coalesce(sum(amount) filter (where kind = 'release'), 0) from ins) as released,
         (select coalesce(-sum(amount) filter (where kind = 'charge'), 0) from ins) as charged`);
     const [row] = rowsOf<{ project_id: string | null; released: string | bigint; charged: string | bigint }>(r);
-    return { projectId: row?.project_id ?? null, released: BigInt(row?.released ?? 0), charged: BigInt(row?.charged ?? 0) };
+    return {
+      projectId: row?.project_id ?? null,
+      released: BigInt(row?.released ?? 0),
+      charged: BigInt(row?.charged ?? 0),
+    };
   }
 
   async release(id: string): Promise<SettledCredits> {
@@ -83,20 +96,35 @@ export class SubmissionsRepo implements SubmissionStore {
   }
 
   async byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null> {
-    const [r] = await this.db.select().from(submissions).where(and(eq(submissions.network, network), eq(submissions.innerHash, innerHash))).limit(1);
+    const [r] = await this.db
+      .select()
+      .from(submissions)
+      .where(and(eq(submissions.network, network), eq(submissions.innerHash, innerHash)))
+      .limit(1);
     return r ? record(r) : null;
   }
 
   async unsettled(network: string, before: Date, limit: number): Promise<SubmissionRecord[]> {
-    const rows = await this.db.select().from(submissions)
-      .where(and(eq(submissions.network, network), isNull(submissions.outcomeStatus), isNull(submissions.releasedAt), lt(submissions.updatedAt, before)))
-      .orderBy(asc(submissions.updatedAt)).limit(limit);
+    const rows = await this.db
+      .select()
+      .from(submissions)
+      .where(
+        and(
+          eq(submissions.network, network),
+          isNull(submissions.outcomeStatus),
+          isNull(submissions.releasedAt),
+          lt(submissions.updatedAt, before),
+        ),
+      )
+      .orderBy(asc(submissions.updatedAt))
+      .limit(limit);
     return rows.map(record);
   }
 
   /** Fees the network charged per project since `since` (for the daily spend limits after a restart). */
   async spentSince(since: Date): Promise<Map<string, bigint>> {
-    const rows = await this.db.select({ projectId: submissions.projectId, total: sql<string>`coalesce(sum(${submissions.feeCharged}), 0)` })
+    const rows = await this.db
+      .select({ projectId: submissions.projectId, total: sql<string>`coalesce(sum(${submissions.feeCharged}), 0)` })
       .from(submissions)
       .where(and(isNotNull(submissions.projectId), gte(submissions.updatedAt, since)))
       .groupBy(submissions.projectId);
@@ -106,7 +134,16 @@ export class SubmissionsRepo implements SubmissionStore {
 
 function record(r: typeof submissions.$inferSelect): SubmissionRecord {
   return {
-    id: r.id, network: r.network, innerHash: r.innerHash, hash: r.hash, caller: r.caller, projectId: r.projectId, maxFee: r.maxFee,
-    envelope: r.envelope, sentLedger: r.sentLedger, outcome: (r.outcome as Outcome | null) ?? null, feeCharged: r.feeCharged,
+    id: r.id,
+    network: r.network,
+    innerHash: r.innerHash,
+    hash: r.hash,
+    caller: r.caller,
+    projectId: r.projectId,
+    maxFee: r.maxFee,
+    envelope: r.envelope,
+    sentLedger: r.sentLedger,
+    outcome: (r.outcome as Outcome | null) ?? null,
+    feeCharged: r.feeCharged,
   };
 }

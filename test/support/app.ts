@@ -8,7 +8,12 @@ import { loadConfig } from "../../src/config.ts";
 import { createLogger, type Logger } from "../../src/log.ts";
 import { ProjectActors } from "../../src/relay/project-actors.ts";
 import { ProjectsService } from "../../src/relay/projects.service.ts";
-import { ANONYMOUS_POLICY_DEFAULTS, PROJECT_POLICY_DEFAULTS, effectivePolicy, type PolicyPatch } from "../../src/relay/policy.ts";
+import {
+  ANONYMOUS_POLICY_DEFAULTS,
+  PROJECT_POLICY_DEFAULTS,
+  effectivePolicy,
+  type PolicyPatch,
+} from "../../src/relay/policy.ts";
 import { MemoryCheckpoints } from "../../src/store/checkpoints.ts";
 
 export interface LightAppOptions {
@@ -27,16 +32,38 @@ export function lightApp(opts: LightAppOptions = {}) {
   const maxAnonymousClients = opts.maxAnonymousClients ?? loadConfig({}).ANONYMOUS_MAX_CLIENTS;
   const actors = new ProjectActors(checkpoints, { anonymousPolicy, debounceMs: 0, maxAnonymousClients }, log);
   let lookups = 0;
-  const repo = { keyByHash: async () => { lookups++; return null; } };
+  const repo = {
+    keyByHash: async () => {
+      lookups++;
+      return null;
+    },
+  };
   const unused = {} as never; // the routes that need them are not called
   const projects = new ProjectsService({
-    projects: repo as never, credits: unused, submissions: unused, actors, defaults: PROJECT_POLICY_DEFAULTS, log,
+    projects: repo as never,
+    credits: unused,
+    submissions: unused,
+    actors,
+    defaults: PROJECT_POLICY_DEFAULTS,
+    log,
   });
   const app = createApp({
-    localnets: {}, gateways: {}, publicUrl: "http://localhost", sponsor: unused, simulate: unused, idempotency: unused,
-    projects, actors, pools: {}, adminToken: "light-app-admin-token-0123",
+    localnets: {},
+    gateways: {},
+    publicUrl: "http://localhost",
+    sponsor: unused,
+    simulate: unused,
+    idempotency: unused,
+    projects,
+    actors,
+    pools: {},
+    adminToken: "light-app-admin-token-0123",
     storage: async () => ({ database: "none", status: "ok", checkpoints: "memory" }),
-    log, maxBodyBytes: 262_144, trustProxy: opts.trustProxy ?? false, hstsMaxAge: opts.hstsMaxAge, startedAt: Date.now(),
+    log,
+    maxBodyBytes: 262_144,
+    trustProxy: opts.trustProxy ?? false,
+    hstsMaxAge: opts.hstsMaxAge,
+    startedAt: Date.now(),
   });
   return { app, actors, checkpoints, lookups: () => lookups, stop: () => actors.stop() };
 }

@@ -24,8 +24,27 @@ import type { Keypair } from "@stellar/stellar-sdk";
 import { startLocalnet, type TestNet } from "./localnet.ts";
 import type { LocalnetOptions } from "../../src/localnet/ledger.ts";
 
-export type FaultMode = "down" | "slow" | "hang" | "garbage" | "empty" | "empty_body" | "wrong_types" | "wrong_id" | "http500";
-export const FAULT_MODES: readonly FaultMode[] = ["down", "slow", "hang", "garbage", "empty", "empty_body", "wrong_types", "wrong_id", "http500"];
+export type FaultMode =
+  | "down"
+  | "slow"
+  | "hang"
+  | "garbage"
+  | "empty"
+  | "empty_body"
+  | "wrong_types"
+  | "wrong_id"
+  | "http500";
+export const FAULT_MODES: readonly FaultMode[] = [
+  "down",
+  "slow",
+  "hang",
+  "garbage",
+  "empty",
+  "empty_body",
+  "wrong_types",
+  "wrong_id",
+  "http500",
+];
 
 export interface FaultOptions {
   /** `slow`: how long each answer is held back (ms). */
@@ -87,7 +106,9 @@ export async function startFakeRpc(opts: Partial<LocalnetOptions> = {}): Promise
     let request: { id?: unknown; method?: unknown } = {};
     try {
       request = JSON.parse(text);
-    } catch { /* forwarded as is */ }
+    } catch {
+      /* forwarded as is */
+    }
     const method = typeof request.method === "string" ? request.method : "?";
     const s = stats.get(method) ?? { calls: 0, faulted: 0 };
     stats.set(method, s);
@@ -99,7 +120,10 @@ export async function startFakeRpc(opts: Partial<LocalnetOptions> = {}): Promise
     }
     s.faulted++;
     held.add(res);
-    const real = fault.forward || fault.mode === "slow" || fault.mode === "wrong_types" || fault.mode === "wrong_id" ? await forward(text) : null;
+    const real =
+      fault.forward || fault.mode === "slow" || fault.mode === "wrong_types" || fault.mode === "wrong_id"
+        ? await forward(text)
+        : null;
     if (real) lastForwarded.set(method, real.text);
     const envelope = (result: unknown) => JSON.stringify({ jsonrpc: "2.0", id: request.id ?? null, result });
     switch (fault.mode) {
@@ -126,7 +150,11 @@ export async function startFakeRpc(opts: Partial<LocalnetOptions> = {}): Promise
       }
       case "wrong_id": {
         const body = JSON.parse(real!.text) as { id?: unknown };
-        return send(res, 200, JSON.stringify({ ...body, id: typeof body.id === "number" ? body.id + 1_000_000 : "not-your-request" }));
+        return send(
+          res,
+          200,
+          JSON.stringify({ ...body, id: typeof body.id === "number" ? body.id + 1_000_000 : "not-your-request" }),
+        );
       }
     }
   }
@@ -135,7 +163,9 @@ export async function startFakeRpc(opts: Partial<LocalnetOptions> = {}): Promise
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      handle(req, res, Buffer.concat(chunks).toString("utf8")).catch((e) => send(res, 502, `fake rpc: ${e instanceof Error ? e.message : e}`, "text/plain"));
+      handle(req, res, Buffer.concat(chunks).toString("utf8")).catch((e) =>
+        send(res, 502, `fake rpc: ${e instanceof Error ? e.message : e}`, "text/plain"),
+      );
     });
   });
   server.on("connection", (s: Socket) => {
@@ -143,20 +173,25 @@ export async function startFakeRpc(opts: Partial<LocalnetOptions> = {}): Promise
     s.on("close", () => sockets.delete(s));
   });
 
-  const listen = (port: number) => new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => {
-      server.off("error", reject);
-      listening = true;
-      resolve();
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, "127.0.0.1", () => {
+        server.off("error", reject);
+        listening = true;
+        resolve();
+      });
     });
-  });
-  const close = () => (closing ??= new Promise<void>((resolve) => {
-    listening = false;
-    server.close(() => { closing = null; resolve(); });
-    for (const s of sockets) s.destroy();
-    server.closeAllConnections?.();
-  }));
+  const close = () =>
+    (closing ??= new Promise<void>((resolve) => {
+      listening = false;
+      server.close(() => {
+        closing = null;
+        resolve();
+      });
+      for (const s of sockets) s.destroy();
+      server.closeAllConnections?.();
+    }));
   const dropHeld = () => {
     for (const r of held) r.destroy();
     held.clear();
@@ -166,7 +201,11 @@ export async function startFakeRpc(opts: Partial<LocalnetOptions> = {}): Promise
   const port = (server.address() as { port: number }).port;
 
   return {
-    url: `http://127.0.0.1:${port}/rpc`, localnet, passphrase: localnet.passphrase, stats, lastForwarded,
+    url: `http://127.0.0.1:${port}/rpc`,
+    localnet,
+    passphrase: localnet.passphrase,
+    stats,
+    lastForwarded,
     setMode(mode, methods, fopts = {}) {
       const list = methods === undefined ? [ALL] : typeof methods === "string" ? [methods] : methods;
       if (list.includes(ALL)) faults.clear();

@@ -3,7 +3,15 @@
  * `ledgerCloseMs: 0` gives a network whose ledgers close only when the test calls `close()`.
  */
 import { Elysia } from "elysia";
-import { Horizon, Keypair, Networks, rpc, TransactionBuilder, type Transaction, type FeeBumpTransaction } from "@stellar/stellar-sdk";
+import {
+  Horizon,
+  Keypair,
+  Networks,
+  rpc,
+  TransactionBuilder,
+  type Transaction,
+  type FeeBumpTransaction,
+} from "@stellar/stellar-sdk";
 import { Localnet, type LocalnetOptions } from "../../src/localnet/ledger.ts";
 import { localnetHttp } from "../../src/localnet/server.ts";
 
@@ -18,7 +26,9 @@ export interface TestNet {
   /** A new account funded by friendbot (10,000 XLM). */
   funded(): Promise<Keypair>;
   /** Sends through RPC and waits (closing ledgers when manual) for the final status. */
-  submit(tx: Transaction | FeeBumpTransaction): Promise<rpc.Api.GetTransactionResponse & { send: rpc.Api.SendTransactionResponse }>;
+  submit(
+    tx: Transaction | FeeBumpTransaction,
+  ): Promise<rpc.Api.GetTransactionResponse & { send: rpc.Api.SendTransactionResponse }>;
   stop(): Promise<void>;
 }
 
@@ -38,13 +48,19 @@ export async function startLocalnet(opts: Partial<LocalnetOptions> & TestNetHttp
   const server = new rpc.Server(`${url}/rpc`, { allowHttp: true });
   const fast = { attempts: 100, sleepStrategy: () => 20 };
   const t: TestNet = {
-    net, url, passphrase: net.passphrase, rpc: server,
+    net,
+    url,
+    passphrase: net.passphrase,
+    rpc: server,
     horizon: new Horizon.Server(url, { allowHttp: true }),
     close: () => net.closeLedger().sequence,
     async funded() {
       const kp = Keypair.random();
       const res = fetch(`${url}/friendbot?addr=${kp.publicKey()}`);
-      if (manual) { await Bun.sleep(5); net.closeLedger(); }
+      if (manual) {
+        await Bun.sleep(5);
+        net.closeLedger();
+      }
       const r = await res;
       if (r.status !== 200) throw new Error(`friendbot: ${r.status} ${await r.text()}`);
       return kp;
@@ -56,7 +72,10 @@ export async function startLocalnet(opts: Partial<LocalnetOptions> & TestNetHttp
       const got = await server.pollTransaction(send.hash, fast);
       return Object.assign(got, { send });
     },
-    async stop() { net.stop(); await app.stop(); },
+    async stop() {
+      net.stop();
+      await app.stop();
+    },
   };
   return t;
 }

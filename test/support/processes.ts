@@ -19,8 +19,20 @@ export interface Proc {
 }
 
 /** Starts `bun <script>` and waits for a JSON log line whose `msg` is `readyMsg`. */
-export async function spawn(script: string, env: Record<string, string>, readyMsg: string, timeoutMs = 30_000, cwd = ROOT): Promise<Proc> {
-  const proc = Bun.spawn(["bun", script], { cwd, env: { ...process.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "inherit" });
+export async function spawn(
+  script: string,
+  env: Record<string, string>,
+  readyMsg: string,
+  timeoutMs = 30_000,
+  cwd = ROOT,
+): Promise<Proc> {
+  const proc = Bun.spawn(["bun", script], {
+    cwd,
+    env: { ...process.env, ...env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "inherit",
+  });
   const reader = proc.stdout.getReader();
   const decoder = new TextDecoder();
   let buffered = "";
@@ -37,7 +49,9 @@ export async function spawn(script: string, env: Record<string, string>, readyMs
       try {
         const j = JSON.parse(line) as Record<string, unknown>;
         if (j.msg === readyMsg) ready = j;
-      } catch { /* not JSON */ }
+      } catch {
+        /* not JSON */
+      }
     }
   }
   // keep draining stdout so the child never blocks on a full pipe; warnings and errors are kept and shown (DEBUG_CHILD=1: all)
@@ -54,7 +68,9 @@ export async function spawn(script: string, env: Record<string, string>, readyMs
     }
   })();
   return {
-    proc, ready, warnings,
+    proc,
+    ready,
+    warnings,
     async kill(signal = "SIGKILL") {
       proc.kill(signal);
       await proc.exited;
@@ -63,8 +79,14 @@ export async function spawn(script: string, env: Record<string, string>, readyMs
 }
 
 /** A standalone localnet (`bun run localnet`) on a random port. */
-export async function spawnLocalnet(env: Record<string, string> = {}): Promise<Proc & { rpcUrl: string; url: string; passphrase: string }> {
-  const p = await spawn("src/localnet/main.ts", { LOCALNET_PORT: "0", LEDGER_CLOSE_MS: "1000", ...env }, "localnet listening");
+export async function spawnLocalnet(
+  env: Record<string, string> = {},
+): Promise<Proc & { rpcUrl: string; url: string; passphrase: string }> {
+  const p = await spawn(
+    "src/localnet/main.ts",
+    { LOCALNET_PORT: "0", LEDGER_CLOSE_MS: "1000", ...env },
+    "localnet listening",
+  );
   const url = `http://127.0.0.1:${p.ready.port}`;
   return { ...p, url, rpcUrl: `${url}/rpc`, passphrase: String(p.ready.passphrase) };
 }

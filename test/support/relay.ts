@@ -20,12 +20,22 @@ export interface TestRelay extends Omit<Relay, "stop"> {
   /** A new testnet account funded by the embedded friendbot. */
   funded(): Promise<Keypair>;
   /** A signed 1-operation payment from `from` (to the localnet root unless given). */
-  payment(from: Keypair, opts?: { amount?: string; to?: string; fee?: string; seqOffset?: bigint }): Promise<Transaction>;
-  post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; body: any }>;
+  payment(
+    from: Keypair,
+    opts?: { amount?: string; to?: string; fee?: string; seqOffset?: bigint },
+  ): Promise<Transaction>;
+  post(
+    path: string,
+    body: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; headers: Headers; body: any }>;
   /** A request to the admin API with the test token. */
   admin(method: string, path: string, body?: unknown): Promise<{ status: number; headers: Headers; body: any }>;
   /** A new project (optional policy and credits) with an sr_test_ and an sr_live_ key. */
-  project(opts?: { policy?: Record<string, unknown>; credits?: bigint }): Promise<{ id: string; testKey: string; liveKey: string }>;
+  project(opts?: {
+    policy?: Record<string, unknown>;
+    credits?: bigint;
+  }): Promise<{ id: string; testKey: string; liveKey: string }>;
 }
 
 export const TEST_ADMIN_TOKEN = "test-admin-token-0123456789";
@@ -44,20 +54,37 @@ async function dropSchema(schema: string): Promise<void> {
  * Starts a relay: its own DATA_DIR and, on Postgres, its own schema (dropped by `drop()`), unless
  * `env` names them (a restart). `log`: its logger (default: silent).
  */
-export async function startTestRelay(env: Record<string, string> = {}, log: Logger = createLogger("silent")): Promise<TestRelay> {
+export async function startTestRelay(
+  env: Record<string, string> = {},
+  log: Logger = createLogger("silent"),
+): Promise<TestRelay> {
   const full: Record<string, string> = {
-    PORT: "0", DATA_DIR: env.DATA_DIR ?? mkdtempSync(join(tmpdir(), "relay-")), LEDGER_CLOSE_MS: "100", WATCHER_POLL_MS: "50", SUBMISSION_TIMEOUT_MS: "5000", TRY_AGAIN_LATER_MS: "500",
+    PORT: "0",
+    DATA_DIR: env.DATA_DIR ?? mkdtempSync(join(tmpdir(), "relay-")),
+    LEDGER_CLOSE_MS: "100",
+    WATCHER_POLL_MS: "50",
+    SUBMISSION_TIMEOUT_MS: "5000",
+    TRY_AGAIN_LATER_MS: "500",
     // suites that test limits set their own; the rest must not run into the open relay's per-IP limit
-    ANONYMOUS_POLICY: JSON.stringify({ requestsPerSecond: 100_000, burst: 100_000 }), ADMIN_TOKEN: TEST_ADMIN_TOKEN,
-    ...(TEST_DATABASE_URL ? { DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: `t_${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}` } : {}),
+    ANONYMOUS_POLICY: JSON.stringify({ requestsPerSecond: 100_000, burst: 100_000 }),
+    ADMIN_TOKEN: TEST_ADMIN_TOKEN,
+    ...(TEST_DATABASE_URL
+      ? { DATABASE_URL: TEST_DATABASE_URL, DATABASE_SCHEMA: `t_${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}` }
+      : {}),
     ...env,
   };
   const relay = await startRelay(loadConfig(full), log);
   const net = relay.localnets.testnet;
   const server = new rpc.Server(net ? `${relay.url}/localnet/testnet/rpc` : full.TESTNET_RPC_URL!, { allowHttp: true });
-  const needNet = () => { if (!net) throw new Error("this relay has no embedded testnet"); return net; };
+  const needNet = () => {
+    if (!net) throw new Error("this relay has no embedded testnet");
+    return net;
+  };
   return {
-    ...relay, env: full, rpc: server, passphrase: net?.passphrase ?? full.TESTNET_PASSPHRASE ?? "",
+    ...relay,
+    env: full,
+    rpc: server,
+    passphrase: net?.passphrase ?? full.TESTNET_PASSPHRASE ?? "",
     async stop(opts = {}) {
       await relay.stop();
       if (opts.keepData) return;
@@ -69,7 +96,10 @@ export async function startTestRelay(env: Record<string, string> = {}, log: Logg
       const n = needNet();
       const kp = Keypair.random();
       const pending = fetch(`${relay.url}/localnet/testnet/friendbot?addr=${kp.publicKey()}`);
-      if (n.ledgerCloseMs <= 0) { await Bun.sleep(20); n.closeLedger(); }
+      if (n.ledgerCloseMs <= 0) {
+        await Bun.sleep(20);
+        n.closeLedger();
+      }
       const r = await pending;
       if (!r.ok) throw new Error(`friendbot ${r.status}`);
       return kp;
@@ -78,16 +108,28 @@ export async function startTestRelay(env: Record<string, string> = {}, log: Logg
       const acc = await server.getAccount(from.publicKey());
       if (opts.seqOffset) for (let i = 0n; i < opts.seqOffset; i++) acc.incrementSequenceNumber();
       const tx = new TransactionBuilder(acc, { fee: opts.fee ?? "100", networkPassphrase: needNet().passphrase })
-        .addOperation(Operation.payment({ destination: opts.to ?? needNet().root.publicKey(), asset: Asset.native(), amount: opts.amount ?? "1" }))
-        .setTimeout(60).build();
+        .addOperation(
+          Operation.payment({
+            destination: opts.to ?? needNet().root.publicKey(),
+            asset: Asset.native(),
+            amount: opts.amount ?? "1",
+          }),
+        )
+        .setTimeout(60)
+        .build();
       tx.sign(from);
       return tx;
     },
     post: (path, body, headers = {}) => request(relay.url, "POST", path, body, headers),
-    admin: (method, path, body) => request(relay.url, method, `/v1/admin${path}`, body, { authorization: `Bearer ${full.ADMIN_TOKEN}` }),
+    admin: (method, path, body) =>
+      request(relay.url, method, `/v1/admin${path}`, body, { authorization: `Bearer ${full.ADMIN_TOKEN}` }),
     async project(opts = {}) {
-      const admin = (method: string, path: string, body?: unknown) => request(relay.url, method, `/v1/admin${path}`, body, { authorization: `Bearer ${full.ADMIN_TOKEN}` });
-      const p = await admin("POST", "/projects", { name: `project ${crypto.randomUUID().slice(0, 8)}`, ...(opts.policy ? { policy: opts.policy } : {}) });
+      const admin = (method: string, path: string, body?: unknown) =>
+        request(relay.url, method, `/v1/admin${path}`, body, { authorization: `Bearer ${full.ADMIN_TOKEN}` });
+      const p = await admin("POST", "/projects", {
+        name: `project ${crypto.randomUUID().slice(0, 8)}`,
+        ...(opts.policy ? { policy: opts.policy } : {}),
+      });
       if (p.status !== 201) throw new Error(`creating a project: ${p.status} ${JSON.stringify(p.body)}`);
       const test = await admin("POST", `/projects/${p.body.id}/keys`, { environment: "test" });
       const live = await admin("POST", `/projects/${p.body.id}/keys`, { environment: "live" });
@@ -102,17 +144,29 @@ export async function startTestRelay(env: Record<string, string> = {}, log: Logg
 
 async function request(base: string, method: string, path: string, body: unknown, headers: Record<string, string>) {
   const r = await fetch(`${base}${path}`, {
-    method, headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+    method,
+    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
     ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
   });
   const text = await r.text();
   let parsed: unknown = text;
-  try { parsed = JSON.parse(text); } catch { /* keep the text */ }
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    /* keep the text */
+  }
   return { status: r.status, headers: r.headers, body: parsed as any };
 }
 
 /** A logger that keeps its JSON lines (parsed) in `lines`, to check what the relay logs. */
 export function capturingLogger(level = "info"): { log: Logger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];
-  return { log: createLogger(level, { write: (s: string) => { lines.push(JSON.parse(s)); } }), lines };
+  return {
+    log: createLogger(level, {
+      write: (s: string) => {
+        lines.push(JSON.parse(s));
+      },
+    }),
+    lines,
+  };
 }

@@ -1,5 +1,13 @@
 /** Applying a Soroban operation in a ledger: enforce the declared footprint, resources and fees. */
-import { X, Op, type OperationW, type ScValW, type ContractEventW, type DiagnosticEventW, type OperationResultW } from "../../stellar/xdr.ts";
+import {
+  X,
+  Op,
+  type OperationW,
+  type ScValW,
+  type ContractEventW,
+  type DiagnosticEventW,
+  type OperationResultW,
+} from "../../stellar/xdr.ts";
 import { Overlay } from "../state.ts";
 import { opInner } from "../results.ts";
 import { invokeSuccessHash } from "../entries.ts";
@@ -33,16 +41,46 @@ export function maxRefundable(inner: InnerTx): bigint {
 }
 
 /** Events fee (events plus return value) and rent of new entries. */
-export function refundableConsumed(events: ContractEventW[], returnValue: ScValW | null, created: { size: number; persistent: boolean; liveUntil: number }[], ledgerSeq: number): bigint {
-  const size = events.reduce((s, e) => s + X.contractEvent.encode(e).length, 0) + (returnValue ? X.scVal.encode(returnValue).length : 0);
-  const rent = computeRentFee(created.map((c) => ({
-    isPersistent: c.persistent, isCodeEntry: false, oldSizeBytes: 0, newSizeBytes: c.size, oldLiveUntilLedger: 0,
-    newLiveUntilLedger: c.liveUntil,
-  })), ledgerSeq);
-  return computeResourceFee({ instructions: 0, diskReadEntries: 0, writeEntries: 0, diskReadBytes: 0, writeBytes: 0, txSizeBytes: 0, contractEventsSizeBytes: size }).refundable + rent;
+export function refundableConsumed(
+  events: ContractEventW[],
+  returnValue: ScValW | null,
+  created: { size: number; persistent: boolean; liveUntil: number }[],
+  ledgerSeq: number,
+): bigint {
+  const size =
+    events.reduce((s, e) => s + X.contractEvent.encode(e).length, 0) +
+    (returnValue ? X.scVal.encode(returnValue).length : 0);
+  const rent = computeRentFee(
+    created.map((c) => ({
+      isPersistent: c.persistent,
+      isCodeEntry: false,
+      oldSizeBytes: 0,
+      newSizeBytes: c.size,
+      oldLiveUntilLedger: 0,
+      newLiveUntilLedger: c.liveUntil,
+    })),
+    ledgerSeq,
+  );
+  return (
+    computeResourceFee({
+      instructions: 0,
+      diskReadEntries: 0,
+      writeEntries: 0,
+      diskReadBytes: 0,
+      writeBytes: 0,
+      txSizeBytes: 0,
+      contractEventsSizeBytes: size,
+    }).refundable + rent
+  );
 }
 
-export function applySorobanOp(o: Overlay, inner: InnerTx, op: OperationW, source: string, ctx: SorobanContext): SorobanApplyResult {
+export function applySorobanOp(
+  o: Overlay,
+  inner: InnerTx,
+  op: OperationW,
+  source: string,
+  ctx: SorobanContext,
+): SorobanApplyResult {
   const type = op.body.type;
   const none = { consumedRefundable: 0n, events: [], diagnostic: [], returnValue: null };
   if (type !== Op.invokeHostFunction) return { success: true, result: opInner(type, 0), ...none };
@@ -50,12 +88,24 @@ export function applySorobanOp(o: Overlay, inner: InnerTx, op: OperationW, sourc
   const fp = data.resources.footprint;
   const nested = new Overlay(o);
   const host = new Host({
-    state: nested, ledgerSeq: ctx.ledgerSeq, networkId: ctx.networkId, baseReserve: ctx.baseReserve, source, mode: "enforce",
+    state: nested,
+    ledgerSeq: ctx.ledgerSeq,
+    networkId: ctx.networkId,
+    baseReserve: ctx.baseReserve,
+    source,
+    mode: "enforce",
     footprint: { readOnly: new Set(fp.readOnly.map(keyId)), readWrite: new Set(fp.readWrite.map(keyId)) },
-    auth: op.body.invokeHostFunctionOp.auth, useUpgradedAuth: true, maxEntryTtl: CURRENT_SOROBAN_SETTINGS.maxEntryTtl,
+    auth: op.body.invokeHostFunctionOp.auth,
+    useUpgradedAuth: true,
+    maxEntryTtl: CURRENT_SOROBAN_SETTINGS.maxEntryTtl,
   });
   // a failed invocation's events are all rolled back: none of them is in a successful call
-  const fail = (code: number) => ({ success: false, result: opInner(type, code), ...none, diagnostic: host.diagnostics.map((d) => ({ ...d, inSuccessfulContractCall: false })) });
+  const fail = (code: number) => ({
+    success: false,
+    result: opInner(type, code),
+    ...none,
+    diagnostic: host.diagnostics.map((d) => ({ ...d, inSuccessfulContractCall: false })),
+  });
   let ret: ScValW;
   try {
     ret = invokeHostFunction(host, op.body.invokeHostFunctionOp.hostFunction, ctx.passphrase);
@@ -64,12 +114,17 @@ export function applySorobanOp(o: Overlay, inner: InnerTx, op: OperationW, sourc
     return fail(-2); // INVOKE_HOST_FUNCTION_TRAPPED
   }
   const r = data.resources;
-  if (host.instructions > r.instructions || host.diskReadBytes > r.diskReadBytes || host.writeBytes > r.writeBytes) return fail(-3); // RESOURCE_LIMIT_EXCEEDED
+  if (host.instructions > r.instructions || host.diskReadBytes > r.diskReadBytes || host.writeBytes > r.writeBytes)
+    return fail(-3); // RESOURCE_LIMIT_EXCEEDED
   const consumed = refundableConsumed(host.events, ret, host.createdEntries, ctx.ledgerSeq);
   if (consumed > maxRefundable(inner)) return fail(-5); // INSUFFICIENT_REFUNDABLE_FEE
   nested.commitTo(o, ctx.ledgerSeq);
   return {
-    success: true, result: opInner(type, 0, { success: invokeSuccessHash(ret, host.events) }),
-    consumedRefundable: consumed, events: host.events, diagnostic: host.diagnostics, returnValue: ret,
+    success: true,
+    result: opInner(type, 0, { success: invokeSuccessHash(ret, host.events) }),
+    consumedRefundable: consumed,
+    events: host.events,
+    diagnostic: host.diagnostics,
+    returnValue: ret,
   };
 }

@@ -1,6 +1,14 @@
 /** Ledger keys of Soroban state and the resources a footprint declares. */
 import { StrKey } from "@stellar/stellar-sdk";
-import { X, toB64, addressToRaw, type LedgerKeyW, type ScAddressW, type ScValW, type SorobanDataW } from "../../stellar/xdr.ts";
+import {
+  X,
+  toB64,
+  addressToRaw,
+  type LedgerKeyW,
+  type ScAddressW,
+  type ScValW,
+  type SorobanDataW,
+} from "../../stellar/xdr.ts";
 import type { TxResources } from "./fees.ts";
 
 export const CONTRACT_DATA = 6;
@@ -10,7 +18,10 @@ export const TEMPORARY = 0;
 
 export const keyId = (k: LedgerKeyW): string => toB64(X.ledgerKey.encode(k));
 
-export const accountKey = (g: string): LedgerKeyW => ({ type: 0, account: { accountId: { type: 0, ed25519: addressToRaw(g) } } });
+export const accountKey = (g: string): LedgerKeyW => ({
+  type: 0,
+  account: { accountId: { type: 0, ed25519: addressToRaw(g) } },
+});
 
 export function contractDataKey(contract: ScAddressW, key: ScValW, durability: number): LedgerKeyW {
   return { type: CONTRACT_DATA, contractData: { contract, key, durability } } as LedgerKeyW;

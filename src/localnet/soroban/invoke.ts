@@ -1,7 +1,7 @@
 /** Runs a host function against the built-in contracts, with the diagnostic fn_call/fn_return events. */
 import type { HostFunctionW, ScValW } from "../../stellar/xdr.ts";
 import { xdrText } from "../../stellar/xdr.ts";
-import { Host, HostError, SCE, SCEC, sym } from "./host.ts";
+import { type Host, HostError, SCE, SCEC, sym } from "./host.ts";
 import { builtinContracts, instanceKey, TEST_CONTRACT_ID, type BuiltinContract } from "./contracts.ts";
 import { INSTRUCTIONS } from "./contracts.ts";
 
@@ -19,14 +19,22 @@ export function invokeHostFunction(host: Host, fn: HostFunctionW, passphrase: st
   if (fn.type !== 0) throw new HostError(SCE.context, SCEC.invalidAction, NO_WASM_MESSAGE);
   const { contractAddress, functionName, args } = fn.invokeContract;
   const name = xdrText(functionName);
-  if (contractAddress.type !== 1) throw new HostError(SCE.value, SCEC.unexpectedType, "can only invoke a contract address");
+  if (contractAddress.type !== 1)
+    throw new HostError(SCE.value, SCEC.unexpectedType, "can only invoke a contract address");
   const id = contractAddress.contractId;
   host.charge(INSTRUCTIONS.invoke);
-  host.diagnostic(null, [sym("fn_call"), { type: 13, bytes: id } as ScValW, sym(name)], { type: 16, vec: args } as ScValW);
+  host.diagnostic(null, [sym("fn_call"), { type: 13, bytes: id } as ScValW, sym(name)], {
+    type: 16,
+    vec: args,
+  } as ScValW);
   const contract = contractsFor(passphrase).get(Buffer.from(id).toString("hex"));
   if (!contract) {
     host.contractData(instanceKey(contractAddress), false);
-    throw new HostError(SCE.storage, SCEC.missingValue, "contract instance is missing: localnet only has its built-in contracts");
+    throw new HostError(
+      SCE.storage,
+      SCEC.missingValue,
+      "contract instance is missing: localnet only has its built-in contracts",
+    );
   }
   const ret = contract.call(host, name, args);
   host.diagnostic(id, [sym("fn_return"), sym(name)], ret);

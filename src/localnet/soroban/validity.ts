@@ -8,7 +8,8 @@ import { declaredResources, keyId } from "./footprint.ts";
 export function sorobanValidity(inner: InnerTx, standalone: boolean): TxCode | null {
   const data = inner.soroban;
   if (!data) return Tx.malformed;
-  if (inner.tx.memo.type !== 0 || inner.sourceIsMuxed || inner.ops.some((o) => o.sourceAccount?.type === 256)) return Tx.sorobanInvalid;
+  if (inner.tx.memo.type !== 0 || inner.sourceIsMuxed || inner.ops.some((o) => o.sourceAccount?.type === 256))
+    return Tx.sorobanInvalid;
   const fp = data.resources.footprint;
   const keys = [...fp.readOnly, ...fp.readWrite].map(keyId);
   if (new Set(keys).size !== keys.length) return Tx.sorobanInvalid;
