@@ -106,6 +106,8 @@ export class ChannelPool {
   readonly network: NetworkName;
   private readonly pool = createActor(poolMachine);
   private funderActor: Actor<typeof channelMachine> | null = null;
+  /** Channels merged into the funder (their earlier fees are the relay's: recovery must recognise them). */
+  private readonly merged = new Set<string>();
   private readonly keys = new Map<string, Keypair>();
   private target = 0;
   private readonly waiters = new Set<() => void>();
@@ -132,7 +134,7 @@ export class ChannelPool {
 
   /** Whether `address` (G...) is one of the relay's own accounts on this network. */
   isRelayAccount(address: string): boolean {
-    return address === this.funder || this.keys.has(address);
+    return address === this.funder || this.keys.has(address) || this.merged.has(address);
   }
 
   /** An account to simulate a func+auth transaction from: an active channel (the funder while there is none). */
@@ -151,6 +153,7 @@ export class ChannelPool {
     const { repo, box, network, log } = this.deps;
     this.target = (await repo.target(network)) ?? this.deps.config.channels;
     const rows = await repo.live(network);
+    for (const pk of await repo.merged(network)) this.merged.add(pk);
     for (const r of rows) {
       try {
         this.keys.set(r.publicKey, Keypair.fromSecret(box.open(r.secret, `${network}:${r.publicKey}`)));
@@ -506,6 +509,7 @@ export class ChannelPool {
     await this.deps.repo.setState(this.network, [pk], "merged");
     this.pool.send({ type: "REMOVE", publicKey: pk });
     this.keys.delete(pk);
+    this.merged.add(pk);
     await this.resync(this.funder);
     this.deps.log.info({ network: this.network, channel: pk }, "channel merged into the funder");
   }

@@ -20,7 +20,7 @@ import { decodeTransaction } from "./decode.ts";
 import { BASE_FEE, buildFeeBump, innerRate } from "./fee-bump.ts";
 import { decodeOperation, type DecodedOperation } from "./invoke.ts";
 import { describeEvents } from "./simulate.service.ts";
-import type { ChannelPool } from "./channel-pool.ts";
+import type { ChannelPool, FeeLease } from "./channel-pool.ts";
 import { clientResultCodes, submissionFailed, type SponsorResponse } from "./outcome.ts";
 import type { Payer } from "./project-actors.ts";
 import type { SponsorMetrics } from "../metrics.ts";
@@ -60,6 +60,8 @@ interface Hold {
 interface Signer {
   /** A resumed submission's envelope, sent again exactly as before (so it joins itself in the queue), and its rate. */
   resumed?: { envelope: FeeBumpTransaction; rate: bigint };
+  /** A fee-bump's fee source lease (kept past a 504 while the fee-bump may still be queued). */
+  lease?: FeeLease;
   envelope(rate: bigint): Transaction | FeeBumpTransaction;
   /** After tx_bad_seq, for an own transaction: re-read the sequence number. */
   badSeq?(): Promise<void>;
@@ -78,8 +80,11 @@ interface Job {
   /** Operations the inclusion fee is bid for (a fee-bump counts one more than its inner transaction). */
   feeOps: bigint;
   resourceFee: bigint;
-  /** `resume`: the envelope an earlier run of this submission sent last (base64), if any. */
-  signer(pool: ChannelPool, maxFee: bigint, resume: string | null): Promise<Signer>;
+  /**
+   * `resume`: the envelope an earlier run of this submission sent last (base64), if any; `parked`:
+   * that run's fee source lease, still held (in this process) because its fee-bump may be queued.
+   */
+  signer(pool: ChannelPool, maxFee: bigint, resume: string | null, parked: FeeLease | null): Promise<Signer>;
 }
 
 /** The state of one run of the submit loop. */
@@ -91,6 +96,8 @@ interface Run {
   mayBeQueued: boolean;
   /** A replacement by fee would have bid over the reservation's cap. */
   capped: boolean;
+  /** Answered 504: an envelope may still be queued, so the fee source's hold is kept. */
+  unresolved: boolean;
 }
 
 const jobFee = (job: Job, rate: bigint) => rate * job.feeOps + job.resourceFee;
@@ -150,6 +157,8 @@ export function answer(o: Outcome): SponsorResponse {
 
 export class SponsorService {
   private readonly inflight = new Map<string, Promise<Outcome>>();
+  /** Fee-source leases of submissions answered 504 whose fee-bump may still be queued, by submission id. */
+  private readonly parked = new Map<string, FeeLease>();
 
   constructor(private readonly deps: SponsorDeps) {}
 
@@ -174,15 +183,16 @@ export class SponsorService {
         feeBump: true,
         feeOps,
         resourceFee: d.resourceFee,
-        signer: async (pool, maxFee, resume) => {
+        signer: async (pool, maxFee, resume, parked) => {
           const before = resume ? resumable(resume, gw.passphrase, d.innerHash) : null;
-          const lease = (before && pool.keep(before.feeSource, maxFee)) || (await pool.assign(maxFee));
+          const lease = parked ?? ((before && pool.keep(before.feeSource, maxFee)) || (await pool.assign(maxFee)));
           const resumed =
             before && before.feeSource === lease.keypair.publicKey()
               ? { envelope: before, rate: (BigInt(before.fee) - d.resourceFee) / feeOps }
               : undefined;
           return {
             resumed,
+            lease,
             envelope: (rate) => buildFeeBump(d, lease.keypair, rate, gw.passphrase),
             end: (charged) => lease.end(charged),
           };
@@ -220,17 +230,13 @@ export class SponsorService {
       const running = this.inflight.get(`${network}:${op.hash}`);
       if (running) return this.observed(network, await running);
       const prior = await this.deps.submissions.byInnerHash(network, op.hash);
-      const answered = finalOutcome(prior) ?? (prior && !prior.outcome ? await this.resolved(gw, prior) : null);
+      const answered = finalOutcome(prior) ?? (prior ? await this.resolved(gw, prior) : null);
       if (answered) return this.observed(network, answered);
       // a run that started meanwhile in this process is joined; an earlier run's transaction may still be
       // queued: another one would spend the nonce twice (and pay for a failure)
       const started = this.inflight.get(`${network}:${op.hash}`);
       if (started) return await started;
-      if (
-        prior &&
-        !prior.outcome &&
-        (prior.sentLedger === null || gw.watcher.latestLedger <= prior.sentLedger + QUEUE_LEDGERS)
-      ) {
+      if (prior && mayStillBeQueued(prior, gw.watcher.latestLedger)) {
         throw new RelayError(
           "SUBMISSION_TIMEOUT",
           "an earlier submission of this operation may still be in the network's queue; retry to get its outcome",
@@ -285,12 +291,19 @@ export class SponsorService {
     const before = new Date(Date.now() - this.deps.config.submissionTimeoutMs);
     for (const r of await this.deps.submissions.unsettled(network, before, RECOVERY_BATCH)) {
       if (this.inflight.has(`${network}:${r.innerHash}`)) continue;
-      const outcome = await this.resolved(gw, r);
-      if (outcome) done.settled++;
-      else if (r.sentLedger === null || gw.watcher.latestLedger > r.sentLedger + QUEUE_LEDGERS) {
-        const s = await this.deps.submissions.release(r.id);
-        if (s.projectId && s.released > 0n) this.deps.settleProject(s.projectId, s);
-        done.released++;
+      try {
+        if (await this.resolved(gw, r)) done.settled++;
+        else if (!mayStillBeQueued(r, gw.watcher.latestLedger)) {
+          // a request that sent it again meanwhile changed sent_ledger: then this release does nothing
+          const s = await this.deps.submissions.release(r.id, r.sentLedger);
+          if (s.projectId && s.released > 0n) this.deps.settleProject(s.projectId, s);
+          this.unpark(r.id, null);
+          done.released++;
+        }
+      } catch (e) {
+        // one submission the network cannot answer for now does not hold back the others
+        const err = e instanceof Error ? e.message : String(e);
+        this.deps.log.warn({ network, submission: r.id, err }, "recovering a submission failed; retrying later");
       }
     }
     if (done.settled || done.released) this.deps.log.info({ network, ...done }, "unsettled submissions recovered");
@@ -302,6 +315,21 @@ export class SponsorService {
     let n = 0;
     for (const key of this.inflight.keys()) if (key.startsWith(`${network}:`)) n++;
     return n;
+  }
+
+  /** Keeps a fee-bump's lease past a 504 (one per submission). */
+  private park(id: string, lease: FeeLease): void {
+    this.parked.get(id)?.end(0n);
+    this.parked.set(id, lease);
+  }
+
+  /** Ends a parked lease once its submission is resolved: with the fee, if its channel paid it. */
+  private unpark(id: string, found: Confirmed | null): void {
+    const lease = this.parked.get(id);
+    if (!lease) return;
+    this.parked.delete(id);
+    const paid = found && (!("feeSource" in found) || found.feeSource === lease.keypair.publicKey());
+    lease.end(paid ? found.feeCharged : 0n);
   }
 
   /** Reports a request's outcome to the metrics and answers it. */
@@ -393,14 +421,16 @@ export class SponsorService {
     const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
     const answered = finalOutcome(prior);
     if (answered) return answered;
-    const pending = prior && !prior.outcome ? prior : null;
-    if (pending) {
-      const outcome = await this.resolved(gw, pending, hold);
+    if (prior) {
+      // an earlier run (with no outcome, or one that does not stand) may have been applied since
+      const outcome = await this.resolved(gw, prior, hold);
       if (outcome) return outcome;
     }
     const id = prior?.id ?? crypto.randomUUID();
+    // its last envelope may still be queued: it is sent again first, and errors are checked against the network
+    const resume = prior && !prior.outcome && !prior.releasedAt ? prior : null;
     try {
-      return await this.submit(gw, job, plan, hold, id, pending);
+      return await this.submit(gw, job, plan, hold, id, resume);
     } catch (e) {
       const o = outcomeOf(e);
       // 503 and 504 are not final: the intent stays for a retry or recovery (the reservation stays journaled)
@@ -443,6 +473,7 @@ export class SponsorService {
           } satisfies SponsorResponse,
         }
       : outcomeOf(submissionFailed(c.hash, c.resultXdr, { ledger: c.ledger, feePaid: c.feeCharged }));
+    this.unpark(id, c);
     this.deps.metrics?.feePaid(network, c.feeCharged);
     this.applySettlement(
       network,
@@ -486,16 +517,26 @@ export class SponsorService {
     const left = () => Math.max(1, deadline - Date.now());
     // the highest bid the reservation covers
     const cap = (hold.grant - job.resourceFee) / job.feeOps;
-    const signer = await job.signer(
-      this.pool(gw.name),
-      jobFee(job, cap),
-      job.feeBump ? (resume?.envelope ?? null) : null,
-    );
+    const parked = this.parked.get(id) ?? null;
+    this.parked.delete(id);
+    let signer: Signer;
+    try {
+      signer = await job.signer(
+        this.pool(gw.name),
+        jobFee(job, cap),
+        job.feeBump ? (resume?.envelope ?? null) : null,
+        parked,
+      );
+    } catch (e) {
+      if (parked) this.parked.set(id, parked);
+      throw e;
+    }
     const run: Run = {
       rate: signer.resumed?.rate ?? min(plan.rate, cap),
       hash: resume?.hash ?? "",
       mayBeQueued: resume !== null,
       capped: false,
+      unresolved: false,
     };
     let next: Transaction | FeeBumpTransaction | undefined = signer.resumed?.envelope;
     // a fee-bump is watched by its inner hash: whichever of its wrappings lands answers
@@ -571,9 +612,14 @@ export class SponsorService {
         }
         throw submissionFailed(run.hash, sent.errorResultXdr!);
       }
+    } catch (e) {
+      run.unresolved = e instanceof RelayError && e.code === "SUBMISSION_TIMEOUT";
+      throw e;
     } finally {
       inner?.cancel();
-      signer.end(charged, consumed);
+      // a fee-bump answered 504 may still be queued: its channel keeps the hold until the submission is resolved
+      if (run.unresolved && signer.lease) this.park(id, signer.lease);
+      else signer.end(charged, consumed);
     }
   }
 
@@ -636,10 +682,15 @@ export class SponsorService {
       }
       const before = run.rate;
       run.rate = bid;
-      const envelope = signer.envelope(bid);
-      await this.record(gw, job, hold, id, envelope, run);
-      const sent = await gw.send(envelope).catch(() => null);
+      const replacement = signer.envelope(bid);
+      await this.record(gw, job, hold, id, replacement, run);
+      const sent = await gw.send(replacement).catch(() => null);
       since = sent?.latestLedger ?? gw.watcher.latestLedger;
+      if (sent?.status !== "PENDING" && sent?.status !== "DUPLICATE") {
+        // not taken: the queued one stands, and stays the one a resumed submission sends again
+        run.rate = before;
+        await this.record(gw, job, hold, id, signer.envelope(before), run);
+      }
       this.deps.log.info(
         {
           network: gw.name,
@@ -668,7 +719,13 @@ export class SponsorService {
   ): Promise<Confirmed | null> {
     const caughtUp = gw.watcher.passed(judgedAt, Math.max(1, deadline - Date.now())).then(() => null);
     const c = await Promise.race(inner ? [inner.promise, caughtUp] : [caughtUp]);
-    return c ?? (await this.found(gw, job.innerHash, run.hash));
+    if (c) return c;
+    try {
+      return await this.found(gw, job.innerHash, run.hash);
+    } catch {
+      // it may have been applied, and the network cannot say now: not known yet, rather than a guess
+      throw timedOut(run, this.deps.config.submissionTimeoutMs, "network_unavailable");
+    }
   }
 
   /** Waits for a queued wrapping of the inner transaction until the deadline: its outcome, or 504. */
@@ -684,6 +741,11 @@ export class SponsorService {
     if (!c) throw timedOut(run, timeoutMs);
     return await this.settle(gw.name, id, c, hold);
   }
+}
+
+/** Whether an envelope of this submission may still be in a queue: sent, not released, within the last QUEUE_LEDGERS ledgers. */
+function mayStillBeQueued(r: SubmissionRecord, latestLedger: number): boolean {
+  return !r.outcome && !r.releasedAt && r.sentLedger !== null && latestLedger <= r.sentLedger + QUEUE_LEDGERS;
 }
 
 /** A stored envelope of this inner transaction that the relay can send again (a fee-bump), or null. */

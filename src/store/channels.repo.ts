@@ -30,6 +30,15 @@ export class ChannelsRepo {
       .orderBy(asc(channels.createdAt), asc(channels.publicKey));
   }
 
+  /** Public keys of the channels merged into the funder: fees they paid before are still the relay's. */
+  async merged(network: string): Promise<string[]> {
+    const rows = await this.db
+      .select({ publicKey: channels.publicKey })
+      .from(channels)
+      .where(and(eq(channels.network, network), eq(channels.state, "merged")));
+    return rows.map((r) => r.publicKey);
+  }
+
   async insert(rows: ChannelRow[]): Promise<void> {
     if (rows.length) await this.db.insert(channels).values(rows);
   }

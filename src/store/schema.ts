@@ -109,7 +109,12 @@ export const creditJournal = pgTable(
     reason: text("reason"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index("credit_journal_project").on(t.projectId, t.id), index("credit_journal_submission").on(t.submissionId)],
+  (t) => [
+    index("credit_journal_project").on(t.projectId, t.id),
+    index("credit_journal_submission").on(t.submissionId),
+    // a submission is charged once, whatever races (the row lock is the rule; this is the backstop)
+    uniqueIndex("credit_journal_one_charge").on(t.submissionId).where(sql`kind = 'charge'`),
+  ],
 );
 
 /**

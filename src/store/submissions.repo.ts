@@ -1,7 +1,10 @@
 /**
  * Submission intents and outcomes in the database, and the credit journal entries that go with
  * them: a credit reservation is journaled with the intent, in one statement; the outcome releases
- * it and charges what the network charged, in one statement.
+ * it and charges what the network charged, in one statement. Each statement that reads a
+ * submission's journal to write it runs after a row lock on the submission, in a transaction: a
+ * request and recovery settling one submission at once see each other's entries (READ COMMITTED
+ * gives the statement after the lock a fresh snapshot), so nothing is released or charged twice.
  */
 import { and, asc, eq, isNotNull, isNull, gte, lt, sql, type SQL } from "drizzle-orm";
 import { creditJournal, submissions } from "./schema.ts";
@@ -18,6 +21,14 @@ const rowsOf = <T>(r: unknown): T[] => (Array.isArray(r) ? r : (r as { rows: T[]
 export class SubmissionsRepo implements SubmissionStore {
   constructor(private readonly db: Db) {}
 
+  /** Runs `statement` in a transaction, after locking the submission's row (if it exists yet). */
+  private async locked(id: string, statement: SQL): Promise<unknown> {
+    return await this.db.transaction(async (tx) => {
+      await tx.execute(sql`select id from ${submissions} where id = ${id} for update`);
+      return await tx.execute(statement);
+    });
+  }
+
   /**
    * One statement (so atomic, and one round trip): upsert the intent and, with a hold, journal the
    * reservation unless one is still outstanding for this submission (a resumed intent).
@@ -27,16 +38,20 @@ export class SubmissionsRepo implements SubmissionStore {
       values (${s.id}, ${s.network}, ${s.innerHash}, ${s.hash}, ${s.caller}, ${s.projectId}, ${s.maxFee}, ${s.envelope}, ${s.sentLedger})
       on conflict (id) do update set hash = excluded.hash, max_fee = excluded.max_fee, envelope = excluded.envelope,
         sent_ledger = excluded.sent_ledger, released_at = null, updated_at = now(),
+        outcome = null, outcome_status = null, fee_charged = null,
         project_id = case when ${outstanding(sql`excluded.id`)} = 0 then excluded.project_id else ${submissions}.project_id end`;
     if (hold <= 0n || !s.projectId) {
       await this.db.execute(upsert);
       return false;
     }
-    const r = await this.db.execute(sql`with up as (${upsert} returning id),
+    const r = await this.locked(
+      s.id,
+      sql`with up as (${upsert} returning id),
       j as (select ${outstanding(sql`${s.id}`)} as net)
       insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
       select ${s.projectId}, 'reserve', ${-hold}, up.id, ${s.hash} from up, j where j.net = 0
-      returning id`);
+      returning id`,
+    );
     return rowsOf(r).length > 0;
   }
 
@@ -60,7 +75,9 @@ export class SubmissionsRepo implements SubmissionStore {
       return { projectId: row?.projectId ?? null, released: 0n, charged: 0n };
     }
     const fee = feeCharged ?? 0n;
-    const r = await this.db.execute(sql`with upd as (
+    const r = await this.locked(
+      id,
+      sql`with upd as (
         update ${submissions} set outcome = ${JSON.stringify(outcome)}::jsonb, outcome_status = ${outcome.status}, fee_charged = ${feeCharged}, updated_at = now()
         where id = ${id} returning project_id, hash),
       j as (select coalesce(sum(amount) filter (where kind in ('reserve', 'release')), 0) as net,
@@ -71,10 +88,12 @@ export class SubmissionsRepo implements SubmissionStore {
         union all
         select upd.project_id, 'charge', ${-fee}::bigint, upd.hash from upd, j where upd.project_id is not null and j.reserves > 0 and j.charges = 0 and ${fee}::bigint > 0),
       ins as (insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
-        select project_id, kind, amount, ${id}, hash from entries returning kind, amount)
+        select project_id, kind, amount, ${id}, hash from entries
+        on conflict (submission_id) where kind = 'charge' do nothing returning kind, amount)
       select (select project_id from upd) as project_id,
         (select coalesce(sum(amount) filter (where kind = 'release'), 0) from ins) as released,
-        (select coalesce(-sum(amount) filter (where kind = 'charge'), 0) from ins) as charged`);
+        (select coalesce(-sum(amount) filter (where kind = 'charge'), 0) from ins) as charged`,
+    );
     const [row] = rowsOf<{ project_id: string | null; released: string | bigint; charged: string | bigint }>(r);
     return {
       projectId: row?.project_id ?? null,
@@ -83,14 +102,20 @@ export class SubmissionsRepo implements SubmissionStore {
     };
   }
 
-  async release(id: string): Promise<SettledCredits> {
-    const r = await this.db.execute(sql`with upd as (
-        update ${submissions} set released_at = now() where id = ${id} returning project_id, hash),
+  async release(id: string, sentLedger?: number | null): Promise<SettledCredits> {
+    // only a submission still without an outcome, and (for recovery) not sent again since it was read
+    const unchanged = sentLedger === undefined ? sql`true` : sql`sent_ledger is not distinct from ${sentLedger}`;
+    const r = await this.locked(
+      id,
+      sql`with upd as (
+        update ${submissions} set released_at = now()
+        where id = ${id} and outcome_status is null and released_at is null and ${unchanged} returning project_id, hash),
       j as (select ${outstanding(sql`${id}`)} as net),
       ins as (insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
         select upd.project_id, 'release', -j.net, ${id}, upd.hash from upd, j where upd.project_id is not null and j.net < 0
         returning amount)
-      select (select project_id from upd) as project_id, (select coalesce(sum(amount), 0) from ins) as released`);
+      select (select project_id from upd) as project_id, (select coalesce(sum(amount), 0) from ins) as released`,
+    );
     const [row] = rowsOf<{ project_id: string | null; released: string | bigint }>(r);
     return { projectId: row?.project_id ?? null, released: BigInt(row?.released ?? 0), charged: 0n };
   }
@@ -143,6 +168,7 @@ function record(r: typeof submissions.$inferSelect): SubmissionRecord {
     maxFee: r.maxFee,
     envelope: r.envelope,
     sentLedger: r.sentLedger,
+    releasedAt: r.releasedAt,
     outcome: (r.outcome as Outcome | null) ?? null,
     feeCharged: r.feeCharged,
   };

@@ -35,6 +35,8 @@ export interface SubmissionRecord extends Omit<SubmissionIntent, "envelope" | "s
   /** Null for a row written before envelopes were kept. */
   envelope: string | null;
   sentLedger: number | null;
+  /** When recovery gave its reservation back (nothing of it can be queued); null otherwise. */
+  releasedAt: Date | null;
   outcome: Outcome | null;
   feeCharged: bigint | null;
 }
@@ -53,8 +55,9 @@ export interface SubmissionStore {
   /**
    * Gives back the outstanding reservation of a submission none of whose envelopes can be in a
    * queue any more, and marks it released (recovery passes it by until it is submitted again).
+   * With `sentLedger`, only if it was not sent again since (recovery's read); a no-op otherwise.
    */
-  release(id: string): Promise<SettledCredits>;
+  release(id: string, sentLedger?: number | null): Promise<SettledCredits>;
   /** The latest submission of an inner transaction on a network. */
   byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null>;
   /** Submissions with no outcome, not released, last written before `before` (oldest first). */

@@ -1,0 +1,1 @@
+CREATE UNIQUE INDEX "credit_journal_one_charge" ON "credit_journal" USING btree ("submission_id") WHERE kind = 'charge';

@@ -1,0 +1,34 @@
+/**
+ * Regression (found in review; the test failed before the fix): a fee-bump lease ends at the request's 504 with `charged = 0` (FeeLease.end ignores
+ * `consumed`), so the channel's hold is dropped while the fee-bump is still queued, and when it
+ * lands later (settled by recovery) the channel actor's balance is never lowered by the fee.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { startTestRelay, type TestRelay } from "./support/relay.ts";
+
+let r: TestRelay;
+afterEach(() => r?.stop());
+
+test("after a 504 the channel keeps its fee hold while the fee-bump is queued, and its balance follows the fee once it lands", {
+  timeout: 30_000,
+}, async () => {
+  r = await startTestRelay({
+    LEDGER_CLOSE_MS: "0",
+    SUBMISSION_TIMEOUT_MS: "300",
+    RECOVERY_INTERVAL_MS: "100",
+    TESTNET_CHANNELS: "1",
+  });
+  const user = await r.funded();
+  const tx = await r.payment(user);
+  const res = await r.post("/v1/sponsor", { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" });
+  expect(res.status).toBe(504); // queued, no ledger yet
+  const pool = r.pools.testnet!;
+  const [ch] = pool.list().channels;
+  const inFlightWhileQueued = ch!.inFlight.count; // the queued fee-bump may still be charged to it
+
+  r.close(); // it lands: the network charges the channel
+  await Bun.sleep(800); // recovery settles the submission
+  const actor = BigInt(pool.list().channels[0]!.balance);
+  const onNetwork = r.localnets.testnet!.account(ch!.publicKey)!.balance;
+  expect({ inFlightWhileQueued, actor }).toEqual({ inFlightWhileQueued: 1, actor: BigInt(onNetwork) });
+});

@@ -1,0 +1,103 @@
+/**
+ * Regression (found in review; the test failed before the fix): a submission row that once got a non-final 422 (rejected before inclusion, fee_charged
+ * null) keeps outcome_status = 422 while a later run of the same inner transaction is in flight
+ * (recordIntent's upsert does not clear it). Recovery then never looks at it again, and a later
+ * retry skips the network lookup. Out-of-order sequence numbers make the first 422 legitimate.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { Account, Asset, Keypair, Operation, TransactionBuilder } from "@stellar/stellar-sdk";
+import { sql } from "drizzle-orm";
+import { startTestRelay, type TestRelay } from "./support/relay.ts";
+import { localFunder } from "../src/boot.ts";
+
+let r: TestRelay;
+afterEach(() => r?.stop());
+const CREDITS = 100_000_000n;
+
+async function journalSum(relay: TestRelay, projectId: string): Promise<bigint> {
+  const res = await relay.database.execute(
+    sql`select coalesce(sum(amount), 0)::text as s from credit_journal where project_id = ${projectId}`,
+  );
+  const rows = Array.isArray(res) ? res : (res as unknown as { rows: { s: string }[] }).rows;
+  return BigInt((rows[0] as { s: string }).s);
+}
+
+async function rawTransaction(relay: TestRelay, hash: string) {
+  const res = await fetch(`${relay.url}/localnet/mainnet/rpc`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "getTransaction", params: { hash } }),
+  });
+  return ((await res.json()) as { result: { status: string; ledger: number } }).result;
+}
+
+test("a submission retried after a non-final 422 is recovered, and a retry answers 200 when the network applied it", {
+  timeout: 30_000,
+}, async () => {
+  r = await startTestRelay({ LEDGER_CLOSE_MS: "0", SUBMISSION_TIMEOUT_MS: "300", RECOVERY_INTERVAL_MS: "100" });
+  const net = r.localnets.mainnet!;
+  const p = await r.project({ credits: CREDITS, policy: { requestsPerSecond: 1000, burst: 1000 } });
+  const user = Keypair.random();
+  const funding = fetch(`${r.url}/localnet/mainnet/friendbot?addr=${user.publicKey()}`);
+  await Bun.sleep(20);
+  net.closeLedger();
+  expect((await funding).status).toBe(200);
+  const seq = net.account(user.publicKey())!.seqNum;
+  const build = (s: bigint) => {
+    const tx = new TransactionBuilder(new Account(user.publicKey(), s.toString()), {
+      fee: "100",
+      networkPassphrase: net.passphrase,
+    })
+      .addOperation(
+        Operation.payment({ destination: localFunder(net.passphrase).publicKey(), asset: Asset.native(), amount: "1" }),
+      )
+      .setTimeout(300)
+      .build();
+    tx.sign(user);
+    return tx;
+  };
+  const tx1 = build(seq); // seq + 1
+  const tx2 = build(seq + 1n); // seq + 2: valid only after tx1
+  const body2 = { transaction: tx2.toEnvelope().toXDR("base64"), network: "mainnet" };
+  const headers = { "x-api-key": p.liveKey };
+
+  // 1. tx2 before tx1: tx_bad_seq, rejected before inclusion (a 422 without a fee: not final)
+  const early = await r.post("/v1/sponsor", body2, headers);
+  expect(early.status).toBe(422);
+  expect(early.body.error.details.result_codes.transaction).toBe("tx_bad_seq");
+
+  // 2. tx1 lands
+  const a1 = r.post("/v1/sponsor", { transaction: tx1.toEnvelope().toXDR("base64"), network: "mainnet" }, headers);
+  await Bun.sleep(150);
+  net.closeLedger();
+  expect((await a1).status).toBe(200);
+
+  // 3. tx2 again: now valid; queued, but no ledger closes in time -> 504
+  const again = await r.post("/v1/sponsor", body2, headers);
+  expect(again.status).toBe(504);
+
+  // 4. the ledger closes: tx2 is applied, the network charges its fee
+  net.closeLedger();
+  const inner2 = Buffer.from(tx2.hash()).toString("hex");
+  expect((await rawTransaction(r, inner2)).status).toBe("SUCCESS");
+
+  // 5. recovery should settle it (charge the fee, release the reservation) without a client
+  const expected = CREDITS - 200n - 200n; // two payments, 200 stroops each
+  let j = await journalSum(r, p.id);
+  for (let i = 0; i < 30 && j !== expected; i++) {
+    await Bun.sleep(100);
+    j = await journalSum(r, p.id);
+  }
+  const afterRecovery = j;
+
+  // 6. the client retries: the network applied it successfully, so the answer must be 200
+  const retry = await r.post("/v1/sponsor", body2, headers);
+  const afterRetry = await journalSum(r, p.id);
+
+  expect({
+    afterRecovery,
+    retryStatus: retry.status,
+    retryCode: retry.body?.error?.details?.result_codes?.transaction ?? null,
+    afterRetry,
+  }).toEqual({ afterRecovery: expected, retryStatus: 200, retryCode: null, afterRetry: expected });
+});
