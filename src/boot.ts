@@ -12,6 +12,7 @@ import { Localnet } from "./localnet/ledger.ts";
 import { Gateway, NETWORKS, type NetworkName } from "./network/gateway.ts";
 import { SponsorService } from "./relay/sponsor.service.ts";
 import { SimulateService } from "./relay/simulate.service.ts";
+import { FeePlanner } from "./relay/fee-plan.ts";
 import { Idempotency } from "./relay/idempotency.ts";
 import { openDatabase, type Db } from "./store/db.ts";
 import { SubmissionsRepo } from "./store/submissions.repo.ts";
@@ -129,12 +130,14 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
     idempotencyKeys.prune().catch((e) => log.warn({ err: String(e) }, "pruning idempotency keys failed"));
   await prune();
   const pruneTimer = setInterval(prune, 3600_000);
+  const fees = new FeePlanner({ feePercentile: config.FEE_PERCENTILE, maxFeeRate: BigInt(config.MAX_FEE_RATE) });
   const sponsor = new SponsorService({
     gateways,
     pools,
     submissions,
     log,
     metrics,
+    fees,
     settleProject: (projectId, s) =>
       actors.project(projectId)?.send({
         type: "SETTLE",
@@ -145,7 +148,6 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
         journaled: true,
       }),
     config: {
-      feePercentile: config.FEE_PERCENTILE,
       maxFeeRate: BigInt(config.MAX_FEE_RATE),
       submissionTimeoutMs: config.SUBMISSION_TIMEOUT_MS,
       tryAgainLaterMs: config.TRY_AGAIN_LATER_MS,
@@ -161,7 +163,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
     gateways,
     publicUrl: `http://localhost:${config.PORT}`,
     sponsor,
-    simulate: new SimulateService(config.FEE_PERCENTILE),
+    simulate: new SimulateService(fees),
     idempotency: new Idempotency(idempotencyKeys, config.IDEMPOTENCY_TTL_MS),
     projects,
     actors,

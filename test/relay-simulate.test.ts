@@ -127,3 +127,20 @@ describe("GET /health and OpenAPI", () => {
     expect((await fetch(`${r.url}/openapi`)).status).toBe(200);
   });
 });
+
+test("under surge, estimate bids what sponsor would: the network's rate capped at MAX_FEE_RATE", async () => {
+  const { startTestRelay } = await import("./support/relay.ts");
+  const relay = await startTestRelay({ MAX_FEE_RATE: "150" });
+  try {
+    // the fee statistics say 1,000 per operation; the relay never bids over its cap of 150
+    const gw = relay.gateways.testnet!;
+    gw.feeRate = async () => 1_000n;
+    const user = await relay.funded();
+    const tx = await relay.payment(user);
+    const res = await relay.post("/v1/estimate", { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" });
+    expect(res.status).toBe(200);
+    expect(res.body.breakdown.baseFee).toBe(String(150 * 2)); // 150 x (1 operation + 1)
+  } finally {
+    await relay.stop();
+  }
+});

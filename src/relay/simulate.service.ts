@@ -5,9 +5,10 @@
 import { RelayError } from "../http/errors.ts";
 import { X, fromB64 } from "../stellar/xdr.ts";
 import { StrKey } from "@stellar/stellar-sdk";
-import type { Gateway, FeePercentile } from "../network/gateway.ts";
+import type { Gateway } from "../network/gateway.ts";
 import { decodeTransaction, type DecodedTx } from "./decode.ts";
-import { BASE_FEE, innerRate } from "./fee-bump.ts";
+import { innerRate } from "./fee-bump.ts";
+import type { FeePlanner } from "./fee-plan.ts";
 
 export interface SimulationEvent {
   type: "contract" | "diagnostic" | "system";
@@ -61,7 +62,7 @@ const SIMULATABLE =
   "only a transaction with exactly one invokeHostFunction, extendFootprintTtl or restoreFootprint operation can be simulated";
 
 export class SimulateService {
-  constructor(private readonly feePercentile: FeePercentile) {}
+  constructor(private readonly fees: FeePlanner) {}
 
   async simulate(gw: Gateway, transaction: string): Promise<SimulateResponse> {
     return this.simulateDecoded(
@@ -95,8 +96,7 @@ export class SimulateService {
     transaction: string,
   ): Promise<{ estimatedFee: string; breakdown: { baseFee: string; resourceFee: string } }> {
     const d = decodeTransaction(transaction, gw.passphrase, { signatures: false, sorobanData: false });
-    let rate = await gw.feeRate(this.feePercentile, d.isSoroban);
-    for (const floor of [BASE_FEE, innerRate(d)]) if (rate < floor) rate = floor;
+    const { rate } = await this.fees.plan(gw, innerRate(d), d.isSoroban);
     const baseFee = rate * BigInt(d.operations + 1);
     let resourceFee = d.resourceFee;
     if (d.isSoroban && resourceFee === 0n) resourceFee = BigInt((await this.simulateDecoded(gw, d)).resourceFee);

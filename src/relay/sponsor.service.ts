@@ -12,13 +12,14 @@
  */
 import { Account, TransactionBuilder, type FeeBumpTransaction, type Transaction } from "@stellar/stellar-sdk";
 import { RelayError } from "../http/errors.ts";
-import type { Gateway, FeePercentile, NetworkName, Sent } from "../network/gateway.ts";
+import type { Gateway, NetworkName, Sent } from "../network/gateway.ts";
 import type { Confirmed } from "../network/ledger-watcher.ts";
 import type { Outcome, SettledCredits, SubmissionRecord, SubmissionStore } from "../store/types.ts";
 import type { Logger } from "../log.ts";
 import { decodeTransaction } from "./decode.ts";
 import { BASE_FEE, buildFeeBump, innerRate } from "./fee-bump.ts";
 import { decodeOperation, type DecodedOperation } from "./invoke.ts";
+import type { FeePlan, FeePlanner } from "./fee-plan.ts";
 import { describeEvents } from "./simulate.service.ts";
 import type { ChannelPool, FeeLease } from "./channel-pool.ts";
 import { clientResultCodes, submissionFailed, type SponsorResponse } from "./outcome.ts";
@@ -26,7 +27,6 @@ import type { Payer } from "./project-actors.ts";
 import type { SponsorMetrics } from "../metrics.ts";
 
 export interface SponsorConfig {
-  feePercentile: FeePercentile;
   /** Highest inclusion rate (stroops per operation) the relay bids when the network asks for more. */
   maxFeeRate: bigint;
   submissionTimeoutMs: number;
@@ -40,6 +40,8 @@ export interface SponsorDeps {
   submissions: SubmissionStore;
   config: SponsorConfig;
   log: Logger;
+  /** The fee planner (shared with estimate). */
+  fees: FeePlanner;
   /** Applies a settlement to another project's actor (a resumed submission of that project). */
   settleProject(projectId: string, s: SettledCredits): void;
   /** Outcomes and fees paid, for GET /metrics. */
@@ -115,13 +117,6 @@ const QUEUE_LEDGERS = 12;
 const RECOVERY_BATCH = 100;
 /** Ledger time bounds of a transaction the relay builds (func+auth mode). */
 const OWN_TX_TIMEOUT_SECONDS = 300;
-
-interface FeePlan {
-  /** The first bid (stroops per operation). */
-  rate: bigint;
-  /** The lowest valid bid. */
-  floor: bigint;
-}
 
 const max = (...xs: bigint[]) => xs.reduce((a, b) => (a > b ? a : b));
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
@@ -401,9 +396,8 @@ export class SponsorService {
   }
 
   /** The first bid: the network's fee statistics, at least `floor`, at most MAX_FEE_RATE. */
-  private async plan(gw: Gateway, floor: bigint, soroban: boolean): Promise<FeePlan> {
-    const rate = max(floor, await gw.feeRate(this.deps.config.feePercentile, soroban));
-    return { floor, rate: rate > this.deps.config.maxFeeRate ? max(this.deps.config.maxFeeRate, floor) : rate };
+  private plan(gw: Gateway, floor: bigint, soroban: boolean): Promise<FeePlan> {
+    return this.deps.fees.plan(gw, floor, soroban);
   }
 
   /** Ends a hold once: the journal's release and charge (for a credit hold) or the fee paid (for the daily spend). */
