@@ -7,7 +7,8 @@
  * sequence number back). No I/O: balances and sequence numbers read from the network come in SYNC.
  *
  * States: creating (the createAccount is on its way), active (pays fee-bumps, runs own
- * transactions), draining (takes no new work; its own merge still runs), merged (final).
+ * transactions), draining (takes no new work; its own merge still runs). A merged channel's actor
+ * is stopped by the pool (REMOVE).
  */
 import { setup, enqueueActions } from "xstate";
 
@@ -61,8 +62,7 @@ export type ChannelEvent =
   /** Lumens received (a top-up). */
   | { type: "CREDIT"; amount: bigint }
   | { type: "ACTIVATE"; balance: bigint; seq: bigint }
-  | { type: "RETIRE" }
-  | { type: "MERGED" };
+  | { type: "RETIRE" };
 
 export type ChannelReply =
   | { type: "reply"; id: string; ok: true; seq?: bigint }
@@ -177,7 +177,6 @@ export const channelMachine = setup({
         ACTIVATE: { actions: "activate" },
       },
     },
-    merged: { type: "final" },
   },
   on: {
     KEEP: { actions: "keep" },
@@ -186,6 +185,5 @@ export const channelMachine = setup({
     SYNC: { actions: "sync" },
     RESEQ: { actions: "reseq" },
     CREDIT: { actions: "credit" },
-    MERGED: ".merged",
   },
 });

@@ -20,7 +20,7 @@ export type PoolEvent =
   | { type: "ADD"; channel: ChannelInput }
   | { type: "ASSIGN"; id: string; fee: bigint }
   | { type: "ACQUIRE"; id: string; fee: bigint }
-  /** An event for one channel (RELEASE, DONE, SYNC, CREDIT, ACTIVATE, RETIRE, MERGED). */
+  /** An event for one channel (KEEP, RELEASE, DONE, SYNC, CREDIT, ACTIVATE, RETIRE). */
   | { type: "TO"; publicKey: string; event: ChannelEvent }
   | { type: "REMOVE"; publicKey: string };
 

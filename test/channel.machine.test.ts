@@ -108,8 +108,6 @@ describe("channel: states", () => {
       ok: true,
       seq: SEQ + 1n,
     });
-    c.actor.send({ type: "MERGED" });
-    expect(c.state()).toBe("merged");
   });
 
   test("retired while being created: it stays draining and learns its balance when the account exists", () => {

@@ -12,9 +12,6 @@ export function innerRate(d: DecodedTx): bigint {
   return inclusion <= 0n ? 0n : (inclusion + ops - 1n) / ops;
 }
 
-/** The full fee of a fee-bump bidding `rate` per operation: rate x (ops + 1) + resource fee. */
-export const feeBumpFee = (d: DecodedTx, rate: bigint): bigint => rate * BigInt(d.operations + 1) + d.resourceFee;
-
 const PKCS8_ED25519_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
 const signingKeys = new WeakMap<Keypair, KeyObject>();
 
