@@ -16,6 +16,7 @@ import {
 } from "@stellar/stellar-sdk";
 import postgres from "postgres";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
+import { fundedMainnetUser, mainnetPayment, rawTransaction } from "./support/mainnet.ts";
 import { localFunder } from "../src/boot.ts";
 
 let r: TestRelay;
@@ -23,35 +24,9 @@ afterEach(() => r?.stop());
 
 const CREDITS = 100_000_000n;
 
-async function mainnetPayment(relay: TestRelay): Promise<{ tx: Transaction; user: Keypair }> {
-  const net = relay.localnets.mainnet!;
-  const user = Keypair.random();
-  const funding = fetch(`${relay.url}/localnet/mainnet/friendbot?addr=${user.publicKey()}`);
-  await Bun.sleep(20);
-  net.closeLedger();
-  expect((await funding).status).toBe(200);
-  const seq = net.account(user.publicKey())!.seqNum;
-  const tx = new TransactionBuilder(new Account(user.publicKey(), seq.toString()), {
-    fee: "100",
-    networkPassphrase: net.passphrase,
-  })
-    .addOperation(
-      Operation.payment({ destination: localFunder(net.passphrase).publicKey(), asset: Asset.native(), amount: "1" }),
-    )
-    .setTimeout(300)
-    .build();
-  tx.sign(user);
-  return { tx, user };
-}
-
-/** getTransaction on an embedded network, as the RPC answers it (fee-bumps are found by their inner hash too). */
-async function rawTransaction(relay: TestRelay, network: string, hash: string) {
-  const res = await fetch(`${relay.url}/localnet/${network}/rpc`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "getTransaction", params: { hash } }),
-  });
-  return ((await res.json()) as { result: { status: string; ledger: number; envelopeXdr: string } }).result;
+async function signedMainnetPayment(relay: TestRelay): Promise<{ tx: Transaction; user: Keypair }> {
+  const user = await fundedMainnetUser(relay);
+  return { tx: mainnetPayment(relay, user).tx, user };
 }
 
 /** The project's credits as the journal has them: balance, what is still reserved, what was charged. */
@@ -66,7 +41,7 @@ for (const otherChannel of [false, true]) {
   }, async () => {
     r = await startTestRelay({ LEDGER_CLOSE_MS: "0", SUBMISSION_TIMEOUT_MS: "300", MAINNET_CHANNELS: "2" });
     const p = await r.project({ credits: CREDITS, policy: { requestsPerSecond: 1000, burst: 1000 } });
-    const { tx } = await mainnetPayment(r);
+    const { tx } = await signedMainnetPayment(r);
     const body = { transaction: tx.toEnvelope().toXDR("base64"), network: "mainnet" };
     const headers = { "x-api-key": p.liveKey, "x-idempotency-key": `race-${otherChannel}` };
     const innerHash = Buffer.from(tx.hash()).toString("hex");
@@ -81,7 +56,7 @@ for (const otherChannel of [false, true]) {
       await r.database.execute(
         (await import("drizzle-orm")).sql`update submissions set envelope = null where inner_hash = ${innerHash}`,
       );
-      const other = await mainnetPayment(r);
+      const other = await signedMainnetPayment(r);
       blocker = r.post(
         "/v1/sponsor",
         { transaction: other.tx.toEnvelope().toXDR("base64"), network: "mainnet" },
@@ -115,7 +90,7 @@ test("recovery settles an unanswered submission the network applied, without a c
 }, async () => {
   r = await startTestRelay({ LEDGER_CLOSE_MS: "0", SUBMISSION_TIMEOUT_MS: "200", RECOVERY_INTERVAL_MS: "100" });
   const p = await r.project({ credits: CREDITS });
-  const { tx } = await mainnetPayment(r);
+  const { tx } = await signedMainnetPayment(r);
   const first = await r.post(
     "/v1/sponsor",
     { transaction: tx.toEnvelope().toXDR("base64"), network: "mainnet" },
@@ -197,8 +172,8 @@ test("recovery gives back the reservation of a fee-bump the network dropped; a l
   });
   const p = await r.project({ credits: CREDITS, policy: { maxFee: "400", requestsPerSecond: 1000, burst: 1000 } });
   const net = r.localnets.mainnet!;
-  const { tx } = await mainnetPayment(r);
-  const rival = (await mainnetPayment(r)).user;
+  const { tx } = await signedMainnetPayment(r);
+  const rival = (await signedMainnetPayment(r)).user;
   const compete = () => {
     const acc = net.account(rival.publicKey())!;
     const pay = () =>

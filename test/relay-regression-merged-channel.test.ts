@@ -5,19 +5,14 @@
  * fees are still recognised as the relay's, so a retry answers the network's outcome.
  */
 import { afterEach, expect, test } from "bun:test";
-import { Account, Asset, Keypair, Operation, TransactionBuilder, type FeeBumpTransaction } from "@stellar/stellar-sdk";
+import { TransactionBuilder, type FeeBumpTransaction } from "@stellar/stellar-sdk";
 import { sql } from "drizzle-orm";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
-import { localFunder } from "../src/boot.ts";
+import { fundedMainnetUser, journalSum, mainnetPayment, sqlRows } from "./support/mainnet.ts";
 
 let r: TestRelay;
 afterEach(() => r?.stop());
 const CREDITS = 100_000_000n;
-
-async function rows<T>(relay: TestRelay, q: ReturnType<typeof sql>): Promise<T[]> {
-  const res = await relay.database.execute(q);
-  return (Array.isArray(res) ? res : (res as unknown as { rows: T[] }).rows) as T[];
-}
 
 test("a channel retired while its 504 fee-bump is queued keeps the hold until recovery charges it, then merges", {
   timeout: 30_000,
@@ -30,29 +25,13 @@ test("a channel retired while its 504 fee-bump is queued keeps the hold until re
   });
   const net = r.localnets.mainnet!;
   const p = await r.project({ credits: CREDITS, policy: { requestsPerSecond: 1000, burst: 1000 } });
-  const user = Keypair.random();
-  const funding = fetch(`${r.url}/localnet/mainnet/friendbot?addr=${user.publicKey()}`);
-  await Bun.sleep(20);
-  net.closeLedger();
-  expect((await funding).status).toBe(200);
-  const seq = net.account(user.publicKey())!.seqNum;
-  const tx = new TransactionBuilder(new Account(user.publicKey(), seq.toString()), {
-    fee: "100",
-    networkPassphrase: net.passphrase,
-  })
-    .addOperation(
-      Operation.payment({ destination: localFunder(net.passphrase).publicKey(), asset: Asset.native(), amount: "1" }),
-    )
-    .setTimeout(600)
-    .build();
-  tx.sign(user);
-  const innerHash = Buffer.from(tx.hash()).toString("hex");
-  const body = { transaction: tx.toEnvelope().toXDR("base64"), network: "mainnet" };
+  const user = await fundedMainnetUser(r);
+  const { innerHash, body } = mainnetPayment(r, user, { timeoutSeconds: 600 });
   const headers = { "x-api-key": p.liveKey };
 
   const first = await r.post("/v1/sponsor", body, headers);
   expect(first.status).toBe(504); // queued; no ledger yet
-  const [row] = await rows<{ envelope: string }>(
+  const [row] = await sqlRows<{ envelope: string }>(
     r,
     sql`select envelope from submissions where inner_hash = ${innerHash}`,
   );
@@ -70,11 +49,7 @@ test("a channel retired while its 504 fee-bump is queued keeps the hold until re
     if (i % 10 === 9) net.closeLedger(); // the merge's own ledger
   }
   expect(state()).toBeUndefined();
-  const [j] = await rows<{ s: string }>(
-    r,
-    sql`select coalesce(sum(amount), 0)::text as s from credit_journal where project_id = ${p.id}`,
-  );
-  expect(BigInt(j!.s)).toBe(CREDITS - 200n);
+  expect(await journalSum(r, p.id)).toBe(CREDITS - 200n);
   const retry = await r.post("/v1/sponsor", body, headers);
   expect(retry.status).toBe(200); // found by its inner hash, paid by a channel merged since
   expect(retry.body.feePaid).toBe("200");

@@ -7,31 +7,14 @@
  * reached the network) and recovery's getTransaction lookup is held until the retry has sent.
  */
 import { afterEach, expect, test } from "bun:test";
-import {
-  Account,
-  Asset,
-  Keypair,
-  Operation,
-  TransactionBuilder,
-  type FeeBumpTransaction,
-  type Transaction,
-} from "@stellar/stellar-sdk";
-import { sql } from "drizzle-orm";
+import type { FeeBumpTransaction, Transaction } from "@stellar/stellar-sdk";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
-import { localFunder } from "../src/boot.ts";
+import { fundedMainnetUser, journalSum, mainnetPayment } from "./support/mainnet.ts";
 import { RelayError } from "../src/http/errors.ts";
 
 let r: TestRelay;
 afterEach(() => r?.stop());
 const CREDITS = 100_000_000n;
-
-async function journalSum(relay: TestRelay, projectId: string): Promise<bigint> {
-  const res = await relay.database.execute(
-    sql`select coalesce(sum(amount), 0)::text as s from credit_journal where project_id = ${projectId}`,
-  );
-  const rows = Array.isArray(res) ? res : (res as unknown as { rows: { s: string }[] }).rows;
-  return BigInt((rows[0] as { s: string }).s);
-}
 
 test("recovery does not release a submission a concurrent retry has just resent; it is charged when it lands", {
   timeout: 30_000,
@@ -39,24 +22,8 @@ test("recovery does not release a submission a concurrent retry has just resent;
   r = await startTestRelay({ LEDGER_CLOSE_MS: "0", SUBMISSION_TIMEOUT_MS: "300", RECOVERY_INTERVAL_MS: "100" });
   const net = r.localnets.mainnet!;
   const p = await r.project({ credits: CREDITS, policy: { requestsPerSecond: 1000, burst: 1000 } });
-  const user = Keypair.random();
-  const funding = fetch(`${r.url}/localnet/mainnet/friendbot?addr=${user.publicKey()}`);
-  await Bun.sleep(20);
-  net.closeLedger();
-  expect((await funding).status).toBe(200);
-  const seq = net.account(user.publicKey())!.seqNum;
-  const tx = new TransactionBuilder(new Account(user.publicKey(), seq.toString()), {
-    fee: "100",
-    networkPassphrase: net.passphrase,
-  })
-    .addOperation(
-      Operation.payment({ destination: localFunder(net.passphrase).publicKey(), asset: Asset.native(), amount: "1" }),
-    )
-    .setTimeout(600)
-    .build();
-  tx.sign(user);
-  const innerHash = Buffer.from(tx.hash()).toString("hex");
-  const body = { transaction: tx.toEnvelope().toXDR("base64"), network: "mainnet" };
+  const user = await fundedMainnetUser(r);
+  const { innerHash, body } = mainnetPayment(r, user, { timeoutSeconds: 600 });
   const headers = { "x-api-key": p.liveKey };
 
   const gw = r.gateways.mainnet!;

@@ -5,31 +5,12 @@
  * retry skips the network lookup. Out-of-order sequence numbers make the first 422 legitimate.
  */
 import { afterEach, expect, test } from "bun:test";
-import { Account, Asset, Keypair, Operation, TransactionBuilder } from "@stellar/stellar-sdk";
-import { sql } from "drizzle-orm";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
-import { localFunder } from "../src/boot.ts";
+import { fundedMainnetUser, journalSum, mainnetPayment, rawTransaction } from "./support/mainnet.ts";
 
 let r: TestRelay;
 afterEach(() => r?.stop());
 const CREDITS = 100_000_000n;
-
-async function journalSum(relay: TestRelay, projectId: string): Promise<bigint> {
-  const res = await relay.database.execute(
-    sql`select coalesce(sum(amount), 0)::text as s from credit_journal where project_id = ${projectId}`,
-  );
-  const rows = Array.isArray(res) ? res : (res as unknown as { rows: { s: string }[] }).rows;
-  return BigInt((rows[0] as { s: string }).s);
-}
-
-async function rawTransaction(relay: TestRelay, hash: string) {
-  const res = await fetch(`${relay.url}/localnet/mainnet/rpc`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "getTransaction", params: { hash } }),
-  });
-  return ((await res.json()) as { result: { status: string; ledger: number } }).result;
-}
 
 test("a submission retried after a non-final 422 is recovered, and a retry answers 200 when the network applied it", {
   timeout: 30_000,
@@ -37,27 +18,10 @@ test("a submission retried after a non-final 422 is recovered, and a retry answe
   r = await startTestRelay({ LEDGER_CLOSE_MS: "0", SUBMISSION_TIMEOUT_MS: "300", RECOVERY_INTERVAL_MS: "100" });
   const net = r.localnets.mainnet!;
   const p = await r.project({ credits: CREDITS, policy: { requestsPerSecond: 1000, burst: 1000 } });
-  const user = Keypair.random();
-  const funding = fetch(`${r.url}/localnet/mainnet/friendbot?addr=${user.publicKey()}`);
-  await Bun.sleep(20);
-  net.closeLedger();
-  expect((await funding).status).toBe(200);
+  const user = await fundedMainnetUser(r);
   const seq = net.account(user.publicKey())!.seqNum;
-  const build = (s: bigint) => {
-    const tx = new TransactionBuilder(new Account(user.publicKey(), s.toString()), {
-      fee: "100",
-      networkPassphrase: net.passphrase,
-    })
-      .addOperation(
-        Operation.payment({ destination: localFunder(net.passphrase).publicKey(), asset: Asset.native(), amount: "1" }),
-      )
-      .setTimeout(300)
-      .build();
-    tx.sign(user);
-    return tx;
-  };
-  const tx1 = build(seq); // seq + 1
-  const tx2 = build(seq + 1n); // seq + 2: valid only after tx1
+  const tx1 = mainnetPayment(r, user, { seq }).tx; // seq + 1
+  const tx2 = mainnetPayment(r, user, { seq: seq + 1n }).tx; // seq + 2: valid only after tx1
   const body2 = { transaction: tx2.toEnvelope().toXDR("base64"), network: "mainnet" };
   const headers = { "x-api-key": p.liveKey };
 
@@ -79,7 +43,7 @@ test("a submission retried after a non-final 422 is recovered, and a retry answe
   // 4. the ledger closes: tx2 is applied, the network charges its fee
   net.closeLedger();
   const inner2 = Buffer.from(tx2.hash()).toString("hex");
-  expect((await rawTransaction(r, inner2)).status).toBe("SUCCESS");
+  expect((await rawTransaction(r, "mainnet", inner2)).status).toBe("SUCCESS");
 
   // 5. recovery should settle it (charge the fee, release the reservation) without a client
   const expected = CREDITS - 200n - 200n; // two payments, 200 stroops each
