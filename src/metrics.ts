@@ -207,12 +207,12 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
   }
 
   sponsorOutcome(net: string, outcome: Outcome): void {
-    const body = outcome.body as { code?: unknown; details?: { result_codes?: { transaction?: unknown } } } | null;
-    const success = outcome.status === 200;
-    const txResult = success ? "tx_success" : body?.details?.result_codes?.transaction;
+    const error = outcome.kind === "failure" ? outcome.error : null;
+    const codes = error?.details?.result_codes as { transaction?: unknown } | undefined;
+    const txResult = error ? codes?.transaction : "tx_success";
     this.sponsorOutcomes.inc({
       network: network(net),
-      outcome: success ? "success" : code(body?.code),
+      outcome: error ? code(error.code) : "success",
       tx_result: txResult === undefined ? "none" : code(txResult),
     });
   }

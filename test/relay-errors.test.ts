@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { Account, Asset, Keypair, Networks, Operation, TransactionBuilder } from "@stellar/stellar-sdk";
-import { ERROR_STATUS, RelayError, type ErrorCode } from "../src/http/errors.ts";
+import { ERROR_STATUS } from "../src/http/errors.ts";
+import { RelayError, type ErrorCode } from "../src/errors.ts";
 import { errorsPlugin } from "../src/http/errors.plugin.ts";
 import { createLogger } from "../src/log.ts";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
@@ -28,7 +29,7 @@ test("every error code has its status and the spec's envelope with the request i
   const app = new Elysia()
     .use(errorsPlugin({ log: createLogger("silent") }))
     .get("/e/:code", ({ params }) => {
-      throw new RelayError(params.code as ErrorCode, `failed with ${params.code}`, { n: 1 }, { "Retry-After": "3" });
+      throw new RelayError(params.code as ErrorCode, `failed with ${params.code}`, { n: 1 }, { retryAfter: 3 });
     })
     .get("/boom", () => {
       throw new Error("secret internals");

@@ -107,10 +107,10 @@ test("recovery settles an unanswered submission the network applied, without a c
   if (process.env.TEST_DATABASE_URL) {
     const sql = postgres(process.env.TEST_DATABASE_URL, { max: 1, onnotice: () => {} });
     const [row] = await sql.unsafe(
-      `select outcome_status, fee_charged::text from "${r.env.DATABASE_SCHEMA}".submissions`,
+      `select outcome_kind, fee_charged::text from "${r.env.DATABASE_SCHEMA}".submissions`,
     );
     await sql.end();
-    expect([row?.outcome_status, row?.fee_charged]).toEqual([200, "200"]);
+    expect([row?.outcome_kind, row?.fee_charged]).toEqual(["success", "200"]);
   }
 });
 

@@ -12,6 +12,7 @@ import postgres from "postgres";
 import { sql } from "drizzle-orm";
 import { openDatabase, type Database } from "../src/store/db.ts";
 import { SubmissionsRepo } from "../src/store/submissions.repo.ts";
+import type { Outcome } from "../src/store/types.ts";
 
 const URL = process.env.TEST_DATABASE_URL;
 const schema = `review_${crypto.randomUUID().replace(/-/g, "").slice(0, 12)}`;
@@ -61,7 +62,7 @@ async function intent(projectId: string): Promise<string> {
   return id;
 }
 
-const ok = { status: 200, body: {} };
+const ok: Outcome = { kind: "success", result: { hash: "h", feePaid: "200", ledger: 1, resultXdr: "" } };
 
 test.skipIf(!URL)(
   "two settlements of one submission at once (request + recovery) journal the release and the charge once",

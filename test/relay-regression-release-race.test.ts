@@ -10,7 +10,7 @@ import { afterEach, expect, test } from "bun:test";
 import type { FeeBumpTransaction, Transaction } from "@stellar/stellar-sdk";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
 import { fundedMainnetUser, journalSum, mainnetPayment } from "./support/mainnet.ts";
-import { RelayError } from "../src/http/errors.ts";
+import { RelayError } from "../src/errors.ts";
 
 let r: TestRelay;
 afterEach(() => r?.stop());

@@ -1,6 +1,6 @@
 /**
  * Regression (found in review; the test failed before the fix): a submission row that once got a non-final 422 (rejected before inclusion, fee_charged
- * null) keeps outcome_status = 422 while a later run of the same inner transaction is in flight
+ * null) keeps outcome_kind = failure while a later run of the same inner transaction is in flight
  * (recordIntent's upsert does not clear it). Recovery then never looks at it again, and a later
  * retry skips the network lookup. Out-of-order sequence numbers make the first 422 legitimate.
  */

@@ -12,7 +12,7 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
-import { RelayError } from "./errors.ts";
+import { HttpError } from "./errors.ts";
 import { clientIp } from "./caller.ts";
 import { ProjectsService, type Principal } from "../relay/projects.service.ts";
 import type { NetworkName } from "../network/gateway.ts";
@@ -65,7 +65,7 @@ export function authPlugin(deps: {
       if (!admin) return; // no admin API: the router answers 404
       const m = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "");
       if (!m || !timingSafeEqual(digest(m[1]!), admin))
-        throw new RelayError("UNAUTHORIZED", "the admin API needs Authorization: Bearer <ADMIN_TOKEN>", undefined, {
+        throw new HttpError("UNAUTHORIZED", "the admin API needs Authorization: Bearer <ADMIN_TOKEN>", {
           "WWW-Authenticate": "Bearer",
         });
       return;

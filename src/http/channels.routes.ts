@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import { Type } from "@sinclair/typebox";
 import { errorResponses } from "./schemas.ts";
 import { adminSecurity } from "./openapi.ts";
-import { RelayError } from "./errors.ts";
+import { RelayError } from "../errors.ts";
 import type { ChannelPool } from "../relay/channel-pool.ts";
 import type { NetworkName } from "../network/gateway.ts";
 
@@ -59,14 +59,14 @@ export function channelRoutes(deps: {
         "NETWORK_UNAVAILABLE",
         `the ${n} channel pool is still starting`,
         { network: n, reason: "starting" },
-        { "Retry-After": "2" },
+        { retryAfter: 2 },
       );
     }
     throw new RelayError(
       "NETWORK_UNAVAILABLE",
       `${n} has no channel pool: set ${n.toUpperCase()}_FUNDER_SECRET`,
       { network: n, reason: "not_configured" },
-      { "Retry-After": "30" },
+      { retryAfter: 30 },
     );
   };
   return new Elysia({ name: "channels.routes", prefix: "/v1/admin" })

@@ -7,7 +7,8 @@
  */
 import { Elysia, ValidationError } from "elysia";
 import { DrizzleQueryError } from "drizzle-orm";
-import { RelayError, envelope } from "./errors.ts";
+import { RelayError } from "../errors.ts";
+import { ERROR_STATUS, HttpError, envelope, errorHeaders } from "./errors.ts";
 import type { Logger } from "../log.ts";
 
 const ids = new WeakMap<Request, string>();
@@ -103,11 +104,11 @@ export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number }) {
         opts.log.error({ requestId: requestIdOf(request), err: safeError(error) }, "unexpected error");
         e = new RelayError("INTERNAL_ERROR", "internal error");
       }
-      set.status = e.status;
+      set.status = ERROR_STATUS[e.code];
       const id = requestIdOf(request);
       set.headers["x-request-id"] = id;
-      Object.assign(set.headers, headersFor(request));
-      for (const [k, v] of Object.entries(e.headers)) set.headers[k.toLowerCase()] = v;
+      Object.assign(set.headers, headersFor(request), errorHeaders(e));
+      if (e instanceof HttpError) for (const [k, v] of Object.entries(e.headers)) set.headers[k.toLowerCase()] = v;
       return envelope(e, id);
     });
 }

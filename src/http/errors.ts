@@ -1,8 +1,11 @@
 /**
- * The relay's error codes and their HTTP status: the one table for both. Every error response is
- * the spec's envelope `{ error: { code, message, details?, requestId } }`.
+ * The HTTP side of the relay's errors (src/errors.ts): each code's status, the one table for it,
+ * and the spec's envelope `{ error: { code, message, details?, requestId } }`. A domain error's
+ * `retryAfter` becomes the Retry-After header here; nothing outside src/http knows statuses.
  */
-export const ERROR_STATUS = {
+import { type ErrorCode, type ErrorData, RelayError } from "../errors.ts";
+
+export const ERROR_STATUS: Record<ErrorCode, number> = {
   VALIDATION_ERROR: 400,
   UNAUTHORIZED: 401,
   INSUFFICIENT_CREDITS: 402,
@@ -17,32 +20,28 @@ export const ERROR_STATUS = {
   INTERNAL_ERROR: 500,
   NETWORK_UNAVAILABLE: 503,
   SUBMISSION_TIMEOUT: 504,
-} as const;
-
-export type ErrorCode = keyof typeof ERROR_STATUS;
-
-/** An error the relay answers with; `headers` adds e.g. Retry-After. */
-export class RelayError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly details?: Record<string, unknown>,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-  }
-  get status(): number {
-    return ERROR_STATUS[this.code];
-  }
-}
+};
 
 export interface ErrorEnvelope {
   error: { code: ErrorCode; message: string; details?: Record<string, unknown>; requestId: string };
 }
 
-export function envelope(e: RelayError, requestId: string): ErrorEnvelope {
+export function envelope(e: ErrorData, requestId: string): ErrorEnvelope {
   return { error: { code: e.code, message: e.message, ...(e.details ? { details: e.details } : {}), requestId } };
 }
 
-export const validationError = (message: string, details: Record<string, unknown>) =>
-  new RelayError("VALIDATION_ERROR", message, details);
+/** The headers an error adds to its answer. */
+export function errorHeaders(e: ErrorData): Record<string, string> {
+  return e.retryAfter !== undefined ? { "retry-after": String(e.retryAfter) } : {};
+}
+
+/** An error whose answer needs a header of HTTP's own (WWW-Authenticate). */
+export class HttpError extends RelayError {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string>,
+  ) {
+    super(code, message);
+  }
+}

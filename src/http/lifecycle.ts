@@ -5,7 +5,7 @@
  * and the watchers stay up until they have), bounded by SHUTDOWN_GRACE_MS.
  */
 import { Elysia, t } from "elysia";
-import { RelayError } from "./errors.ts";
+import { RelayError } from "../errors.ts";
 
 export class Lifecycle {
   draining = false;
@@ -61,7 +61,7 @@ export function lifecyclePlugin(lifecycle: Lifecycle) {
           "NETWORK_UNAVAILABLE",
           "the relay is shutting down; retry on another instance or shortly",
           { reason: "shutting_down" },
-          { "Retry-After": "2" },
+          { retryAfter: 2 },
         );
       }
       lifecycle.enter(request);

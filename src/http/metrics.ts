@@ -12,7 +12,7 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import { Elysia, StatusMap } from "elysia";
-import { RelayError } from "./errors.ts";
+import { HttpError } from "./errors.ts";
 import { principalOf } from "./auth.plugin.ts";
 import type { RelayMetrics, MetricSources } from "../metrics.ts";
 
@@ -97,12 +97,9 @@ export function metricsPlugin(opts: MetricsPluginOptions) {
         if (expected) {
           const m = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "");
           if (!m || !timingSafeEqual(digest(m[1]!), expected))
-            throw new RelayError(
-              "UNAUTHORIZED",
-              "GET /metrics needs Authorization: Bearer <METRICS_TOKEN>",
-              undefined,
-              { "WWW-Authenticate": "Bearer" },
-            );
+            throw new HttpError("UNAUTHORIZED", "GET /metrics needs Authorization: Bearer <METRICS_TOKEN>", {
+              "WWW-Authenticate": "Bearer",
+            });
         }
         const { contentType, body } = await metrics.scrape();
         set.headers["content-type"] = contentType;

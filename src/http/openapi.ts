@@ -18,7 +18,8 @@
 import { dirname, join } from "node:path";
 import { Elysia, type AnyElysia, type InternalRoute } from "elysia";
 import { toOpenAPISchema } from "@elysiajs/openapi";
-import { ERROR_STATUS, RelayError } from "./errors.ts";
+import { RelayError } from "../errors.ts";
+import { ERROR_STATUS } from "./errors.ts";
 import { CLIENT_REQUEST_ID } from "./errors.plugin.ts";
 import { IDEMPOTENCY_KEY } from "../relay/idempotency.ts";
 

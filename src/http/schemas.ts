@@ -3,7 +3,8 @@
  * A schema with a `$id` is one component of the OpenAPI document (components.schemas, referenced where it is used).
  */
 import { t } from "elysia";
-import { ERROR_STATUS, type ErrorCode as Code } from "./errors.ts";
+import { type ErrorCode as Code } from "../errors.ts";
+import { ERROR_STATUS } from "./errors.ts";
 
 const network = t.Union([t.Literal("testnet"), t.Literal("mainnet")], {
   error: "network must be testnet or mainnet",

@@ -4,23 +4,23 @@ import { SponsorBody, SponsorResponse, V1_ERRORS, errorResponses } from "./schem
 import { apiKeySecurity, idempotencyKeyParameter } from "./openapi.ts";
 import { principalOf } from "./auth.plugin.ts";
 import { bodyHash, checkIdempotencyKey, type Idempotency } from "../relay/idempotency.ts";
-import { answer, type SponsorService } from "../relay/sponsor.service.ts";
+import type { SponsorService } from "../relay/sponsor.service.ts";
 import { ProjectsService } from "../relay/projects.service.ts";
-import { validationError } from "./errors.ts";
+import { RelayError, validationError } from "../errors.ts";
 import { annotate } from "./errors.plugin.ts";
-import type { Outcome } from "../store/types.ts";
+import type { Outcome, SponsorResult } from "../store/types.ts";
 
 /** The transaction hash and result code of an outcome, for the access log. */
 function outcomeFields(o: Outcome): Record<string, unknown> {
-  const b = o.body as {
-    hash?: string;
-    code?: string;
-    details?: { hash?: string; result_codes?: { transaction?: string } };
-  };
-  return {
-    hash: b.hash ?? b.details?.hash,
-    result: o.status === 200 ? "success" : (b.details?.result_codes?.transaction ?? b.code),
-  };
+  if (o.kind === "success") return { hash: o.result.hash, result: "success" };
+  const d = o.error.details as { hash?: string; result_codes?: { transaction?: string } } | undefined;
+  return { hash: d?.hash, result: d?.result_codes?.transaction ?? o.error.code };
+}
+
+/** An outcome as the answer: the result, or the error it was (thrown, to be enveloped with this request's id). */
+function answer(o: Outcome): SponsorResult {
+  if (o.kind === "success") return o.result;
+  throw RelayError.from(o.error);
 }
 
 export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idempotency }) {

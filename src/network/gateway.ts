@@ -17,7 +17,7 @@ import { RpcClient, RpcFailure, messageOf } from "./rpc-client.ts";
 import * as S from "./rpc-schemas.ts";
 import { X, fromB64, resultSummary, type LedgerEntryDataW } from "../stellar/xdr.ts";
 import type { Logger } from "../log.ts";
-import { RelayError } from "../http/errors.ts";
+import { RelayError } from "../errors.ts";
 
 export type NetworkName = "testnet" | "mainnet";
 export const NETWORKS: readonly NetworkName[] = ["testnet", "mainnet"];
@@ -215,7 +215,7 @@ export class Gateway {
       "NETWORK_UNAVAILABLE",
       `the ${this.name} network could not be used (${method}: ${reason})`,
       { network: this.name, reason },
-      { "Retry-After": "2" },
+      { retryAfter: 2 },
     );
   }
 }

@@ -19,7 +19,7 @@ import { createActor, type Actor } from "xstate";
 import { poolMachine, type ChannelRef, type PoolReply } from "../../actors/pool.machine.ts";
 import { available, channelMachine, type ChannelEvent, type ChannelReply } from "../../actors/channel.machine.ts";
 import { ask } from "../../actors/ask.ts";
-import { RelayError } from "../http/errors.ts";
+import { RelayError } from "../errors.ts";
 import { BASE_RESERVE, type Gateway, type FeePercentile, type NetworkName } from "../network/gateway.ts";
 import type { Confirmed } from "../network/ledger-watcher.ts";
 import type { ChannelsRepo } from "../store/channels.repo.ts";
@@ -100,7 +100,7 @@ export interface PoolView {
 
 const sum = (xs: bigint[]) => xs.reduce((a, b) => a + b, 0n);
 const unavailable = (message: string, details: Record<string, unknown>) =>
-  new RelayError("NETWORK_UNAVAILABLE", message, details, { "Retry-After": "2" });
+  new RelayError("NETWORK_UNAVAILABLE", message, details, { retryAfter: 2 });
 
 export class ChannelPool {
   readonly network: NetworkName;

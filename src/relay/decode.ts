@@ -5,7 +5,7 @@
  */
 import { FeeBumpTransaction, StrKey, TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
 import { X, Op, SOROBAN_OPS, fromB64, type OperationW } from "../stellar/xdr.ts";
-import { validationError } from "../http/errors.ts";
+import { validationError } from "../errors.ts";
 
 export const MAX_OPS_PER_TX = 100;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;

@@ -1,15 +1,15 @@
 /**
  * X-Idempotency-Key: the same key (per caller) with the same body answers the first outcome
- * (status and body) without a second submission, also while the first is still running and after a
- * restart; with another body it is IDEMPOTENCY_KEY_REUSED. Answers that invite a retry (503, 504)
- * are not kept: the retry runs again, and the inner-hash rule keeps it from paying twice.
+ * without a second submission, also while the first is still running and after a restart; with
+ * another body it is IDEMPOTENCY_KEY_REUSED. Outcomes that invite a retry (NETWORK_UNAVAILABLE,
+ * SUBMISSION_TIMEOUT) are not kept: the retry runs again, and the inner-hash rule keeps it from
+ * paying twice.
  */
-import { RelayError, validationError } from "../http/errors.ts";
+import { RelayError, isRetryable, validationError } from "../errors.ts";
 import type { IdempotencyStore, Outcome } from "../store/types.ts";
 
 /** 1 to 255 visible ASCII characters (also the OpenAPI document's pattern). */
 export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-const RETRYABLE = new Set([503, 504]);
 
 export function checkIdempotencyKey(key: string): void {
   if (!IDEMPOTENCY_KEY.test(key))
@@ -54,7 +54,7 @@ export class Idempotency {
       // claimed earlier but never answered (a restart mid-request): run it; the inner-hash rule prevents a second payment
     }
     const outcome = await fn();
-    if (RETRYABLE.has(outcome.status)) await this.store.release(scope, key);
+    if (outcome.kind === "failure" && isRetryable(outcome.error.code)) await this.store.release(scope, key);
     else await this.store.complete(scope, key, outcome);
     return { outcome, replayed: false };
   }

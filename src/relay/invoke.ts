@@ -6,7 +6,7 @@
  */
 import { StrKey, xdr } from "@stellar/stellar-sdk";
 import { Op, X, fromB64 } from "../stellar/xdr.ts";
-import { validationError } from "../http/errors.ts";
+import { validationError } from "../errors.ts";
 
 export interface DecodedOperation {
   operation: xdr.Operation;

@@ -1,14 +1,7 @@
 /** What the relay answers for a transaction the network judged: success, or SUBMISSION_FAILED with its codes. */
 import { X, fromB64 } from "../stellar/xdr.ts";
 import { resultCodes } from "../stellar/result-codes.ts";
-import { RelayError } from "../http/errors.ts";
-
-export interface SponsorResponse {
-  hash: string;
-  feePaid: string;
-  ledger: number;
-  resultXdr: string;
-}
+import { RelayError } from "../errors.ts";
 
 /** result_codes of the client's transaction: the inner code when the network wrapped it in tx_fee_bump_inner_failed. */
 export function clientResultCodes(resultXdr: string): { transaction: string; operations?: string[]; network: string } {

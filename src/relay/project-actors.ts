@@ -18,7 +18,7 @@ import {
   type ReplyError,
 } from "../../actors/project.machine.ts";
 import { ask } from "../../actors/ask.ts";
-import { RelayError } from "../http/errors.ts";
+import { RelayError } from "../errors.ts";
 import type { CheckpointStore } from "../store/checkpoints.ts";
 import type { Logger } from "../log.ts";
 import type { Policy, SpendRequest } from "./policy.ts";
@@ -63,12 +63,7 @@ function idle(actor: ProjectActor, now: number): boolean {
 }
 
 export function replyError(e: ReplyError): RelayError {
-  return new RelayError(
-    e.code,
-    e.message,
-    e.details,
-    e.retryAfterSeconds ? { "Retry-After": String(e.retryAfterSeconds) } : {},
-  );
+  return new RelayError(e.code, e.message, e.details, e.retryAfterSeconds ? { retryAfter: e.retryAfterSeconds } : {});
 }
 
 export class ProjectActors {

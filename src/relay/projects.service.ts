@@ -3,7 +3,7 @@
  * operator's changes (projects, policies, keys, credits), each applied to Postgres and to the
  * project's actor so that it takes effect at once.
  */
-import { RelayError, validationError } from "../http/errors.ts";
+import { RelayError, validationError } from "../errors.ts";
 import type { NetworkName } from "../network/gateway.ts";
 import type { ProjectsRepo, ProjectRow, KeyRow, KeyEnvironment, ProjectStatus } from "../store/projects.repo.ts";
 import type { CreditsRepo, JournalEntry } from "../store/credits.repo.ts";

@@ -2,7 +2,7 @@
  * POST /v1/simulate and POST /v1/estimate: simulation through the network's simulateTransaction,
  * and the fee the relay would charge for a transaction.
  */
-import { RelayError } from "../http/errors.ts";
+import { RelayError } from "../errors.ts";
 import { X, fromB64 } from "../stellar/xdr.ts";
 import { StrKey } from "@stellar/stellar-sdk";
 import type { Gateway } from "../network/gateway.ts";
@@ -38,7 +38,7 @@ export function describeEvents(events: string[] | undefined): SimulationEvent[] 
       "NETWORK_UNAVAILABLE",
       "the network's simulation answer has undecodable events",
       { reason: "bad_answer" },
-      { "Retry-After": "2" },
+      { retryAfter: 2 },
     );
   }
 }

@@ -11,7 +11,7 @@
  * number its actor gives, then the same intent / send / settle path.
  */
 import { Account, TransactionBuilder, type FeeBumpTransaction, type Transaction } from "@stellar/stellar-sdk";
-import { RelayError } from "../http/errors.ts";
+import { RelayError, isRetryable } from "../errors.ts";
 import type { Gateway, NetworkName, Sent } from "../network/gateway.ts";
 import type { Confirmed } from "../network/ledger-watcher.ts";
 import type { Outcome, SettledCredits, SubmissionRecord, SubmissionStore } from "../store/types.ts";
@@ -22,7 +22,7 @@ import { decodeOperation, type DecodedOperation } from "./invoke.ts";
 import type { FeePlan, FeePlanner } from "./fee-plan.ts";
 import { describeEvents } from "./simulate.service.ts";
 import type { ChannelPool, FeeLease } from "./channel-pool.ts";
-import { clientResultCodes, submissionFailed, type SponsorResponse } from "./outcome.ts";
+import { clientResultCodes, submissionFailed } from "./outcome.ts";
 import type { Payer } from "./project-actors.ts";
 import type { SponsorMetrics } from "../metrics.ts";
 
@@ -129,25 +129,12 @@ const CREDIT_NETWORK: NetworkName = "mainnet";
 
 /** A RelayError as an outcome (kept and replayed); anything else is a bug and is rethrown. */
 export function outcomeOf(e: unknown): Outcome {
-  if (e instanceof RelayError)
-    return { status: e.status, body: { code: e.code, message: e.message, details: e.details, headers: e.headers } };
+  if (e instanceof RelayError) return { kind: "failure", error: e.data() };
   throw e;
 }
 /** A recorded outcome that stands: a success, or a failure the network charged for (its sequence number or nonce is spent). */
 function finalOutcome(prior: { outcome: Outcome | null; feeCharged: bigint | null } | null): Outcome | null {
-  return prior?.outcome && (prior.outcome.status === 200 || prior.feeCharged !== null) ? prior.outcome : null;
-}
-
-/** Turns an outcome back into an answer: the 200 body, or the RelayError it was (thrown). */
-export function answer(o: Outcome): SponsorResponse {
-  if (o.status === 200) return o.body as SponsorResponse;
-  const b = o.body as {
-    code: RelayError["code"];
-    message: string;
-    details?: Record<string, unknown>;
-    headers?: Record<string, string>;
-  };
-  throw new RelayError(b.code, b.message, b.details, b.headers);
+  return prior?.outcome && (prior.outcome.kind === "success" || prior.feeCharged !== null) ? prior.outcome : null;
 }
 
 export class SponsorService {
@@ -161,7 +148,7 @@ export class SponsorService {
     const g = this.deps.gateways[network];
     if (!g)
       throw new RelayError("NETWORK_UNAVAILABLE", `network ${network} is not configured`, undefined, {
-        "Retry-After": "30",
+        retryAfter: 30,
       });
     return g;
   }
@@ -337,7 +324,7 @@ export class SponsorService {
     const p = this.deps.pools[network];
     if (!p)
       throw new RelayError("NETWORK_UNAVAILABLE", `no channel accounts are configured for ${network}`, undefined, {
-        "Retry-After": "30",
+        retryAfter: 30,
       });
     return p;
   }
@@ -427,8 +414,8 @@ export class SponsorService {
       return await this.submit(gw, job, plan, hold, id, resume);
     } catch (e) {
       const o = outcomeOf(e);
-      // 503 and 504 are not final: the intent stays for a retry or recovery (the reservation stays journaled)
-      if (o.status !== 503 && o.status !== 504)
+      // "unavailable" and "timeout" are not final: the intent stays for a retry or recovery (the reservation stays journaled)
+      if (o.kind === "success" || !isRetryable(o.error.code))
         this.applySettlement(
           gw.name,
           hold,
@@ -458,13 +445,8 @@ export class SponsorService {
   private async settle(network: NetworkName, id: string, c: Confirmed, hold?: Hold): Promise<Outcome> {
     const outcome: Outcome = c.successful
       ? {
-          status: 200,
-          body: {
-            hash: c.hash,
-            feePaid: c.feeCharged.toString(),
-            ledger: c.ledger,
-            resultXdr: c.resultXdr,
-          } satisfies SponsorResponse,
+          kind: "success",
+          result: { hash: c.hash, feePaid: c.feeCharged.toString(), ledger: c.ledger, resultXdr: c.resultXdr },
         }
       : outcomeOf(submissionFailed(c.hash, c.resultXdr, { ledger: c.ledger, feePaid: c.feeCharged }));
     this.unpark(id, c);
@@ -571,7 +553,7 @@ export class SponsorService {
               "NETWORK_UNAVAILABLE",
               "the network asked to try again later",
               { hash: run.hash },
-              { "Retry-After": "5" },
+              { retryAfter: 5 },
             );
           }
           await Bun.sleep(Math.min(250 * 2 ** Math.min(attempt, 3), Math.max(0, tryAgainUntil - Date.now())));

@@ -2,6 +2,7 @@
 import { and, eq, lt, sql } from "drizzle-orm";
 import { idempotencyKeys } from "./schema.ts";
 import type { Db } from "./db.ts";
+import { readOutcome } from "./outcome-codec.ts";
 import type { IdempotencyRecord, IdempotencyStore, Outcome } from "./types.ts";
 
 export class IdempotencyRepo implements IdempotencyStore {
@@ -23,7 +24,7 @@ export class IdempotencyRepo implements IdempotencyStore {
       .select()
       .from(idempotencyKeys)
       .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)));
-    return r ? { bodyHash: r.bodyHash, outcome: (r.outcome as Outcome | null) ?? null } : null;
+    return r ? { bodyHash: r.bodyHash, outcome: readOutcome(r.outcome) } : null;
   }
 
   async complete(scope: string, key: string, outcome: Outcome): Promise<void> {

@@ -31,7 +31,8 @@ export const submissions = pgTable(
     sentLedger: integer("sent_ledger"),
     /** Set by recovery when no wrapping can be in a queue any more and the reservation was given back. */
     releasedAt: timestamp("released_at", { withTimezone: true }),
-    outcomeStatus: integer("outcome_status"),
+    /** success or failure once the outcome is recorded; null while the submission is unsettled. */
+    outcomeKind: text("outcome_kind"),
     outcome: jsonb("outcome"),
     feeCharged: bigint("fee_charged", { mode: "bigint" }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
@@ -40,9 +41,7 @@ export const submissions = pgTable(
   (t) => [
     uniqueIndex("submissions_network_inner_hash").on(t.network, t.innerHash),
     index("submissions_project_updated").on(t.projectId, t.updatedAt),
-    index("submissions_unsettled")
-      .on(t.network, t.updatedAt)
-      .where(sql`outcome_status is null and released_at is null`),
+    index("submissions_unsettled").on(t.network, t.updatedAt).where(sql`outcome_kind is null and released_at is null`),
   ],
 );
 

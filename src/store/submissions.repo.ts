@@ -9,6 +9,7 @@
 import { and, asc, eq, isNotNull, isNull, gte, lt, sql, type SQL } from "drizzle-orm";
 import { creditJournal, submissions } from "./schema.ts";
 import type { Db } from "./db.ts";
+import { readOutcome } from "./outcome-codec.ts";
 import type { Outcome, SettledCredits, SubmissionIntent, SubmissionRecord, SubmissionStore } from "./types.ts";
 
 /** The journal's net reserve for a submission (negative while a reservation is outstanding). */
@@ -38,7 +39,7 @@ export class SubmissionsRepo implements SubmissionStore {
       values (${s.id}, ${s.network}, ${s.innerHash}, ${s.hash}, ${s.caller}, ${s.projectId}, ${s.maxFee}, ${s.envelope}, ${s.sentLedger})
       on conflict (id) do update set hash = excluded.hash, max_fee = excluded.max_fee, envelope = excluded.envelope,
         sent_ledger = excluded.sent_ledger, released_at = null, updated_at = now(),
-        outcome = null, outcome_status = null, fee_charged = null,
+        outcome = null, outcome_kind = null, fee_charged = null,
         project_id = case when ${outstanding(sql`excluded.id`)} = 0 then excluded.project_id else ${submissions}.project_id end`;
     if (hold <= 0n || !s.projectId) {
       await this.db.execute(upsert);
@@ -69,7 +70,7 @@ export class SubmissionsRepo implements SubmissionStore {
     if (!credits) {
       const [row] = await this.db
         .update(submissions)
-        .set({ outcome, outcomeStatus: outcome.status, feeCharged, updatedAt: sql`now()` })
+        .set({ outcome, outcomeKind: outcome.kind, feeCharged, updatedAt: sql`now()` })
         .where(eq(submissions.id, id))
         .returning({ projectId: submissions.projectId });
       return { projectId: row?.projectId ?? null, released: 0n, charged: 0n };
@@ -78,7 +79,7 @@ export class SubmissionsRepo implements SubmissionStore {
     const r = await this.locked(
       id,
       sql`with upd as (
-        update ${submissions} set outcome = ${JSON.stringify(outcome)}::jsonb, outcome_status = ${outcome.status}, fee_charged = ${feeCharged}, updated_at = now()
+        update ${submissions} set outcome = ${JSON.stringify(outcome)}::jsonb, outcome_kind = ${outcome.kind}, fee_charged = ${feeCharged}, updated_at = now()
         where id = ${id} returning project_id, hash),
       j as (select coalesce(sum(amount) filter (where kind in ('reserve', 'release')), 0) as net,
                    count(*) filter (where kind = 'reserve') as reserves, count(*) filter (where kind = 'charge') as charges
@@ -109,7 +110,7 @@ export class SubmissionsRepo implements SubmissionStore {
       id,
       sql`with upd as (
         update ${submissions} set released_at = now()
-        where id = ${id} and outcome_status is null and released_at is null and ${unchanged} returning project_id, hash),
+        where id = ${id} and outcome_kind is null and released_at is null and ${unchanged} returning project_id, hash),
       j as (select ${outstanding(sql`${id}`)} as net),
       ins as (insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
         select upd.project_id, 'release', -j.net, ${id}, upd.hash from upd, j where upd.project_id is not null and j.net < 0
@@ -136,7 +137,7 @@ export class SubmissionsRepo implements SubmissionStore {
       .where(
         and(
           eq(submissions.network, network),
-          isNull(submissions.outcomeStatus),
+          isNull(submissions.outcomeKind),
           isNull(submissions.releasedAt),
           lt(submissions.updatedAt, before),
         ),
@@ -169,7 +170,7 @@ function record(r: typeof submissions.$inferSelect): SubmissionRecord {
     envelope: r.envelope,
     sentLedger: r.sentLedger,
     releasedAt: r.releasedAt,
-    outcome: (r.outcome as Outcome | null) ?? null,
+    outcome: readOutcome(r.outcome),
     feeCharged: r.feeCharged,
   };
 }

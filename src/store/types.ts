@@ -1,10 +1,18 @@
 /** What the relay keeps durably: submission intents and outcomes, and idempotency records. */
+import type { ErrorData } from "../errors.ts";
 
-/** An HTTP outcome as it was answered (replayed verbatim). */
-export interface Outcome {
-  status: number;
-  body: unknown;
+/** What the network did with a sponsored transaction: the answer to a sponsor request. */
+export interface SponsorResult {
+  /** The applied envelope's hash (the fee-bump's). */
+  hash: string;
+  /** Stroops, decimal. */
+  feePaid: string;
+  ledger: number;
+  resultXdr: string;
 }
+
+/** The outcome of a sponsor request, kept and replayed: a result, or the error it was answered with. */
+export type Outcome = { kind: "success"; result: SponsorResult } | { kind: "failure"; error: ErrorData };
 
 export interface SubmissionIntent {
   id: string;
