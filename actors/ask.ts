@@ -12,7 +12,7 @@ export interface Reply {
 
 export function ask<R extends Reply>(
   actor: AnyActorRef,
-  event: { type: string; id: string },
+  event: { type: string; id: string; [field: string]: unknown },
   timeoutMs = 5000,
 ): Promise<R> {
   return new Promise<R>((resolve, reject) => {

@@ -10,7 +10,7 @@
  * journals it), and SETTLE applies what the journal released and charged.
  */
 import { setup, enqueueActions } from "xstate";
-import { checkRules, type Policy, type SpendRequest } from "../src/relay/policy.ts";
+import { checkRules, type Policy, type SpendRequest } from "./policy.ts";
 
 export interface Hold {
   amount: bigint;

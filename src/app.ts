@@ -19,7 +19,7 @@ import type { ProjectActors } from "./relay/project-actors.ts";
 import type { Gateway, NetworkName } from "./network/gateway.ts";
 import type { SponsorService } from "./relay/sponsor.service.ts";
 import type { SimulateService } from "./relay/simulate.service.ts";
-import type { ChannelPool } from "./relay/channel-pool.ts";
+import type { ChannelPool } from "./relay/pool/channel-pool.ts";
 import { channelRoutes } from "./http/channels.routes.ts";
 import { openapiRoutes } from "./http/openapi.ts";
 import type { Idempotency } from "./relay/idempotency.ts";

@@ -4,11 +4,12 @@
  */
 import { join } from "node:path";
 import { Keypair, Networks } from "@stellar/stellar-sdk";
-import { anonymousPolicy, type Config } from "./config.ts";
+import { anonymousPolicyPatch, type Config } from "./config.ts";
 import { createApp } from "./app.ts";
 import { Lifecycle } from "./http/lifecycle.ts";
 import { RelayMetrics } from "./metrics.ts";
 import { Localnet } from "./localnet/ledger.ts";
+import { RETRY_POLICY, Submitter } from "./network/submitter.ts";
 import { Gateway, NETWORKS, type NetworkName } from "./network/gateway.ts";
 import { SponsorService } from "./relay/sponsor.service.ts";
 import { SimulateService } from "./relay/simulate.service.ts";
@@ -22,8 +23,8 @@ import { CreditsRepo } from "./store/credits.repo.ts";
 import { openCheckpoints } from "./store/checkpoints.ts";
 import { ProjectActors } from "./relay/project-actors.ts";
 import { ProjectsService } from "./relay/projects.service.ts";
-import { PROJECT_POLICY_DEFAULTS } from "./relay/policy.ts";
-import { ChannelPool } from "./relay/channel-pool.ts";
+import { PROJECT_POLICY_DEFAULTS, anonymousPolicy } from "./relay/policy.ts";
+import { ChannelPool } from "./relay/pool/channel-pool.ts";
 import { SecretBox } from "./relay/secret-box.ts";
 import { ChannelsRepo } from "./store/channels.repo.ts";
 import type { Logger } from "./log.ts";
@@ -85,6 +86,8 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   }
   const gateways: Partial<Record<NetworkName, Gateway>> = {};
   const pools: Partial<Record<NetworkName, ChannelPool>> = {};
+  const submitters: Partial<Record<NetworkName, Submitter>> = {};
+  const retry = { ...RETRY_POLICY, tryAgainLaterMs: config.TRY_AGAIN_LATER_MS };
   const metrics = new RelayMetrics();
   const database = await openDatabase({
     url: config.DATABASE_URL,
@@ -111,7 +114,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   const actors = new ProjectActors(
     checkpoints.store,
     {
-      anonymousPolicy: anonymousPolicy(config.ANONYMOUS_POLICY),
+      anonymousPolicy: anonymousPolicy(anonymousPolicyPatch(config.ANONYMOUS_POLICY)),
       debounceMs: config.CHECKPOINT_DEBOUNCE_MS,
       maxAnonymousClients: config.ANONYMOUS_MAX_CLIENTS,
     },
@@ -134,6 +137,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   const sponsor = new SponsorService({
     gateways,
     pools,
+    submitters,
     submissions,
     log,
     metrics,
@@ -150,7 +154,6 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
     config: {
       maxFeeRate: BigInt(config.MAX_FEE_RATE),
       submissionTimeoutMs: config.SUBMISSION_TIMEOUT_MS,
-      tryAgainLaterMs: config.TRY_AGAIN_LATER_MS,
     },
   });
   // the networks whose channel pool is configured: readiness waits for each
@@ -236,6 +239,8 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
         );
       });
       gateways[name] = gw;
+      const submitter = new Submitter(gw, log, retry);
+      submitters[name] = submitter;
       gw.watcher.metrics = metrics;
       const funder = net ? localFunder(net.passphrase) : secrets[name] ? Keypair.fromSecret(secrets[name]!) : null;
       if (net) {
@@ -269,6 +274,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
       const pool = new ChannelPool({
         network: name,
         gateway: gw,
+        submitter,
         funder: funder!,
         repo: channels,
         box,
@@ -305,7 +311,7 @@ async function startLocalPool(pool: ChannelPool, net: Localnet): Promise<void> {
   });
   while (net.ledgerCloseMs <= 0 && !done) {
     await Bun.sleep(5);
-    if (net.queue.size > 0) net.closeLedger();
+    net.closeIfPending();
   }
   await starting;
 }

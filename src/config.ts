@@ -2,15 +2,9 @@
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import type { FeePercentile } from "./network/gateway.ts";
-import { parseKey } from "./relay/secret-box.ts";
-import {
-  ANONYMOUS_POLICY_DEFAULTS,
-  PolicyPatch,
-  effectivePolicy,
-  mergeOverrides,
-  type Policy,
-} from "./relay/policy.ts";
+import { parseKey } from "./config-keys.ts";
 import { DEFAULT_MEMORY_CHECKPOINTS } from "./store/checkpoints.ts";
+import { Op } from "./stellar/xdr.ts";
 
 const PERCENTILES: FeePercentile[] = ["p10", "p20", "p30", "p40", "p50", "p60", "p70", "p80", "p90", "p95", "p99"];
 const NumberFromEnv = (def: number, min = 0) => Type.Number({ default: def, minimum: min });
@@ -23,6 +17,37 @@ const oneOf = <T extends string>(values: readonly T[], def: T) =>
       { default: def },
     ),
   );
+
+const stroops = Type.String({ pattern: "^[0-9]{1,18}$", description: "stroops (decimal string, at most 18 digits)" });
+const nullable = <T extends TSchema>(s: T) => Type.Optional(Type.Union([s, Type.Null()]));
+const OPERATION_TYPES = Object.keys(Op);
+/** The protocol's limit of operations per transaction (relay/decode.ts MAX_OPS_PER_TX). */
+const MAX_OPS_PER_TX = 100;
+
+/**
+ * ANONYMOUS_POLICY's fields: the admin API's policy fields, the same schema as relay/policy.ts's
+ * PolicyPatch (declared here so that config imports no relay); null: the default.
+ */
+export const AnonymousPolicyPatch = Type.Object(
+  {
+    requestsPerSecond: nullable(Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000 })),
+    burst: nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    maxFee: nullable(stroops),
+    allowedOperations: nullable(
+      Type.Array(Type.Union(OPERATION_TYPES.map((o) => Type.Literal(o))), {
+        uniqueItems: true,
+        maxItems: OPERATION_TYPES.length,
+      }),
+    ),
+    allowedContractIds: nullable(
+      Type.Array(Type.String({ pattern: "^C[A-Z2-7]{55}$" }), { uniqueItems: true, maxItems: 1000 }),
+    ),
+    maxOperations: nullable(Type.Integer({ minimum: 1, maximum: MAX_OPS_PER_TX })),
+    dailySpendLimit: nullable(stroops),
+  },
+  { additionalProperties: false },
+);
+export type AnonymousPolicyPatch = Static<typeof AnonymousPolicyPatch>;
 
 export const ConfigSchema = Type.Object({
   PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
@@ -140,7 +165,7 @@ function deeper(config: Config, skip: Map<string, string>): string[] {
       out.push(`${what}: ${message}`);
     }
   };
-  check("ANONYMOUS_POLICY", () => anonymousPolicy(config.ANONYMOUS_POLICY));
+  check("ANONYMOUS_POLICY", () => anonymousPolicyPatch(config.ANONYMOUS_POLICY));
   if (config.CHANNEL_ENCRYPTION_KEY)
     check("CHANNEL_ENCRYPTION_KEY", () => parseKey(config.CHANNEL_ENCRYPTION_KEY!, "CHANNEL_ENCRYPTION_KEY"));
   const url = (key: "DATABASE_URL" | "REDIS_URL" | "TESTNET_RPC_URL" | "MAINNET_RPC_URL", protocols: string[]) => {
@@ -183,19 +208,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return value;
 }
 
-/** The anonymous relay's policy: its defaults with the ANONYMOUS_POLICY overrides (JSON, the admin API's policy fields). */
-export function anonymousPolicy(json: string | undefined): Policy {
-  if (!json) return ANONYMOUS_POLICY_DEFAULTS;
+/** The ANONYMOUS_POLICY overrides of the anonymous relay's defaults (JSON, the admin API's policy fields); none if unset. */
+export function anonymousPolicyPatch(json: string | undefined): AnonymousPolicyPatch {
+  if (!json) return {};
   let parsed: unknown;
   try {
     parsed = JSON.parse(json);
   } catch {
     throw new Error("invalid configuration: ANONYMOUS_POLICY is not JSON");
   }
-  const errors = [...Value.Errors(PolicyPatch, parsed)];
+  const errors = [...Value.Errors(AnonymousPolicyPatch, parsed)];
   if (errors.length)
     throw new Error(
       `invalid configuration: ANONYMOUS_POLICY ${errors.map((e) => `${e.path.slice(1)} ${e.message}`).join("; ")}`,
     );
-  return effectivePolicy(ANONYMOUS_POLICY_DEFAULTS, mergeOverrides({}, parsed as PolicyPatch));
+  return parsed as AnonymousPolicyPatch;
 }

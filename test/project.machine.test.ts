@@ -3,7 +3,8 @@ import { describe, expect, test } from "bun:test";
 import { createActor } from "xstate";
 import { projectMachine, type ProjectReply } from "../actors/project.machine.ts";
 import { ask } from "../actors/ask.ts";
-import { PROJECT_POLICY_DEFAULTS, type Policy, type SpendRequest } from "../src/relay/policy.ts";
+import type { Policy, SpendRequest } from "../actors/policy.ts";
+import { PROJECT_POLICY_DEFAULTS } from "../src/relay/policy.ts";
 
 const T0 = Date.UTC(2026, 10, 22, 12);
 const payment: SpendRequest = { operationTypes: ["payment"], contractIds: [], minFee: 200n, maxFee: 200_000n };

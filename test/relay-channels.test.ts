@@ -25,7 +25,7 @@ import {
 import { and, eq } from "drizzle-orm";
 import { localFunder } from "../src/boot.ts";
 import { createLogger } from "../src/log.ts";
-import { ChannelPool } from "../src/relay/channel-pool.ts";
+import { ChannelPool } from "../src/relay/pool/channel-pool.ts";
 import { ChannelsRepo } from "../src/store/channels.repo.ts";
 import { SecretBox } from "../src/relay/secret-box.ts";
 import { channels } from "../src/store/schema.ts";
@@ -527,6 +527,7 @@ describe("channel secrets at rest", () => {
       new ChannelPool({
         network: "testnet",
         gateway: undefined as never,
+        submitter: undefined as never,
         funder: funderOf(r),
         repo: new ChannelsRepo(r.database),
         box: SecretBox.open(k, r.env.DATA_DIR!),

@@ -4,7 +4,7 @@ import { Type } from "@sinclair/typebox";
 import { errorResponses } from "./schemas.ts";
 import { adminSecurity } from "./openapi.ts";
 import { RelayError } from "../errors.ts";
-import type { ChannelPool } from "../relay/channel-pool.ts";
+import type { ChannelPool } from "../relay/pool/channel-pool.ts";
 import type { NetworkName } from "../network/gateway.ts";
 
 const network = t.Union([t.Literal("testnet"), t.Literal("mainnet")], { error: "network must be testnet or mainnet" });

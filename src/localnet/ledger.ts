@@ -280,6 +280,11 @@ export class Localnet implements LedgerStore {
     return { take, baseFee };
   }
 
+  /** Closes the next ledger if a transaction waits for one (for ledgers closed on demand); the ledger, or null. */
+  closeIfPending(): LedgerRecord | null {
+    return this.queue.size > 0 ? this.closeLedger() : null;
+  }
+
   /** Closes the next ledger: selects, applies and records transactions. */
   closeLedger(): LedgerRecord {
     const seq = this.header.sequence + 1;

@@ -4,26 +4,13 @@
  * On the wire, stroop amounts are decimal strings; inside they are bigint.
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import type { Policy } from "../../actors/policy.ts";
+import type { PolicyOverrides } from "../store/policy-overrides.ts";
 import { Op } from "../stellar/xdr.ts";
 import { MAX_OPS_PER_TX } from "./decode.ts";
 
-export interface Policy {
-  /** Sustained requests per second (token refill rate). */
-  requestsPerSecond: number;
-  /** Bucket size: requests that may arrive at once. */
-  burst: number;
-  /** Highest fee the relay pays for one transaction, stroops. */
-  maxFee: bigint;
-  /** Operation types allowed; null: any. */
-  allowedOperations: string[] | null;
-  /** Contracts invokeHostFunction may call; null: any. */
-  allowedContractIds: string[] | null;
-  maxOperations: number;
-  /** Fees the relay may pay for the project per UTC day, stroops; null: no limit. */
-  dailySpendLimit: bigint | null;
-}
-
-export type PolicyRule = "maxFee" | "allowedOperations" | "allowedContractIds" | "maxOperations" | "dailySpendLimit";
+export { checkRules, type Policy, type PolicyRule, type SpendRequest, type Violation } from "../../actors/policy.ts";
+export type { PolicyOverrides } from "../store/policy-overrides.ts";
 
 const stroops = Type.String({ pattern: "^[0-9]{1,18}$", description: "stroops (decimal string, at most 18 digits)" });
 const nullable = <T extends TSchema>(s: T) => Type.Optional(Type.Union([s, Type.Null()]));
@@ -50,8 +37,8 @@ export const PolicyPatch = Type.Object(
   { additionalProperties: false },
 );
 export type PolicyPatch = Static<typeof PolicyPatch>;
-/** Stored overrides: a patch without nulls. */
-export type PolicyOverrides = PolicyPatch;
+/** Stored overrides (the store's PolicyOverrides) are a patch without nulls. */
+type WithoutNulls<T> = { [K in keyof T]: Exclude<T[K], null> };
 
 /** The effective policy as answered by the admin API. */
 export const PolicyView = Type.Object({
@@ -85,6 +72,11 @@ export const ANONYMOUS_POLICY_DEFAULTS: Policy = {
   dailySpendLimit: 100_000_000n,
 };
 
+/** The anonymous relay's policy: its defaults with the ANONYMOUS_POLICY overrides (config's anonymousPolicyPatch). */
+export function anonymousPolicy(patch: PolicyPatch): Policy {
+  return effectivePolicy(ANONYMOUS_POLICY_DEFAULTS, mergeOverrides({}, patch));
+}
+
 /** Applies a patch to stored overrides: given fields replace, nulls remove. */
 export function mergeOverrides(current: PolicyOverrides, patch: PolicyPatch): PolicyOverrides {
   const next: Record<string, unknown> = { ...current };
@@ -93,10 +85,10 @@ export function mergeOverrides(current: PolicyOverrides, patch: PolicyPatch): Po
     if (v === null) delete next[k];
     else next[k] = v;
   }
-  return next as PolicyOverrides;
+  return next as WithoutNulls<PolicyPatch> satisfies PolicyOverrides;
 }
 
-export function effectivePolicy(defaults: Policy, o: PolicyOverrides): Policy {
+export function effectivePolicy(defaults: Policy, o: PolicyOverrides | PolicyPatch): Policy {
   return {
     requestsPerSecond: o.requestsPerSecond ?? defaults.requestsPerSecond,
     burst: o.burst ?? defaults.burst,
@@ -113,61 +105,3 @@ export const policyView = (p: Policy): PolicyView => ({
   maxFee: p.maxFee.toString(),
   dailySpendLimit: p.dailySpendLimit === null ? null : p.dailySpendLimit.toString(),
 });
-
-/** What a sponsor request asks of a policy. */
-export interface SpendRequest {
-  operationTypes: string[];
-  contractIds: (string | null)[];
-  /** Fee at the lowest valid bid. */
-  minFee: bigint;
-  /** Fee at the highest bid the relay would escalate to. */
-  maxFee: bigint;
-}
-
-export interface Violation {
-  rule: PolicyRule;
-  message: string;
-  details: Record<string, unknown>;
-}
-
-/**
- * The static rules (everything but the daily spend, which depends on the day's spending): a
- * violation, or the fee the relay may reserve (the wanted maximum capped by the policy).
- */
-export function checkRules(p: Policy, r: SpendRequest): Violation | { grant: bigint } {
-  const ops = r.operationTypes.length;
-  if (ops > p.maxOperations)
-    return {
-      rule: "maxOperations",
-      message: `the transaction has ${ops} operations; the policy allows at most ${p.maxOperations}`,
-      details: { limit: p.maxOperations, actual: ops },
-    };
-  if (p.allowedOperations) {
-    const bad = r.operationTypes.find((t) => !p.allowedOperations!.includes(t));
-    if (bad)
-      return {
-        rule: "allowedOperations",
-        message: `operation ${bad} is not allowed by the policy`,
-        details: { operation: bad, allowed: p.allowedOperations },
-      };
-  }
-  if (p.allowedContractIds) {
-    const bad = r.contractIds.find((c) => c === null || !p.allowedContractIds!.includes(c));
-    if (bad !== undefined)
-      return {
-        rule: "allowedContractIds",
-        message:
-          bad === null
-            ? "only calls to allowed contracts may be sponsored (this host function invokes no contract)"
-            : `contract ${bad} is not allowed by the policy`,
-        details: { contractId: bad },
-      };
-  }
-  if (r.minFee > p.maxFee)
-    return {
-      rule: "maxFee",
-      message: `the transaction needs a fee of at least ${r.minFee} stroops; the policy allows at most ${p.maxFee}`,
-      details: { limit: p.maxFee.toString(), required: r.minFee.toString() },
-    };
-  return { grant: r.maxFee < p.maxFee ? r.maxFee : p.maxFee };
-}

@@ -197,7 +197,7 @@ export class ProjectActors {
   async admit(
     actor: ProjectActor,
   ): Promise<{ ok: true; rate: RateState } | { ok: false; error: RelayError; rate?: RateState }> {
-    const r = await ask<ProjectReply>(actor, { type: "ADMIT", id: crypto.randomUUID(), now: Date.now() } as never);
+    const r = await ask<ProjectReply>(actor, { type: "ADMIT", id: crypto.randomUUID(), now: Date.now() });
     return r.ok ? { ok: true, rate: r.rate! } : { ok: false, error: replyError(r.error), rate: r.rate };
   }
 
@@ -206,7 +206,7 @@ export class ProjectActors {
       projectId,
       scope,
       async reserve(id, credits, request) {
-        const r = await ask<ProjectReply>(actor, { type: "RESERVE", id, now: Date.now(), credits, request } as never);
+        const r = await ask<ProjectReply>(actor, { type: "RESERVE", id, now: Date.now(), credits, request });
         if (!r.ok) throw replyError(r.error);
         return r.grant!;
       },

@@ -297,7 +297,7 @@ export class ProjectsService {
       });
     const kind = amount > 0n && !reason ? "topup" : "adjustment";
     if (amount < 0n) {
-      const r = await ask<ProjectReply>(actor, { type: "DEBIT", id: crypto.randomUUID(), amount: -amount } as never);
+      const r = await ask<ProjectReply>(actor, { type: "DEBIT", id: crypto.randomUUID(), amount: -amount });
       if (!r.ok) throw replyError(r.error);
       try {
         await this.deps.credits.append({ projectId, kind, amount, reference, reason });

@@ -7,6 +7,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { parseKey } from "../config-keys.ts";
 
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
@@ -40,11 +41,4 @@ export class SecretBox {
     d.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
     return Buffer.concat([d.update(raw.subarray(NONCE_BYTES, raw.length - TAG_BYTES)), d.final()]).toString("utf8");
   }
-}
-
-export function parseKey(text: string, where: string): Buffer {
-  const key = /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, "hex") : Buffer.from(text, "base64");
-  if (key.length !== 32)
-    throw new Error(`invalid configuration: ${where} must be 32 bytes, base64 or hex (openssl rand -base64 32)`);
-  return key;
 }

@@ -11,8 +11,9 @@
  * number its actor gives, then the same intent / send / settle path.
  */
 import { Account, TransactionBuilder, type FeeBumpTransaction, type Transaction } from "@stellar/stellar-sdk";
-import { RelayError, isRetryable } from "../errors.ts";
-import type { Gateway, NetworkName, Sent } from "../network/gateway.ts";
+import { RelayError, isRetryable, unavailable } from "../errors.ts";
+import type { Gateway, NetworkName } from "../network/gateway.ts";
+import type { Submitter } from "../network/submitter.ts";
 import type { Confirmed } from "../network/ledger-watcher.ts";
 import type { Outcome, SettledCredits, SubmissionRecord, SubmissionStore } from "../store/types.ts";
 import type { Logger } from "../log.ts";
@@ -21,8 +22,8 @@ import { BASE_FEE, buildFeeBump, innerRate } from "./fee-bump.ts";
 import { decodeOperation, type DecodedOperation } from "./invoke.ts";
 import type { FeePlan, FeePlanner } from "./fee-plan.ts";
 import { describeEvents } from "./simulate.service.ts";
-import type { ChannelPool, FeeLease } from "./channel-pool.ts";
-import { clientResultCodes, submissionFailed } from "./outcome.ts";
+import type { ChannelPool, FeeLease } from "./pool/channel-pool.ts";
+import { submissionFailed } from "./outcome.ts";
 import type { Payer } from "./project-actors.ts";
 import type { SponsorMetrics } from "../metrics.ts";
 
@@ -30,13 +31,13 @@ export interface SponsorConfig {
   /** Highest inclusion rate (stroops per operation) the relay bids when the network asks for more. */
   maxFeeRate: bigint;
   submissionTimeoutMs: number;
-  /** How long TRY_AGAIN_LATER is retried before answering 503. */
-  tryAgainLaterMs: number;
 }
 
 export interface SponsorDeps {
   gateways: Partial<Record<NetworkName, Gateway>>;
   pools: Partial<Record<NetworkName, ChannelPool>>;
+  /** Each network's submit loop (shared with the pool's own transactions). */
+  submitters: Partial<Record<NetworkName, Submitter>>;
   submissions: SubmissionStore;
   config: SponsorConfig;
   log: Logger;
@@ -89,28 +90,7 @@ interface Job {
   signer(pool: ChannelPool, maxFee: bigint, resume: string | null, parked: FeeLease | null): Promise<Signer>;
 }
 
-/** The state of one run of the submit loop. */
-interface Run {
-  rate: bigint;
-  /** The last envelope's hash. */
-  hash: string;
-  /** A wrapping of the transaction may be queued or applied: an error from the network is checked, not believed. */
-  mayBeQueued: boolean;
-  /** A replacement by fee would have bid over the reservation's cap. */
-  capped: boolean;
-  /** Answered 504: an envelope may still be queued, so the fee source's hold is kept. */
-  unresolved: boolean;
-}
-
 const jobFee = (job: Job, rate: bigint) => rate * job.feeOps + job.resourceFee;
-const BAD_SEQ_RETRIES = 3;
-/** stellar-core replaces a queued fee-bump only by one bidding 10x its rate (FEE_MULTIPLIER). */
-const REPLACE_BY_FEE_MULTIPLIER = 10n;
-/**
- * Ledgers a fee-bump may wait in the queue before it is replaced by fee: stellar-core drops a
- * queued transaction after 4 ledgers and a replacement keeps the age of the one it replaces.
- */
-const REPLACE_AFTER_LEDGERS = 2;
 /** Ledgers after which no envelope sent before can be in any queue (dropped after 4, banned for 10). */
 const QUEUE_LEDGERS = 12;
 /** Submissions recovery looks at in one pass. */
@@ -121,9 +101,6 @@ const OWN_TX_TIMEOUT_SECONDS = 300;
 const max = (...xs: bigint[]) => xs.reduce((a, b) => (a > b ? a : b));
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 
-const TX_INSUFFICIENT_FEE = "tx_insufficient_fee";
-const TX_BAD_SEQ = "tx_bad_seq";
-const TX_TOO_LATE = "tx_too_late";
 /** Sponsoring draws on credits on mainnet only. */
 const CREDIT_NETWORK: NetworkName = "mainnet";
 
@@ -132,7 +109,7 @@ export function outcomeOf(e: unknown): Outcome {
   if (e instanceof RelayError) return { kind: "failure", error: e.data() };
   throw e;
 }
-/** A recorded outcome that stands: a success, or a failure the network charged for (its sequence number or nonce is spent). */
+/** A recorded outcome that stands: a success, or a failure the network charged for (its sequence or nonce is spent). */
 function finalOutcome(prior: { outcome: Outcome | null; feeCharged: bigint | null } | null): Outcome | null {
   return prior?.outcome && (prior.outcome.kind === "success" || prior.feeCharged !== null) ? prior.outcome : null;
 }
@@ -146,10 +123,7 @@ export class SponsorService {
 
   gateway(network: NetworkName): Gateway {
     const g = this.deps.gateways[network];
-    if (!g)
-      throw new RelayError("NETWORK_UNAVAILABLE", `network ${network} is not configured`, undefined, {
-        retryAfter: 30,
-      });
+    if (!g) throw unavailable(`network ${network} is not configured`, undefined, 30);
     return g;
   }
 
@@ -322,10 +296,7 @@ export class SponsorService {
 
   private pool(network: NetworkName): ChannelPool {
     const p = this.deps.pools[network];
-    if (!p)
-      throw new RelayError("NETWORK_UNAVAILABLE", `no channel accounts are configured for ${network}`, undefined, {
-        retryAfter: 30,
-      });
+    if (!p) throw unavailable(`no channel accounts are configured for ${network}`, undefined, 30);
     return p;
   }
 
@@ -414,7 +385,7 @@ export class SponsorService {
       return await this.submit(gw, job, plan, hold, id, resume);
     } catch (e) {
       const o = outcomeOf(e);
-      // "unavailable" and "timeout" are not final: the intent stays for a retry or recovery (the reservation stays journaled)
+      // retryable errors are not final: the intent stays for a retry or recovery (the reservation stays journaled)
       if (o.kind === "success" || !isRetryable(o.error.code))
         this.applySettlement(
           gw.name,
@@ -441,7 +412,7 @@ export class SponsorService {
     return f && this.deps.pools[gw.name]?.isRelayAccount(f.feeSource) ? f : null;
   }
 
-  /** Records the network's verdict and settles the credits of the submission's project (this request's hold, if any). */
+  /** Records the network's verdict and settles its project's credits (this request's hold, if any). */
   private async settle(network: NetworkName, id: string, c: Confirmed, hold?: Hold): Promise<Outcome> {
     const outcome: Outcome = c.successful
       ? {
@@ -474,10 +445,9 @@ export class SponsorService {
   }
 
   /**
-   * The submit loop: record the intent, send, wait for the ledger. A fee-bump that waits too long
-   * is replaced by one bidding 10x (up to the reservation's cap). Errors from the network are
-   * final only when nothing of this submission can be queued, or the network shows it was not
-   * applied (looked up by the inner hash once the network has caught up).
+   * Submits a job through the network's submitter and turns what the network did into the
+   * outcome: settled (applied), SUBMISSION_FAILED (rejected), 504 (not known yet: the fee source
+   * keeps its hold while an envelope may be queued) or 503 (the network was too busy to take it).
    */
   private async submit(
     gw: Gateway,
@@ -488,9 +458,6 @@ export class SponsorService {
     resume: SubmissionRecord | null,
   ): Promise<Outcome> {
     const { config } = this.deps;
-    const deadline = Date.now() + config.submissionTimeoutMs;
-    const tryAgainUntil = Date.now() + config.tryAgainLaterMs;
-    const left = () => Math.max(1, deadline - Date.now());
     // the highest bid the reservation covers
     const cap = (hold.grant - job.resourceFee) / job.feeOps;
     const parked = this.parked.get(id) ?? null;
@@ -507,96 +474,50 @@ export class SponsorService {
       if (parked) this.parked.set(id, parked);
       throw e;
     }
-    const run: Run = {
-      rate: signer.resumed?.rate ?? min(plan.rate, cap),
-      hash: resume?.hash ?? "",
-      mayBeQueued: resume !== null,
-      capped: false,
-      unresolved: false,
-    };
-    let next: Transaction | FeeBumpTransaction | undefined = signer.resumed?.envelope;
-    // a fee-bump is watched by its inner hash: whichever of its wrappings lands answers
-    const inner = job.feeBump ? gw.watcher.watch(job.innerHash, left()) : null;
     let charged = 0n;
     let consumed = false;
+    let unresolved = false;
     try {
-      for (let attempt = 0, badSeq = 0; ; attempt++) {
-        const envelope = next ?? signer.envelope(run.rate);
-        next = undefined;
-        await this.record(gw, job, hold, id, envelope, run);
-        const watch = inner ?? gw.watcher.watch(run.hash, left());
-        let sent: Sent;
-        try {
-          sent = await gw.send(envelope);
-        } catch (e) {
-          if (!inner) watch.cancel();
-          // it may have reached the network (no answer in time, or an unusable one): the retry or recovery finds out
-          if (run.mayBeQueued || sendMayHaveLanded(e))
-            throw timedOut(run, config.submissionTimeoutMs, "network_unavailable");
-          throw e;
-        }
-        if (sent.status === "PENDING" || sent.status === "DUPLICATE") {
-          run.mayBeQueued = true;
-          const c = await this.confirm(gw, job, signer, watch, sent.latestLedger, run, cap, hold, id, deadline);
-          consumed = true; // after a timeout it may still be included: its fee room and sequence number stay counted
-          if (!c) throw timedOut(run, config.submissionTimeoutMs, run.capped ? "fee_cap_reached" : undefined);
-          charged = c.feeCharged;
-          return await this.settle(gw.name, id, c, hold);
-        }
-        if (!inner) watch.cancel();
-        if (sent.status === "TRY_AGAIN_LATER") {
-          if (Date.now() + 250 > tryAgainUntil) {
-            if (run.mayBeQueued) return await this.awaitQueued(gw, inner, run, config.submissionTimeoutMs, hold, id);
-            // the network accepted none of this request's attempts: its reservation is given back now
-            if (hold.journaled) this.finish(hold, await this.deps.submissions.release(id));
-            throw new RelayError(
-              "NETWORK_UNAVAILABLE",
-              "the network asked to try again later",
-              { hash: run.hash },
-              { retryAfter: 5 },
-            );
-          }
-          await Bun.sleep(Math.min(250 * 2 ** Math.min(attempt, 3), Math.max(0, tryAgainUntil - Date.now())));
-          // a fee-bump banned by its hash (dropped from a queue) is wrapped anew: one stroop more is another hash
-          if (job.feeBump && run.rate < cap) run.rate += 1n;
-          continue;
-        }
-        const codes = clientResultCodes(sent.errorResultXdr!);
-        if (run.mayBeQueued) {
-          // a wrapping may be queued or applied already: the network's record decides, not this error
-          const c = await this.applied(gw, job, inner, run, sent.latestLedger, deadline);
-          if (c) {
-            consumed = true;
-            charged = c.feeCharged;
-            return await this.settle(gw.name, id, c, hold);
-          }
-          // a queued wrapping refuses a replacement that does not bid 10x: wait for it
-          if (codes.network === TX_INSUFFICIENT_FEE && inner)
-            return await this.awaitQueued(gw, inner, run, config.submissionTimeoutMs, hold, id);
-          // its sequence number is spent by another transaction, or its time bounds passed: nothing of it can be queued
-          if (codes.transaction === TX_BAD_SEQ || codes.transaction === TX_TOO_LATE) run.mayBeQueued = false;
-          if (job.feeBump) throw submissionFailed(run.hash, sent.errorResultXdr!);
-        }
-        if (codes.network === TX_INSUFFICIENT_FEE && run.rate < cap) {
-          run.rate = min(run.rate * 2n, cap);
-          continue;
-        }
-        // the relay's own sequence number was stale (an external transaction moved it): re-read, retry
-        if (codes.network === TX_BAD_SEQ && signer.badSeq && badSeq++ < BAD_SEQ_RETRIES) {
-          await signer.badSeq();
-          continue;
-        }
-        throw submissionFailed(run.hash, sent.errorResultXdr!);
+      const r = await this.submitter(gw.name).submit({
+        innerHash: job.feeBump ? job.innerHash : undefined,
+        rate: signer.resumed?.rate ?? min(plan.rate, cap),
+        cap,
+        deadline: Date.now() + config.submissionTimeoutMs,
+        resumed: resume ? { hash: resume.hash, envelope: signer.resumed?.envelope } : undefined,
+        build: (rate) => signer.envelope(rate),
+        beforeSend: (envelope, hash, rate) => this.record(gw, job, hold, id, envelope, hash, rate),
+        resync: signer.badSeq,
+        lookup: (hash) => this.found(gw, job.innerHash, hash),
+      });
+      // after a timeout it may still be included: its fee room and sequence number stay counted
+      consumed = r.kind === "applied" || (r.kind !== "busy" && r.accepted);
+      switch (r.kind) {
+        case "applied":
+          charged = r.confirmed.feeCharged;
+          return await this.settle(gw.name, id, r.confirmed, hold);
+        case "rejected":
+          throw submissionFailed(r.hash, r.resultXdr);
+        case "unknown":
+          unresolved = true;
+          throw timedOut(r.hash, r.rate, config.submissionTimeoutMs, r.reason);
+        case "busy":
+          // the network accepted none of this request's attempts: its reservation is given back now
+          if (hold.journaled) this.finish(hold, await this.deps.submissions.release(id));
+          throw unavailable("the network asked to try again later", { hash: r.hash }, 5);
+        default:
+          return r satisfies never;
       }
-    } catch (e) {
-      run.unresolved = e instanceof RelayError && e.code === "SUBMISSION_TIMEOUT";
-      throw e;
     } finally {
-      inner?.cancel();
       // a fee-bump answered 504 may still be queued: its channel keeps the hold until the submission is resolved
-      if (run.unresolved && signer.lease) this.park(id, signer.lease);
+      if (unresolved && signer.lease) this.park(id, signer.lease);
       else signer.end(charged, consumed);
     }
+  }
+
+  private submitter(network: NetworkName): Submitter {
+    const s = this.deps.submitters[network];
+    if (!s) throw unavailable(`network ${network} is not configured`, undefined, 30);
+    return s;
   }
 
   /** Writes the intent (with the envelope, before it is sent) and journals the reservation once. */
@@ -606,18 +527,18 @@ export class SponsorService {
     hold: Hold,
     id: string,
     envelope: Transaction | FeeBumpTransaction,
-    run: Run,
+    hash: string,
+    rate: bigint,
   ): Promise<void> {
-    run.hash = Buffer.from(envelope.hash()).toString("hex");
     const journaled = await this.deps.submissions.recordIntent(
       {
         id,
         network: gw.name,
         innerHash: job.innerHash,
-        hash: run.hash,
+        hash,
         caller: hold.payer.scope,
         projectId: hold.payer.projectId,
-        maxFee: jobFee(job, run.rate),
+        maxFee: jobFee(job, rate),
         envelope: envelope.toEnvelope().toXDR("base64"),
         sentLedger: gw.watcher.latestLedger,
       },
@@ -625,101 +546,9 @@ export class SponsorService {
     );
     hold.journaled ||= journaled;
   }
-
-  /**
-   * Waits for the watcher's confirmation. A fee-bump not included within REPLACE_AFTER_LEDGERS
-   * ledgers is replaced by one bidding 10x (stellar-core's replace-by-fee rule), as long as the
-   * reservation covers it; past that, `run.capped` says why it still waits.
-   */
-  private async confirm(
-    gw: Gateway,
-    job: Job,
-    signer: Signer,
-    watch: { promise: Promise<Confirmed | null> },
-    sentLedger: number,
-    run: Run,
-    cap: bigint,
-    hold: Hold,
-    id: string,
-    deadline: number,
-  ): Promise<Confirmed | null> {
-    let since = sentLedger;
-    for (;;) {
-      if (!job.feeBump || run.capped) return await watch.promise;
-      const waited = gw.watcher
-        .passed(since + REPLACE_AFTER_LEDGERS - 1, Math.max(1, deadline - Date.now()))
-        .then(() => undefined);
-      const c = await Promise.race([watch.promise, waited]);
-      if (c !== undefined || Date.now() >= deadline) return c ?? (await watch.promise);
-      const bid = run.rate * REPLACE_BY_FEE_MULTIPLIER;
-      if (bid > cap) {
-        run.capped = true;
-        continue;
-      }
-      const before = run.rate;
-      run.rate = bid;
-      const replacement = signer.envelope(bid);
-      await this.record(gw, job, hold, id, replacement, run);
-      const sent = await gw.send(replacement).catch(() => null);
-      since = sent?.latestLedger ?? gw.watcher.latestLedger;
-      if (sent?.status !== "PENDING" && sent?.status !== "DUPLICATE") {
-        // not taken: the queued one stands, and stays the one a resumed submission sends again
-        run.rate = before;
-        await this.record(gw, job, hold, id, signer.envelope(before), run);
-      }
-      this.deps.log.info(
-        {
-          network: gw.name,
-          innerHash: job.innerHash,
-          hash: run.hash,
-          rate: bid.toString(),
-          was: before.toString(),
-          status: sent?.status,
-        },
-        "fee-bump replaced by fee",
-      );
-    }
-  }
-
-  /**
-   * After an error for a submission that may have been applied: waits until the watcher has read
-   * the ledger the network judged against (or the inner hash is confirmed), then looks it up.
-   */
-  private async applied(
-    gw: Gateway,
-    job: Job,
-    inner: { promise: Promise<Confirmed | null> } | null,
-    run: Run,
-    judgedAt: number,
-    deadline: number,
-  ): Promise<Confirmed | null> {
-    const caughtUp = gw.watcher.passed(judgedAt, Math.max(1, deadline - Date.now())).then(() => null);
-    const c = await Promise.race(inner ? [inner.promise, caughtUp] : [caughtUp]);
-    if (c) return c;
-    try {
-      return await this.found(gw, job.innerHash, run.hash);
-    } catch {
-      // it may have been applied, and the network cannot say now: not known yet, rather than a guess
-      throw timedOut(run, this.deps.config.submissionTimeoutMs, "network_unavailable");
-    }
-  }
-
-  /** Waits for a queued wrapping of the inner transaction until the deadline: its outcome, or 504. */
-  private async awaitQueued(
-    gw: Gateway,
-    inner: { promise: Promise<Confirmed | null> } | null,
-    run: Run,
-    timeoutMs: number,
-    hold: Hold,
-    id: string,
-  ): Promise<Outcome> {
-    const c = inner ? await inner.promise : null;
-    if (!c) throw timedOut(run, timeoutMs);
-    return await this.settle(gw.name, id, c, hold);
-  }
 }
 
-/** Whether an envelope of this submission may still be in a queue: sent, not released, within the last QUEUE_LEDGERS ledgers. */
+/** Whether an envelope of this submission may still be queued: sent, not released, within QUEUE_LEDGERS ledgers. */
 function mayStillBeQueued(r: SubmissionRecord, latestLedger: number): boolean {
   return !r.outcome && !r.releasedAt && r.sentLedger !== null && latestLedger <= r.sentLedger + QUEUE_LEDGERS;
 }
@@ -736,19 +565,13 @@ function resumable(envelope: string, passphrase: string, innerHash: string): Fee
   }
 }
 
-/** Whether a failed send may still have reached the network (it timed out, or its answer was unusable). */
-function sendMayHaveLanded(e: unknown): boolean {
-  const reason = e instanceof RelayError ? e.details?.reason : undefined;
-  return reason === "timeout" || reason === "bad_answer";
-}
-
 /** 504: the relay cannot know the outcome yet; the client's retry (or recovery) finds it by the inner hash. */
-function timedOut(run: Run, timeoutMs: number, reason?: string): RelayError {
+function timedOut(hash: string, rate: bigint, timeoutMs: number, reason?: string): RelayError {
   const message =
     reason === "fee_cap_reached"
-      ? `not in a ledger within ${timeoutMs} ms; the fee bid reached its cap of ${run.rate} stroops per operation`
+      ? `not in a ledger within ${timeoutMs} ms; the fee bid reached its cap of ${rate} stroops per operation`
       : reason === "network_unavailable"
         ? "the network did not confirm receiving the transaction; retry to get its outcome"
         : `no confirmation within ${timeoutMs} ms`;
-  return new RelayError("SUBMISSION_TIMEOUT", message, { hash: run.hash, ...(reason ? { reason } : {}) });
+  return new RelayError("SUBMISSION_TIMEOUT", message, { hash, ...(reason ? { reason } : {}) });
 }

@@ -1,5 +1,5 @@
 /** Horizon's string names of transaction and operation result codes (stellar-horizon internal/codes). */
-import { OP_RESULT_FIELD, type OperationResultW, type TransactionResultW } from "./xdr.ts";
+import { OP_RESULT_FIELD, X, fromB64, type OperationResultW, type TransactionResultW } from "./xdr.ts";
 
 /** Transaction result codes by number. */
 export const TX_CODE_NAMES: Record<number, string> = {
@@ -120,4 +120,11 @@ export function resultCodes(r: TransactionResultW): {
   } else if (res.code === 0 || res.code === -1) ops = res.results;
   if (ops?.length) out.operations = ops.map(opCodeName);
   return out;
+}
+
+/** result_codes of the client's transaction: the inner code when the network wrapped it in tx_fee_bump_inner_failed. */
+export function clientResultCodes(resultXdr: string): { transaction: string; operations?: string[]; network: string } {
+  const codes = resultCodes(X.result.decode(fromB64(resultXdr)));
+  const transaction = codes.inner_transaction ?? codes.transaction;
+  return { transaction, ...(codes.operations ? { operations: codes.operations } : {}), network: codes.transaction };
 }

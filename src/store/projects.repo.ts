@@ -2,7 +2,7 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import { apiKeys, projects } from "./schema.ts";
 import type { Db } from "./db.ts";
-import type { PolicyOverrides } from "../relay/policy.ts";
+import type { PolicyOverrides } from "./policy-overrides.ts";
 
 export type ProjectStatus = "active" | "suspended";
 export type KeyEnvironment = "test" | "live";

@@ -1,0 +1,289 @@
+/**
+ * The one submit loop: every transaction the relay sends (a client's fee-bump, a func+auth
+ * transaction, the pool's own) is sent, watched and retried here, under one retry policy:
+ *
+ * - PENDING or DUPLICATE: wait for the ledger watcher. A fee-bump that waits `replaceAfterLedgers`
+ *   ledgers is replaced by one bidding `replaceMultiplier` times its rate, up to the cap.
+ * - TRY_AGAIN_LATER: back off and send again until `tryAgainLaterMs` has passed (a fee-bump is
+ *   wrapped anew one stroop higher: a dropped one is banned by its hash).
+ * - tx_insufficient_fee: double the rate, up to the cap.
+ * - tx_bad_seq: re-read the source's sequence number (`resync`), up to `badSeqRetries` times.
+ * - While anything of the submission may be queued or applied, an error from the network is not
+ *   believed by itself: once the watcher has read the ledger the network judged against, the
+ *   transaction is looked up; the network's record decides.
+ *
+ * It answers what the network did, or that it cannot be known yet; what that means for credits,
+ * channels and the client is the caller's business.
+ */
+import type { FeeBumpTransaction, Transaction } from "@stellar/stellar-sdk";
+import { RelayError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import { clientResultCodes } from "../stellar/result-codes.ts";
+import type { Gateway, Sent } from "./gateway.ts";
+import type { Confirmed } from "./ledger-watcher.ts";
+
+export interface RetryPolicy {
+  /** How long TRY_AGAIN_LATER is retried before the submission is given up as busy. */
+  tryAgainLaterMs: number;
+  /** Sequence number re-reads after tx_bad_seq. */
+  badSeqRetries: number;
+  /** Ledgers a fee-bump waits in the queue before it is replaced by fee. */
+  replaceAfterLedgers: number;
+  /** A replacement bids this many times the rate it replaces (stellar-core's FEE_MULTIPLIER). */
+  replaceMultiplier: bigint;
+}
+
+/**
+ * stellar-core drops a queued transaction after 4 ledgers, a replacement keeps the age of the one it
+ * replaces, and it is taken only when it bids 10x: hence 2 ledgers and 10x.
+ */
+export const RETRY_POLICY: RetryPolicy = {
+  tryAgainLaterMs: 2_000,
+  badSeqRetries: 3,
+  replaceAfterLedgers: 2,
+  replaceMultiplier: 10n,
+};
+
+/** One transaction to get into a ledger. */
+export interface Submission {
+  /**
+   * A fee-bump's inner hash: the submission is watched by it (any wrapping that lands answers),
+   * replaced by fee when it waits, and wrapped anew after TRY_AGAIN_LATER. Absent: the
+   * transaction is watched by its own hash.
+   */
+  innerHash?: string;
+  /** The first bid and the highest (stroops per operation). */
+  rate: bigint;
+  cap: bigint;
+  /** Give up waiting at this time (Date.now() ms): the answer is then `unknown`. */
+  deadline: number;
+  /** An earlier run of this submission may be queued or applied: errors are checked, not believed. */
+  resumed?: { hash: string; envelope?: Transaction | FeeBumpTransaction };
+  /** The envelope bidding `rate`. */
+  build(rate: bigint): Transaction | FeeBumpTransaction;
+  /** Runs before each envelope is sent (the caller writes its intent first). */
+  beforeSend(envelope: Transaction | FeeBumpTransaction, hash: string, rate: bigint): Promise<void>;
+  /** After tx_bad_seq: re-reads the source's sequence number (absent: tx_bad_seq is final). */
+  resync?(): Promise<void>;
+  /** The relay's own applied transaction with this inner or envelope hash, or null. */
+  lookup(hash: string): Promise<Confirmed | null>;
+}
+
+/** What became of a submission. `accepted`: the network took (or applied) an envelope of this run. */
+export type Submitted =
+  | { kind: "applied"; confirmed: Confirmed }
+  /** Refused, and nothing of it can be queued any more. */
+  | { kind: "rejected"; hash: string; resultXdr: string; accepted: boolean }
+  /** The deadline passed (or the network could not be asked) while something of it may still land. */
+  | {
+      kind: "unknown";
+      hash: string;
+      rate: bigint;
+      reason?: "fee_cap_reached" | "network_unavailable";
+      accepted: boolean;
+    }
+  /** TRY_AGAIN_LATER for longer than the policy allows, and nothing of it was ever taken. */
+  | { kind: "busy"; hash: string };
+
+type Watch = { promise: Promise<Confirmed | null>; cancel(): void };
+
+const TX_INSUFFICIENT_FEE = "tx_insufficient_fee";
+const TX_BAD_SEQ = "tx_bad_seq";
+const TX_TOO_LATE = "tx_too_late";
+const min = (a: bigint, b: bigint) => (a < b ? a : b);
+
+/** Whether a failed send may still have reached the network (no answer in time, or an unusable one). */
+function mayHaveLanded(e: unknown): boolean {
+  const reason = e instanceof RelayError ? e.details?.reason : undefined;
+  return reason === "timeout" || reason === "bad_answer";
+}
+
+export class Submitter {
+  constructor(
+    private readonly gw: Gateway,
+    private readonly log: Logger,
+    private readonly policy: RetryPolicy = RETRY_POLICY,
+  ) {}
+
+  /** Sends until the network decides, or the deadline passes. Throws when nothing of it can have been sent. */
+  async submit(s: Submission): Promise<Submitted> {
+    return new Run(this.gw, this.log, this.policy, s).go();
+  }
+}
+
+/** One submission's state: its bid, its last hash, and whether anything of it may be queued. */
+class Run {
+  private rate: bigint;
+  private hash: string;
+  private mayBeQueued: boolean;
+  private accepted = false;
+  private capped = false;
+  /** A fee-bump is watched once, by its inner hash: whichever of its wrappings lands answers. */
+  private readonly inner: Watch | null;
+
+  constructor(
+    private readonly gw: Gateway,
+    private readonly log: Logger,
+    private readonly policy: RetryPolicy,
+    private readonly s: Submission,
+  ) {
+    this.rate = min(s.rate, s.cap);
+    this.hash = s.resumed?.hash ?? "";
+    this.mayBeQueued = s.resumed !== undefined;
+    this.inner = s.innerHash ? gw.watcher.watch(s.innerHash, this.left()) : null;
+  }
+
+  private left(): number {
+    return Math.max(1, this.s.deadline - Date.now());
+  }
+
+  async go(): Promise<Submitted> {
+    try {
+      return await this.loop();
+    } finally {
+      this.inner?.cancel();
+    }
+  }
+
+  private async loop(): Promise<Submitted> {
+    const { gw, s, policy } = this;
+    const tryAgainUntil = Date.now() + policy.tryAgainLaterMs;
+    let next = s.resumed?.envelope;
+    for (let attempt = 0, badSeq = 0; ; attempt++) {
+      const envelope = next ?? s.build(this.rate);
+      next = undefined;
+      await this.beforeSend(envelope);
+      const watch = this.inner ?? gw.watcher.watch(this.hash, this.left());
+      let sent: Sent;
+      try {
+        sent = await gw.send(envelope);
+      } catch (e) {
+        if (!this.inner) watch.cancel();
+        if (this.mayBeQueued || mayHaveLanded(e)) return this.unknown("network_unavailable");
+        throw e;
+      }
+      if (sent.status === "PENDING" || sent.status === "DUPLICATE") {
+        this.mayBeQueued = true;
+        this.accepted = true;
+        const c = await this.confirm(watch, sent.latestLedger);
+        return c ? { kind: "applied", confirmed: c } : this.unknown(this.capped ? "fee_cap_reached" : undefined);
+      }
+      if (!this.inner) watch.cancel();
+      if (sent.status === "TRY_AGAIN_LATER") {
+        if (Date.now() + 250 > tryAgainUntil)
+          return this.mayBeQueued ? await this.queued() : { kind: "busy", hash: this.hash };
+        await Bun.sleep(Math.min(250 * 2 ** Math.min(attempt, 3), Math.max(0, tryAgainUntil - Date.now())));
+        // a fee-bump banned by its hash (dropped from a queue) is wrapped anew: one stroop more is another hash
+        if (this.inner && this.rate < s.cap) this.rate += 1n;
+        continue;
+      }
+      const resultXdr = sent.errorResultXdr!;
+      const codes = clientResultCodes(resultXdr);
+      if (this.mayBeQueued) {
+        // a wrapping may be queued or applied already: the network's record decides, not this error
+        const c = await this.applied(sent.latestLedger);
+        if (c === "unknown") return this.unknown("network_unavailable");
+        if (c) return { kind: "applied", confirmed: c };
+        // a queued wrapping refuses a replacement that does not bid 10x: wait for it
+        if (codes.network === TX_INSUFFICIENT_FEE && this.inner) return await this.queued();
+        // its sequence number is spent by another transaction, or its time bounds passed: nothing of it can be queued
+        if (codes.transaction === TX_BAD_SEQ || codes.transaction === TX_TOO_LATE) this.mayBeQueued = false;
+        if (this.inner) return this.rejected(resultXdr);
+      }
+      if (codes.network === TX_INSUFFICIENT_FEE && this.rate < s.cap) {
+        this.rate = min(this.rate * 2n, s.cap);
+        continue;
+      }
+      // the source's sequence number was stale (another transaction moved it): re-read it and retry
+      if (codes.network === TX_BAD_SEQ && s.resync && badSeq++ < policy.badSeqRetries) {
+        await s.resync();
+        continue;
+      }
+      return this.rejected(resultXdr);
+    }
+  }
+
+  private async beforeSend(envelope: Transaction | FeeBumpTransaction): Promise<void> {
+    this.hash = Buffer.from(envelope.hash()).toString("hex");
+    await this.s.beforeSend(envelope, this.hash, this.rate);
+  }
+
+  private unknown(reason?: "fee_cap_reached" | "network_unavailable"): Submitted {
+    return {
+      kind: "unknown",
+      hash: this.hash,
+      rate: this.rate,
+      accepted: this.accepted,
+      ...(reason ? { reason } : {}),
+    };
+  }
+
+  private rejected(resultXdr: string): Submitted {
+    return { kind: "rejected", hash: this.hash, resultXdr, accepted: this.accepted };
+  }
+
+  /**
+   * Waits for the watcher's confirmation. A fee-bump not included within `replaceAfterLedgers`
+   * ledgers is replaced by one bidding `replaceMultiplier` times as much, as long as the cap
+   * allows; past that, `capped` says why it still waits.
+   */
+  private async confirm(watch: Watch, sentLedger: number): Promise<Confirmed | null> {
+    const { gw, s, policy } = this;
+    let since = sentLedger;
+    for (;;) {
+      if (!this.inner || this.capped) return await watch.promise;
+      const waited = gw.watcher.passed(since + policy.replaceAfterLedgers - 1, this.left()).then(() => undefined);
+      const c = await Promise.race([watch.promise, waited]);
+      if (c !== undefined || Date.now() >= s.deadline) return c ?? (await watch.promise);
+      const bid = this.rate * policy.replaceMultiplier;
+      if (bid > s.cap) {
+        this.capped = true;
+        continue;
+      }
+      const before = this.rate;
+      this.rate = bid;
+      const replacement = s.build(bid);
+      await this.beforeSend(replacement);
+      const sent = await gw.send(replacement).catch(() => null);
+      since = sent?.latestLedger ?? gw.watcher.latestLedger;
+      if (sent?.status !== "PENDING" && sent?.status !== "DUPLICATE") {
+        // not taken: the queued one stands, and stays the one a resumed submission sends again
+        this.rate = before;
+        await this.beforeSend(s.build(before));
+      }
+      this.log.info(
+        {
+          network: gw.name,
+          innerHash: s.innerHash,
+          hash: this.hash,
+          rate: bid.toString(),
+          was: before.toString(),
+          status: sent?.status,
+        },
+        "fee-bump replaced by fee",
+      );
+    }
+  }
+
+  /**
+   * After an error for a submission that may have been applied: waits until the watcher has read
+   * the ledger the network judged against (or the inner hash is confirmed), then looks it up.
+   * "unknown" when the network cannot say now: not known yet, rather than a guess.
+   */
+  private async applied(judgedAt: number): Promise<Confirmed | null | "unknown"> {
+    const caughtUp = this.gw.watcher.passed(judgedAt, this.left()).then(() => null);
+    const c = await Promise.race(this.inner ? [this.inner.promise, caughtUp] : [caughtUp]);
+    if (c) return c;
+    try {
+      return await this.s.lookup(this.hash);
+    } catch {
+      return "unknown";
+    }
+  }
+
+  /** Waits for a queued wrapping until the deadline. */
+  private async queued(): Promise<Submitted> {
+    const c = this.inner ? await this.inner.promise : null;
+    return c ? { kind: "applied", confirmed: c } : this.unknown();
+  }
+}

@@ -1,0 +1,260 @@
+/**
+ * The channel-account pool of one network: loads the channels (keys sealed at rest, balances and
+ * sequence numbers from the network), hands out leases to sponsor requests (leases.ts) and keeps
+ * the pool at its target with the reconciler (reconciler.ts), every few seconds and on a change.
+ */
+import { Keypair } from "@stellar/stellar-sdk";
+import { createActor } from "xstate";
+import type { ChannelRef } from "../../../actors/pool.machine.ts";
+import { available, channelMachine } from "../../../actors/channel.machine.ts";
+import type { Logger } from "../../log.ts";
+import type { FeePercentile, Gateway, NetworkName } from "../../network/gateway.ts";
+import type { Submitter } from "../../network/submitter.ts";
+import type { ChannelsRepo } from "../../store/channels.repo.ts";
+import type { SecretBox } from "../secret-box.ts";
+import { AccountSync } from "./account-sync.ts";
+import { Channels } from "./channels.ts";
+import { type FeeLease, Leases, type OwnLease } from "./leases.ts";
+import { ACCOUNT_RESERVE, Reconciler } from "./reconciler.ts";
+
+export type { FeeLease, OwnLease } from "./leases.ts";
+
+const RECONCILE_EVERY_MS = 5_000;
+
+export interface PoolConfig {
+  /** The channel count of a new pool (the operator's target, once set, is kept in Postgres). */
+  channels: number;
+  startingBalance: bigint;
+  /** A channel whose balance falls under this is topped up to the starting balance. */
+  topUpThreshold: bigint;
+  /** How long a request waits for a channel that can pay before 503. */
+  waitMs: number;
+  feePercentile: FeePercentile;
+}
+
+export interface PoolDeps {
+  network: NetworkName;
+  gateway: Gateway;
+  submitter: Submitter;
+  funder: Keypair;
+  repo: ChannelsRepo;
+  box: SecretBox;
+  config: PoolConfig;
+  log: Logger;
+}
+
+export interface ChannelView {
+  publicKey: string;
+  state: string;
+  balance: string;
+  available: string;
+  sequence: string;
+  inFlight: { count: number; fees: string };
+}
+
+export interface PoolView {
+  network: NetworkName;
+  funder: { publicKey: string; balance: string };
+  target: number;
+  current: number;
+  channels: ChannelView[];
+  totals: {
+    count: number;
+    active: number;
+    creating: number;
+    draining: number;
+    balance: string;
+    inFlight: { count: number; fees: string };
+  };
+  lastError: string | null;
+}
+
+const sum = (xs: bigint[]) => xs.reduce((a, b) => a + b, 0n);
+
+export class ChannelPool {
+  readonly network: NetworkName;
+  private readonly channels: Channels;
+  private readonly sync: AccountSync;
+  private readonly leases: Leases;
+  private readonly reconciler: Reconciler;
+  private target = 0;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  stopped = false;
+  /** Loaded and reconciled once: it can take requests. */
+  ready = false;
+
+  constructor(private readonly deps: PoolDeps) {
+    this.network = deps.network;
+    this.channels = new Channels(deps.funder);
+    this.sync = new AccountSync(this.channels, deps.gateway, deps.log);
+    this.leases = new Leases(this.channels, this.sync, {
+      network: deps.network,
+      most: deps.config.startingBalance - ACCOUNT_RESERVE,
+      waitMs: deps.config.waitMs,
+      stopped: () => this.stopped,
+      upkeep: (pk) => {
+        const s = this.channels.channel(pk);
+        if (s && (s.value === "draining" || s.context.balance < deps.config.topUpThreshold)) void this.kick();
+      },
+    });
+    this.reconciler = new Reconciler({
+      ...deps,
+      channels: this.channels,
+      sync: this.sync,
+      target: () => this.target,
+      stopped: () => this.stopped,
+    });
+  }
+
+  get funder(): string {
+    return this.deps.funder.publicKey();
+  }
+
+  /** The last failure to start or reconcile, shown to operators. */
+  get lastError(): string | null {
+    return this.reconciler.lastError;
+  }
+
+  set lastError(message: string | null) {
+    this.reconciler.lastError = message;
+  }
+
+  /** Whether `address` (G...) is one of the relay's own accounts on this network. */
+  isRelayAccount(address: string): boolean {
+    return this.channels.isRelayAccount(address);
+  }
+
+  /** An account to simulate a func+auth transaction from: an active channel (the funder while there is none). */
+  simulationSource(): string {
+    const active = Object.entries(this.channels.refs()).find(([, r]) => r.getSnapshot().value === "active");
+    return active ? active[0] : this.funder;
+  }
+
+  assign(fee: bigint): Promise<FeeLease> {
+    return this.leases.assign(fee);
+  }
+
+  keep(publicKey: string, fee: bigint): FeeLease | null {
+    return this.leases.keep(publicKey, fee);
+  }
+
+  acquire(fee: bigint): Promise<OwnLease> {
+    return this.leases.acquire(fee);
+  }
+
+  kick(): Promise<void> {
+    return this.reconciler.kick();
+  }
+
+  /**
+   * Loads the pool from Postgres and the network (balances, sequence numbers), then reconciles
+   * once (creating the channels of a new pool) and every few seconds after.
+   */
+  async start(): Promise<void> {
+    const { repo, box, network, log } = this.deps;
+    const { channels } = this;
+    this.target = (await repo.target(network)) ?? this.deps.config.channels;
+    const rows = await repo.live(network);
+    for (const pk of await repo.merged(network)) channels.merged.add(pk);
+    for (const r of rows) {
+      try {
+        channels.keys.set(r.publicKey, Keypair.fromSecret(box.open(r.secret, `${network}:${r.publicKey}`)));
+      } catch {
+        throw new Error(
+          `the ${network} channel ${r.publicKey} cannot be decrypted: ` +
+            "CHANNEL_ENCRYPTION_KEY is not the key it was sealed with",
+        );
+      }
+    }
+    const accounts = await this.deps.gateway.accounts([this.funder, ...rows.map((r) => r.publicKey)]);
+    const funder = accounts.get(this.funder);
+    if (!funder)
+      throw new Error(`the ${network} funder account ${this.funder} does not exist on the network: fund it first`);
+    channels.funderActor = createActor(channelMachine, {
+      input: { publicKey: this.funder, ...funder, state: "active" },
+    }).start();
+    const missing = { creating: [] as string[], lost: [] as string[] };
+    for (const r of rows) {
+      const a = accounts.get(r.publicKey);
+      if (!a) {
+        (r.state === "creating" ? missing.creating : missing.lost).push(r.publicKey);
+        continue;
+      }
+      const state = r.state === "draining" ? "draining" : "active";
+      channels.pool.send({ type: "ADD", channel: { publicKey: r.publicKey, ...a, state } });
+      if (r.state === "creating") await repo.setState(network, [r.publicKey], "active");
+    }
+    if (missing.creating.length) await repo.remove(network, missing.creating);
+    if (missing.lost.length) {
+      log.warn({ network, channels: missing.lost }, "channel accounts no longer exist on the network: marked merged");
+      await repo.setState(network, missing.lost, "merged");
+    }
+    for (const pk of [...missing.creating, ...missing.lost]) channels.keys.delete(pk);
+    this.timer = setInterval(() => this.kick(), RECONCILE_EVERY_MS);
+    await this.kick();
+    this.ready = true;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.channels.notify();
+  }
+
+  /** Sets the channel count; the reconciler creates or retires channels to reach it. */
+  async resize(count: number): Promise<{ current: number; target: number }> {
+    await this.deps.repo.setTarget(this.network, count);
+    this.target = count;
+    void this.kick();
+    return { current: this.channels.liveCount(), target: count };
+  }
+
+  /** Retires one channel (drain, then merge into the funder); the target drops by one. */
+  async retire(publicKey: string): Promise<boolean> {
+    const s = this.channels.channel(publicKey);
+    if (!s || s.value === "draining") return false;
+    this.target = Math.max(0, this.target - 1);
+    await this.deps.repo.setTarget(this.network, this.target);
+    await this.reconciler.drain([publicKey]);
+    void this.kick();
+    return true;
+  }
+
+  list(): PoolView {
+    const channels = Object.entries(this.channels.refs()).map(([pk, ref]) => view(pk, ref));
+    const count = (state: string) => channels.filter((c) => c.state === state).length;
+    const funderBalance = this.channels.funderActor?.getSnapshot().context.balance ?? 0n;
+    return {
+      network: this.network,
+      funder: { publicKey: this.funder, balance: funderBalance.toString() },
+      target: this.target,
+      current: this.channels.liveCount(),
+      channels,
+      totals: {
+        count: channels.length,
+        active: count("active"),
+        creating: count("creating"),
+        draining: count("draining"),
+        balance: sum(channels.map((c) => BigInt(c.balance))).toString(),
+        inFlight: {
+          count: channels.reduce((a, c) => a + c.inFlight.count, 0),
+          fees: sum(channels.map((c) => BigInt(c.inFlight.fees))).toString(),
+        },
+      },
+      lastError: this.lastError,
+    };
+  }
+}
+
+function view(pk: string, ref: ChannelRef): ChannelView {
+  const s = ref.getSnapshot();
+  const holds = Object.values(s.context.holds);
+  return {
+    publicKey: pk,
+    state: String(s.value),
+    balance: s.context.balance.toString(),
+    available: (s.value === "creating" ? 0n : available(s.context)).toString(),
+    sequence: s.context.seq.toString(),
+    inFlight: { count: holds.length, fees: sum(holds).toString() },
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * Leases on channel accounts for sponsor requests: a fee-bump's fee source (`assign`: the channel
+ * that can best afford the fee), the channel that signed an earlier fee-bump (`keep`), or a
+ * channel's next sequence number for a transaction it is the source of (`acquire`). A request
+ * waits up to `waitMs` for a channel that can pay; each lease ends with what the network charged.
+ */
+import type { Keypair } from "@stellar/stellar-sdk";
+import type { PoolReply } from "../../../actors/pool.machine.ts";
+import type { ChannelEvent } from "../../../actors/channel.machine.ts";
+import { ask } from "../../../actors/ask.ts";
+import { unavailable } from "../../errors.ts";
+import type { NetworkName } from "../../network/gateway.ts";
+import type { AccountSync } from "./account-sync.ts";
+import type { Channels } from "./channels.ts";
+
+/** A fee-bump's fee source: end it with what the network charged (0 if the fee-bump reached no ledger). */
+export interface FeeLease {
+  keypair: Keypair;
+  end(charged: bigint): void;
+}
+
+/** A channel's next sequence number, for one transaction whose source is the channel. */
+export interface OwnLease {
+  keypair: Keypair;
+  seq: bigint;
+  /** After tx_bad_seq: re-reads the sequence number from the network and takes the next one. */
+  resync(): Promise<void>;
+  end(charged: bigint, consumed: boolean): void;
+}
+
+export interface LeaseOptions {
+  network: NetworkName;
+  /** The most a channel can pay (its starting balance less its reserve). */
+  most: bigint;
+  waitMs: number;
+  /** A lease ended on a channel that now needs upkeep (draining, or low). */
+  upkeep(pk: string): void;
+  stopped(): boolean;
+}
+
+export class Leases {
+  constructor(
+    private readonly channels: Channels,
+    private readonly sync: AccountSync,
+    private readonly opts: LeaseOptions,
+  ) {}
+
+  /** The fee source for a fee-bump of up to `fee` stroops: the channel that can best afford it. */
+  async assign(fee: bigint): Promise<FeeLease> {
+    const id = crypto.randomUUID();
+    const pk = await this.until(
+      fee,
+      async () => (await ask<PoolReply>(this.channels.pool, { type: "ASSIGN", id, fee })).publicKey,
+    );
+    return { keypair: this.channels.keys.get(pk)!, end: (charged) => this.end(pk, { type: "RELEASE", id, charged }) };
+  }
+
+  /** A lease on the channel that signed an earlier fee-bump (to send it again); null when that channel is gone. */
+  keep(publicKey: string, fee: bigint): FeeLease | null {
+    const keypair = this.channels.keys.get(publicKey);
+    if (!keypair || !this.channels.channel(publicKey)) return null;
+    const id = crypto.randomUUID();
+    this.end(publicKey, { type: "KEEP", id, fee });
+    return { keypair, end: (charged) => this.end(publicKey, { type: "RELEASE", id, charged }) };
+  }
+
+  /** A channel's next sequence number, for a transaction of fee up to `fee` with the channel as its source. */
+  async acquire(fee: bigint): Promise<OwnLease> {
+    const id = crypto.randomUUID();
+    let seq = 0n;
+    const pk = await this.until(fee, async () => {
+      const r = await ask<PoolReply>(this.channels.pool, { type: "ACQUIRE", id, fee });
+      if (r.publicKey) seq = r.seq!;
+      return r.publicKey;
+    });
+    let badSeq = 0;
+    const ref = this.channels.refs()[pk]!;
+    const lease: OwnLease = {
+      keypair: this.channels.keys.get(pk)!,
+      seq,
+      resync: async () => {
+        lease.seq = await this.sync.reseq(ref, id, badSeq++ > 0);
+      },
+      end: (charged, consumed) => this.end(pk, { type: "DONE", id, charged, consumed }),
+    };
+    return lease;
+  }
+
+  /** Tries `pick` until it finds a channel, waiting for changes in the pool up to `waitMs`. */
+  private async until(fee: bigint, pick: () => Promise<string | null>): Promise<string> {
+    const { network, most, waitMs } = this.opts;
+    if (fee > most)
+      throw unavailable(
+        `a fee of ${fee} stroops is more than a channel account holds (${most}); raise CHANNEL_STARTING_BALANCE`,
+        { network, fee: fee.toString(), reason: "fee_exceeds_channel_balance" },
+        2,
+      );
+    const deadline = Date.now() + waitMs;
+    for (;;) {
+      const pk = await pick();
+      if (pk) return pk;
+      if (this.opts.stopped() || Date.now() >= deadline) {
+        throw unavailable(
+          `no ${network} channel account can pay a fee of ${fee} stroops now`,
+          { network, fee: fee.toString(), reason: "no_channel_available" },
+          2,
+        );
+      }
+      await this.channels.changed(deadline - Date.now());
+    }
+  }
+
+  private end(pk: string, event: ChannelEvent): void {
+    this.channels.send(pk, event);
+    this.opts.upkeep(pk);
+  }
+}

@@ -1,0 +1,10 @@
+/** A project's policy overrides as stored (jsonb): the policy fields set, absent ones default. Stroops are decimal strings. */
+export interface PolicyOverrides {
+  requestsPerSecond?: number;
+  burst?: number;
+  maxFee?: string;
+  allowedOperations?: string[];
+  allowedContractIds?: string[];
+  maxOperations?: number;
+  dailySpendLimit?: string;
+}

@@ -1,0 +1,180 @@
+/**
+ * The submit loop's retry policy, against a scripted network: each test scripts what
+ * sendTransaction answers and when the watcher sees a ledger, and checks what the loop sent and
+ * what it concluded.
+ */
+import { expect, test } from "bun:test";
+import { Account, Keypair, Networks, Operation, TransactionBuilder, xdr, type Transaction } from "@stellar/stellar-sdk";
+import { createLogger } from "../src/log.ts";
+import type { Gateway, Sent } from "../src/network/gateway.ts";
+import type { Confirmed } from "../src/network/ledger-watcher.ts";
+import { RETRY_POLICY, Submitter, type Submission } from "../src/network/submitter.ts";
+import { RelayError } from "../src/errors.ts";
+
+const source = Keypair.random();
+const tx = (rate: bigint): Transaction => {
+  const t = new TransactionBuilder(new Account(source.publicKey(), "1"), {
+    fee: rate.toString(),
+    networkPassphrase: Networks.TESTNET,
+  })
+    .addOperation(Operation.bumpSequence({ bumpTo: "0" }))
+    .setTimeout(0)
+    .build();
+  t.sign(source);
+  return t;
+};
+const hashOf = (t: Transaction) => Buffer.from(t.hash()).toString("hex");
+
+const errorResult = (code: "txBadSeq" | "txInsufficientFee" | "txTooLate") =>
+  new xdr.TransactionResult({
+    feeCharged: xdr.Int64.fromString("0"),
+    result: xdr.TransactionResultResult[code](),
+    ext: xdr.TransactionResultExt.v0(),
+  }).toXDR("base64");
+
+const confirmed = (hash: string): Confirmed => ({
+  hash,
+  innerHash: null,
+  successful: true,
+  ledger: 9,
+  resultXdr: "",
+  feeCharged: 100n,
+});
+
+/**
+ * A scripted network: `answers` are sendTransaction's answers in turn (a function may throw);
+ * `landed` makes a sent hash confirmed (at once) when it returns true.
+ */
+function network(answers: (Sent | (() => Sent))[], landed: (hash: string) => boolean = () => false) {
+  const sent: { hash: string; fee: string }[] = [];
+  let ledger = 10;
+  const gw = {
+    name: "testnet",
+    watcher: {
+      get latestLedger() {
+        return ledger;
+      },
+      watch: (hash: string, timeoutMs: number) => {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const promise = new Promise<Confirmed | null>((resolve) => {
+          const poll = () => {
+            if (sent.some((s) => s.hash === hash) && landed(hash)) resolve(confirmed(hash));
+            else timer = setTimeout(poll, 5);
+          };
+          poll();
+          setTimeout(() => resolve(null), timeoutMs);
+        });
+        return { promise, cancel: () => clearTimeout(timer) };
+      },
+      // every wait for a ledger sees it close at once
+      passed: async (l: number) => {
+        ledger = Math.max(ledger, l);
+        return true;
+      },
+    },
+    send: async (t: Transaction) => {
+      sent.push({ hash: hashOf(t), fee: t.fee });
+      const a = answers.shift() ?? { status: "PENDING", hash: "", latestLedger: ledger, latestLedgerCloseTime: "0" };
+      return typeof a === "function" ? a() : a;
+    },
+  };
+  return { gw: gw as unknown as Gateway, sent };
+}
+
+const answer = (status: Sent["status"], errorResultXdr?: string): Sent =>
+  ({ status, hash: "", latestLedger: 10, latestLedgerCloseTime: "0", errorResultXdr }) as Sent;
+
+const submission = (over: Partial<Submission> = {}): Submission => ({
+  rate: 100n,
+  cap: 1000n,
+  deadline: Date.now() + 2_000,
+  build: tx,
+  beforeSend: async () => {},
+  lookup: async () => null,
+  ...over,
+});
+const submitter = (gw: Gateway, policy = {}) =>
+  new Submitter(gw, createLogger("silent"), { ...RETRY_POLICY, tryAgainLaterMs: 300, ...policy });
+
+test("PENDING, then the ledger: applied, and each envelope was recorded before it was sent", async () => {
+  const { gw, sent } = network([answer("PENDING")], () => true);
+  const recorded: string[] = [];
+  const r = await submitter(gw).submit(submission({ beforeSend: async (_e, hash) => void recorded.push(hash) }));
+  expect(r.kind).toBe("applied");
+  expect(recorded).toEqual(sent.map((s) => s.hash));
+});
+
+test("tx_insufficient_fee doubles the bid up to the cap, then the rejection stands", async () => {
+  const { gw, sent } = network(Array.from({ length: 6 }, () => answer("ERROR", errorResult("txInsufficientFee"))));
+  const r = await submitter(gw).submit(submission({ rate: 100n, cap: 500n }));
+  expect(sent.map((s) => s.fee)).toEqual(["100", "200", "400", "500"]);
+  expect(r).toMatchObject({ kind: "rejected", accepted: false });
+});
+
+test("tx_bad_seq re-reads the sequence number up to badSeqRetries times", async () => {
+  const { gw, sent } = network(Array.from({ length: 9 }, () => answer("ERROR", errorResult("txBadSeq"))));
+  let resyncs = 0;
+  const r = await submitter(gw).submit(submission({ resync: async () => void resyncs++ }));
+  expect([resyncs, sent.length, r.kind]).toEqual([
+    RETRY_POLICY.badSeqRetries,
+    RETRY_POLICY.badSeqRetries + 1,
+    "rejected",
+  ]);
+});
+
+test("TRY_AGAIN_LATER is retried until tryAgainLaterMs, then busy when nothing was taken", async () => {
+  const { gw, sent } = network(Array.from({ length: 20 }, () => answer("TRY_AGAIN_LATER")));
+  const r = await submitter(gw, { tryAgainLaterMs: 600 }).submit(submission());
+  expect(r.kind).toBe("busy");
+  expect(sent.length).toBeGreaterThan(1);
+});
+
+test("a fee-bump waiting too long is replaced by a 10x bid; at the cap it waits, and says so", async () => {
+  const { gw, sent } = network([]);
+  const r = await submitter(gw).submit(
+    submission({ innerHash: "aa".repeat(32), rate: 100n, cap: 5000n, deadline: Date.now() + 300 }),
+  );
+  expect(sent.map((s) => s.fee)).toEqual(["100", "1000"]);
+  expect(r).toMatchObject({ kind: "unknown", reason: "fee_cap_reached", rate: 1000n, accepted: true });
+});
+
+test("after a resumed run, an error is checked against the network: found is applied", async () => {
+  const { gw } = network([answer("ERROR", errorResult("txBadSeq"))]);
+  const found = confirmed("bb".repeat(32));
+  const r = await submitter(gw).submit(
+    submission({ resumed: { hash: "cc".repeat(32) }, lookup: async () => found, resync: async () => {} }),
+  );
+  expect(r).toEqual({ kind: "applied", confirmed: found });
+});
+
+test("after a resumed run, tx_too_late with nothing found: nothing can be queued, the rejection stands", async () => {
+  const { gw, sent } = network([answer("ERROR", errorResult("txTooLate"))]);
+  const r = await submitter(gw).submit(submission({ resumed: { hash: "cc".repeat(32) } }));
+  expect([r.kind, sent.length]).toEqual(["rejected", 1]);
+});
+
+test("a lookup the network cannot answer after a resumed run: unknown, not a guess", async () => {
+  const { gw } = network([answer("ERROR", errorResult("txBadSeq"))]);
+  const r = await submitter(gw).submit(
+    submission({
+      resumed: { hash: "cc".repeat(32) },
+      lookup: async () => {
+        throw new Error("down");
+      },
+    }),
+  );
+  expect(r).toMatchObject({ kind: "unknown", reason: "network_unavailable" });
+});
+
+test("a send that may have reached the network is unknown; one refused outright throws", async () => {
+  const timeout = () => {
+    throw new RelayError("NETWORK_UNAVAILABLE", "t", { reason: "timeout" });
+  };
+  const refused = () => {
+    throw new RelayError("NETWORK_UNAVAILABLE", "r", { reason: "unreachable" });
+  };
+  const a = network([timeout]);
+  expect(await submitter(a.gw).submit(submission())).toMatchObject({ kind: "unknown", reason: "network_unavailable" });
+  const b = network([refused]);
+  await expect(submitter(b.gw).submit(submission())).rejects.toThrow("r");
+});
