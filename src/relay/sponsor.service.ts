@@ -18,8 +18,9 @@ import type { Confirmed } from "../network/ledger-watcher.ts";
 import type { Outcome, SettledCredits, SubmissionRecord, SubmissionStore } from "../store/types.ts";
 import type { Logger } from "../log.ts";
 import { decodeTransaction } from "./decode.ts";
-import { BASE_FEE, buildFeeBump, innerRate } from "./fee-bump.ts";
+import { BASE_FEE, innerRate } from "./fee-bump.ts";
 import { decodeOperation, type DecodedOperation } from "./invoke.ts";
+import { feeBumpJob, jobFee, operationJob, type Job, type Sender } from "./jobs.ts";
 import type { FeePlan, FeePlanner } from "./fee-plan.ts";
 import { describeEvents } from "./simulate.service.ts";
 import type { ChannelPool, FeeLease } from "./pool/channel-pool.ts";
@@ -50,7 +51,7 @@ export interface SponsorDeps {
 }
 
 /** One request's reservation, settled exactly once. */
-interface Hold {
+interface Reservation {
   id: string;
   payer: Payer;
   credits: boolean;
@@ -59,44 +60,10 @@ interface Hold {
   done: boolean;
 }
 
-/** The account that pays and signs one submission (a fee source, or the source of an own transaction). */
-interface Signer {
-  /** A resumed submission's envelope, sent again exactly as before (so it joins itself in the queue), and its rate. */
-  resumed?: { envelope: FeeBumpTransaction; rate: bigint };
-  /** A fee-bump's fee source lease (kept past a 504 while the fee-bump may still be queued). */
-  lease?: FeeLease;
-  envelope(rate: bigint): Transaction | FeeBumpTransaction;
-  /** After tx_bad_seq, for an own transaction: re-read the sequence number. */
-  badSeq?(): Promise<void>;
-  end(charged: bigint, consumed: boolean): void;
-}
-
-/** What one request submits: its dedup hash, its fee shape and how its signer is leased. */
-interface Job {
-  /** The inner transaction's hash, or the operation's (func+auth mode). */
-  innerHash: string;
-  /**
-   * A fee-bump of a client's transaction: watched by its inner hash (any wrapping of it that lands
-   * answers), replaced by fee when it waits too long, resumed by sending its last envelope again.
-   */
-  feeBump: boolean;
-  /** Operations the inclusion fee is bid for (a fee-bump counts one more than its inner transaction). */
-  feeOps: bigint;
-  resourceFee: bigint;
-  /**
-   * `resume`: the envelope an earlier run of this submission sent last (base64), if any; `parked`:
-   * that run's fee source lease, still held (in this process) because its fee-bump may be queued.
-   */
-  signer(pool: ChannelPool, maxFee: bigint, resume: string | null, parked: FeeLease | null): Promise<Signer>;
-}
-
-const jobFee = (job: Job, rate: bigint) => rate * job.feeOps + job.resourceFee;
 /** Ledgers after which no envelope sent before can be in any queue (dropped after 4, banned for 10). */
 const QUEUE_LEDGERS = 12;
 /** Submissions recovery looks at in one pass. */
 const RECOVERY_BATCH = 100;
-/** Ledger time bounds of a transaction the relay builds (func+auth mode). */
-const OWN_TX_TIMEOUT_SECONDS = 300;
 
 const max = (...xs: bigint[]) => xs.reduce((a, b) => (a > b ? a : b));
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
@@ -129,32 +96,12 @@ export class SponsorService {
 
   /** Sponsors a client transaction for `payer`; resolves with the outcome to answer (200 body or an error). */
   async sponsor(transaction: string, network: NetworkName, payer: Payer): Promise<Outcome> {
-    let hold: { hold: Hold; plan: FeePlan } | undefined;
+    let reservation: { reservation: Reservation; plan: FeePlan } | undefined;
     try {
       const gw = this.gateway(network);
       const d = decodeTransaction(transaction, gw.passphrase, { signatures: true, sorobanData: true });
-      const feeOps = BigInt(d.operations + 1);
-      const job: Job = {
-        innerHash: d.innerHash,
-        feeBump: true,
-        feeOps,
-        resourceFee: d.resourceFee,
-        signer: async (pool, maxFee, resume, parked) => {
-          const before = resume ? resumable(resume, gw.passphrase, d.innerHash) : null;
-          const lease = parked ?? ((before && pool.keep(before.feeSource, maxFee)) || (await pool.assign(maxFee)));
-          const resumed =
-            before && before.feeSource === lease.keypair.publicKey()
-              ? { envelope: before, rate: (BigInt(before.fee) - d.resourceFee) / feeOps }
-              : undefined;
-          return {
-            resumed,
-            lease,
-            envelope: (rate) => buildFeeBump(d, lease.keypair, rate, gw.passphrase),
-            end: (charged) => lease.end(charged),
-          };
-        },
-      };
-      hold = await this.reserve(
+      const job = feeBumpJob(d, gw.passphrase);
+      reservation = await this.reserve(
         gw,
         job,
         payer,
@@ -163,11 +110,11 @@ export class SponsorService {
         d.operationTypes,
         d.contractIds,
       );
-      return this.observed(network, await this.dedup(gw, job, hold));
+      return this.observed(network, await this.dedup(gw, job, reservation));
     } catch (e) {
       return this.observed(network, outcomeOf(e));
     } finally {
-      if (hold) this.finish(hold.hold, { released: 0n, charged: 0n });
+      if (reservation) this.endReservation(reservation.reservation, { released: 0n, charged: 0n });
     }
   }
 
@@ -177,7 +124,7 @@ export class SponsorService {
    * checked), reserves the fee, assembles, signs and submits.
    */
   async sponsorOperation(operation: string, network: NetworkName, payer: Payer): Promise<Outcome> {
-    let hold: { hold: Hold; plan: FeePlan } | undefined;
+    let reservation: { reservation: Reservation; plan: FeePlan } | undefined;
     try {
       const gw = this.gateway(network);
       const pool = this.pool(network);
@@ -200,37 +147,13 @@ export class SponsorService {
         );
       }
       const sim = await this.simulateOperation(gw, pool, op);
-      const job: Job = {
-        innerHash: op.hash,
-        feeBump: false,
-        feeOps: 1n,
-        resourceFee: sim.resourceFee,
-        signer: async (p, maxFee) => {
-          const lease = await p.acquire(maxFee);
-          return {
-            envelope: (rate) => {
-              const tx = new TransactionBuilder(new Account(lease.keypair.publicKey(), (lease.seq - 1n).toString()), {
-                fee: rate.toString(),
-                networkPassphrase: gw.passphrase,
-                sorobanData: sim.transactionData, // build() adds the resource fee
-              })
-                .addOperation(op.operation)
-                .setTimeout(OWN_TX_TIMEOUT_SECONDS)
-                .build();
-              tx.sign(lease.keypair);
-              return tx;
-            },
-            badSeq: () => lease.resync(),
-            end: (charged, consumed) => lease.end(charged, consumed),
-          };
-        },
-      };
-      hold = await this.reserve(gw, job, payer, BASE_FEE, true, ["invokeHostFunction"], op.contractIds);
-      return this.observed(network, await this.dedup(gw, job, hold));
+      const job = operationJob(op, sim, gw.passphrase);
+      reservation = await this.reserve(gw, job, payer, BASE_FEE, true, ["invokeHostFunction"], op.contractIds);
+      return this.observed(network, await this.dedup(gw, job, reservation));
     } catch (e) {
       return this.observed(network, outcomeOf(e));
     } finally {
-      if (hold) this.finish(hold.hold, { released: 0n, charged: 0n });
+      if (reservation) this.endReservation(reservation.reservation, { released: 0n, charged: 0n });
     }
   }
 
@@ -330,7 +253,7 @@ export class SponsorService {
     soroban: boolean,
     operationTypes: string[],
     contractIds: (string | null)[],
-  ): Promise<{ hold: Hold; plan: FeePlan }> {
+  ): Promise<{ reservation: Reservation; plan: FeePlan }> {
     const plan = await this.plan(gw, floor, soroban);
     const credits = gw.name === CREDIT_NETWORK && payer.projectId !== null;
     const id = crypto.randomUUID();
@@ -340,15 +263,15 @@ export class SponsorService {
       minFee: jobFee(job, plan.floor),
       maxFee: jobFee(job, max(plan.rate, this.deps.config.maxFeeRate)), // bids rise under surge up to MAX_FEE_RATE
     });
-    return { hold: { id, payer, credits, grant, journaled: false, done: false }, plan };
+    return { reservation: { id, payer, credits, grant, journaled: false, done: false }, plan };
   }
 
   /** One run per inner hash at a time: a concurrent request for the same one gets its outcome. */
-  private async dedup(gw: Gateway, job: Job, h: { hold: Hold; plan: FeePlan }): Promise<Outcome> {
+  private async dedup(gw: Gateway, job: Job, h: { reservation: Reservation; plan: FeePlan }): Promise<Outcome> {
     const key = `${gw.name}:${job.innerHash}`;
     const running = this.inflight.get(key);
-    if (running) return await running; // another request pays for it; this one's hold is released by the caller
-    const run = this.once(gw, job, h.plan, h.hold).finally(() => this.inflight.delete(key));
+    if (running) return await running; // another request pays for it; this one's reservation is released by the caller
+    const run = this.once(gw, job, h.plan, h.reservation).finally(() => this.inflight.delete(key));
     this.inflight.set(key, run);
     return await run;
   }
@@ -358,38 +281,38 @@ export class SponsorService {
     return this.deps.fees.plan(gw, floor, soroban);
   }
 
-  /** Ends a hold once: the journal's release and charge (for a credit hold) or the fee paid (for the daily spend). */
-  private finish(hold: Hold, s: SettledCredits): void {
-    if (hold.done) return;
-    hold.done = true;
-    hold.payer.settle(hold.id, { ...s, journaled: hold.journaled });
+  /** Ends a reservation once: the journal's release and charge (credits) or the fee paid (for the daily spend). */
+  private endReservation(reservation: Reservation, s: SettledCredits): void {
+    if (reservation.done) return;
+    reservation.done = true;
+    reservation.payer.settle(reservation.id, { ...s, journaled: reservation.journaled });
   }
 
   /**
    * One submission per inner hash: reuse a recorded outcome, settle one the network applied, or
    * submit (a recorded intent resumes: its last envelope is sent again first).
    */
-  private async once(gw: Gateway, job: Job, plan: FeePlan, hold: Hold): Promise<Outcome> {
+  private async once(gw: Gateway, job: Job, plan: FeePlan, reservation: Reservation): Promise<Outcome> {
     const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
     const answered = finalOutcome(prior);
     if (answered) return answered;
     if (prior) {
       // an earlier run (with no outcome, or one that does not stand) may have been applied since
-      const outcome = await this.resolved(gw, prior, hold);
+      const outcome = await this.resolved(gw, prior, reservation);
       if (outcome) return outcome;
     }
     const id = prior?.id ?? crypto.randomUUID();
     // its last envelope may still be queued: it is sent again first, and errors are checked against the network
     const resume = prior && !prior.outcome && !prior.releasedAt ? prior : null;
     try {
-      return await this.submit(gw, job, plan, hold, id, resume);
+      return await this.submit(gw, job, plan, reservation, id, resume);
     } catch (e) {
       const o = outcomeOf(e);
       // retryable errors are not final: the intent stays for a retry or recovery (the reservation stays journaled)
       if (o.kind === "success" || !isRetryable(o.error.code))
         this.applySettlement(
           gw.name,
-          hold,
+          reservation,
           await this.deps.submissions.recordOutcome(id, o, null, gw.name === CREDIT_NETWORK),
           0n,
         );
@@ -398,9 +321,9 @@ export class SponsorService {
   }
 
   /** The outcome of a recorded submission the network applied (recorded and settled now), or null. */
-  private async resolved(gw: Gateway, r: SubmissionRecord, hold?: Hold): Promise<Outcome | null> {
+  private async resolved(gw: Gateway, r: SubmissionRecord, reservation?: Reservation): Promise<Outcome | null> {
     const found = await this.found(gw, r.innerHash, r.hash);
-    return found ? this.settle(gw.name, r.id, found, hold) : null;
+    return found ? this.settle(gw.name, r.id, found, reservation) : null;
   }
 
   /**
@@ -412,8 +335,8 @@ export class SponsorService {
     return f && this.deps.pools[gw.name]?.isRelayAccount(f.feeSource) ? f : null;
   }
 
-  /** Records the network's verdict and settles its project's credits (this request's hold, if any). */
-  private async settle(network: NetworkName, id: string, c: Confirmed, hold?: Hold): Promise<Outcome> {
+  /** Records the network's verdict and settles its project's credits (this request's reservation, if any). */
+  private async settle(network: NetworkName, id: string, c: Confirmed, reservation?: Reservation): Promise<Outcome> {
     const outcome: Outcome = c.successful
       ? {
           kind: "success",
@@ -424,7 +347,7 @@ export class SponsorService {
     this.deps.metrics?.feePaid(network, c.feeCharged);
     this.applySettlement(
       network,
-      hold,
+      reservation,
       await this.deps.submissions.recordOutcome(id, outcome, c.feeCharged, network === CREDIT_NETWORK),
       c.feeCharged,
     );
@@ -433,14 +356,22 @@ export class SponsorService {
 
   /**
    * Gives the journal's settlement to the project it belongs to (the submission's, whose
-   * reservation was outstanding): this request's hold, or another project's actor when this
-   * request (or recovery) resumed that project's submission (this request's own hold is then dropped).
+   * reservation was outstanding): this request's reservation, or another project's actor when this
+   * request (or recovery) resumed that project's submission (this request's own reservation is then dropped).
    */
-  private applySettlement(network: NetworkName, hold: Hold | undefined, s: SettledCredits, feeCharged: bigint): void {
+  private applySettlement(
+    network: NetworkName,
+    reservation: Reservation | undefined,
+    s: SettledCredits,
+    feeCharged: bigint,
+  ): void {
     const owner = s.projectId ?? null;
-    if (hold && network !== CREDIT_NETWORK)
-      this.finish(hold, { released: 0n, charged: owner === hold.payer.projectId ? feeCharged : 0n });
-    else if (hold && owner === hold.payer.projectId) this.finish(hold, s);
+    if (reservation && network !== CREDIT_NETWORK)
+      this.endReservation(reservation, {
+        released: 0n,
+        charged: owner === reservation.payer.projectId ? feeCharged : 0n,
+      });
+    else if (reservation && owner === reservation.payer.projectId) this.endReservation(reservation, s);
     else if (owner && network === CREDIT_NETWORK) this.deps.settleProject(owner, s);
   }
 
@@ -453,18 +384,18 @@ export class SponsorService {
     gw: Gateway,
     job: Job,
     plan: FeePlan,
-    hold: Hold,
+    reservation: Reservation,
     id: string,
     resume: SubmissionRecord | null,
   ): Promise<Outcome> {
     const { config } = this.deps;
     // the highest bid the reservation covers
-    const cap = (hold.grant - job.resourceFee) / job.feeOps;
+    const cap = (reservation.grant - job.resourceFee) / job.feeOps;
     const parked = this.parked.get(id) ?? null;
     this.parked.delete(id);
-    let signer: Signer;
+    let sender: Sender;
     try {
-      signer = await job.signer(
+      sender = await job.sender(
         this.pool(gw.name),
         jobFee(job, cap),
         job.feeBump ? (resume?.envelope ?? null) : null,
@@ -480,13 +411,13 @@ export class SponsorService {
     try {
       const r = await this.submitter(gw.name).submit({
         innerHash: job.feeBump ? job.innerHash : undefined,
-        rate: signer.resumed?.rate ?? min(plan.rate, cap),
+        rate: sender.resumed?.rate ?? min(plan.rate, cap),
         cap,
         deadline: Date.now() + config.submissionTimeoutMs,
-        resumed: resume ? { hash: resume.hash, envelope: signer.resumed?.envelope } : undefined,
-        build: (rate) => signer.envelope(rate),
-        beforeSend: (envelope, hash, rate) => this.record(gw, job, hold, id, envelope, hash, rate),
-        resync: signer.badSeq,
+        resumed: resume ? { hash: resume.hash, envelope: sender.resumed?.envelope } : undefined,
+        build: (rate) => sender.envelope(rate),
+        beforeSend: (envelope, hash, rate) => this.record(gw, job, reservation, id, envelope, hash, rate),
+        resync: sender.badSeq,
         lookup: (hash) => this.found(gw, job.innerHash, hash),
       });
       // after a timeout it may still be included: its fee room and sequence number stay counted
@@ -494,7 +425,7 @@ export class SponsorService {
       switch (r.kind) {
         case "applied":
           charged = r.confirmed.feeCharged;
-          return await this.settle(gw.name, id, r.confirmed, hold);
+          return await this.settle(gw.name, id, r.confirmed, reservation);
         case "rejected":
           throw submissionFailed(r.hash, r.resultXdr);
         case "unknown":
@@ -502,15 +433,15 @@ export class SponsorService {
           throw timedOut(r.hash, r.rate, config.submissionTimeoutMs, r.reason);
         case "busy":
           // the network accepted none of this request's attempts: its reservation is given back now
-          if (hold.journaled) this.finish(hold, await this.deps.submissions.release(id));
+          if (reservation.journaled) this.endReservation(reservation, await this.deps.submissions.release(id));
           throw unavailable("the network asked to try again later", { hash: r.hash }, 5);
         default:
           return r satisfies never;
       }
     } finally {
       // a fee-bump answered 504 may still be queued: its channel keeps the hold until the submission is resolved
-      if (unresolved && signer.lease) this.park(id, signer.lease);
-      else signer.end(charged, consumed);
+      if (unresolved && sender.lease) this.park(id, sender.lease);
+      else sender.end(charged, consumed);
     }
   }
 
@@ -524,7 +455,7 @@ export class SponsorService {
   private async record(
     gw: Gateway,
     job: Job,
-    hold: Hold,
+    reservation: Reservation,
     id: string,
     envelope: Transaction | FeeBumpTransaction,
     hash: string,
@@ -536,33 +467,21 @@ export class SponsorService {
         network: gw.name,
         innerHash: job.innerHash,
         hash,
-        caller: hold.payer.scope,
-        projectId: hold.payer.projectId,
+        caller: reservation.payer.scope,
+        projectId: reservation.payer.projectId,
         maxFee: jobFee(job, rate),
         envelope: envelope.toEnvelope().toXDR("base64"),
         sentLedger: gw.watcher.latestLedger,
       },
-      hold.credits ? hold.grant : 0n,
+      reservation.credits ? reservation.grant : 0n,
     );
-    hold.journaled ||= journaled;
+    reservation.journaled ||= journaled;
   }
 }
 
 /** Whether an envelope of this submission may still be queued: sent, not released, within QUEUE_LEDGERS ledgers. */
 function mayStillBeQueued(r: SubmissionRecord, latestLedger: number): boolean {
   return !r.outcome && !r.releasedAt && r.sentLedger !== null && latestLedger <= r.sentLedger + QUEUE_LEDGERS;
-}
-
-/** A stored envelope of this inner transaction that the relay can send again (a fee-bump), or null. */
-function resumable(envelope: string, passphrase: string, innerHash: string): FeeBumpTransaction | null {
-  try {
-    const tx = TransactionBuilder.fromXDR(envelope, passphrase);
-    return "innerTransaction" in tx && Buffer.from(tx.innerTransaction.hash()).toString("hex") === innerHash
-      ? tx
-      : null;
-  } catch {
-    return null;
-  }
 }
 
 /** 504: the relay cannot know the outcome yet; the client's retry (or recovery) finds it by the inner hash. */

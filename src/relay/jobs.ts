@@ -1,0 +1,117 @@
+/**
+ * What a sponsor request submits (a job): a client's transaction wrapped in a fee-bump, or a
+ * func+auth transaction built around a client's operation. A job says how it is watched, how its
+ * fee is shaped, and which channel account sends it: a fee source lease for a fee-bump (the one
+ * that signed an earlier run, to send that envelope again), a channel's sequence number otherwise.
+ */
+import { Account, TransactionBuilder, type FeeBumpTransaction, type Transaction } from "@stellar/stellar-sdk";
+import type { DecodedTx } from "./decode.ts";
+import { buildFeeBump } from "./fee-bump.ts";
+import type { DecodedOperation } from "./invoke.ts";
+import type { ChannelPool, FeeLease } from "./pool/channel-pool.ts";
+
+/** The channel account that sends one submission: a fee-bump's fee source, or an own transaction's source. */
+export interface Sender {
+  /** A resumed submission's envelope, sent again exactly as before (so it joins itself in the queue), and its rate. */
+  resumed?: { envelope: FeeBumpTransaction; rate: bigint };
+  /** A fee-bump's fee source lease (kept past a 504 while the fee-bump may still be queued). */
+  lease?: FeeLease;
+  envelope(rate: bigint): Transaction | FeeBumpTransaction;
+  /** After tx_bad_seq, for an own transaction: re-read the sequence number. */
+  badSeq?(): Promise<void>;
+  end(charged: bigint, consumed: boolean): void;
+}
+
+export interface Job {
+  /** The inner transaction's hash, or the operation's (func+auth mode): one submission per hash. */
+  innerHash: string;
+  /**
+   * A fee-bump of a client's transaction: watched by its inner hash (any wrapping of it that lands
+   * answers), replaced by fee when it waits too long, resumed by sending its last envelope again.
+   */
+  feeBump: boolean;
+  /** Operations the inclusion fee is bid for (a fee-bump counts one more than its inner transaction). */
+  feeOps: bigint;
+  resourceFee: bigint;
+  /**
+   * `resume`: the envelope an earlier run of this submission sent last (base64), if any; `parked`:
+   * that run's fee source lease, still held (in this process) because its fee-bump may be queued.
+   */
+  sender(pool: ChannelPool, maxFee: bigint, resume: string | null, parked: FeeLease | null): Promise<Sender>;
+}
+
+/** Ledger time bounds of a transaction the relay builds (func+auth mode). */
+const OWN_TX_TIMEOUT_SECONDS = 300;
+
+export const jobFee = (job: Job, rate: bigint) => rate * job.feeOps + job.resourceFee;
+
+/** A client's transaction, wrapped in a fee-bump whose fee source is a channel account. */
+export function feeBumpJob(d: DecodedTx, passphrase: string): Job {
+  const feeOps = BigInt(d.operations + 1);
+  return {
+    innerHash: d.innerHash,
+    feeBump: true,
+    feeOps,
+    resourceFee: d.resourceFee,
+    sender: async (pool, maxFee, resume, parked) => {
+      const before = resume ? resumable(resume, passphrase, d.innerHash) : null;
+      const lease = parked ?? ((before && pool.keep(before.feeSource, maxFee)) || (await pool.assign(maxFee)));
+      const resumed =
+        before && before.feeSource === lease.keypair.publicKey()
+          ? { envelope: before, rate: (BigInt(before.fee) - d.resourceFee) / feeOps }
+          : undefined;
+      return {
+        resumed,
+        lease,
+        envelope: (rate) => buildFeeBump(d, lease.keypair, rate, passphrase),
+        end: (charged) => lease.end(charged),
+      };
+    },
+  };
+}
+
+/** A client's invokeHostFunction operation in a transaction whose source is a channel account. */
+export function operationJob(
+  op: DecodedOperation,
+  sim: { resourceFee: bigint; transactionData: string },
+  passphrase: string,
+): Job {
+  return {
+    innerHash: op.hash,
+    feeBump: false,
+    feeOps: 1n,
+    resourceFee: sim.resourceFee,
+    sender: async (pool, maxFee) => {
+      const lease = await pool.acquire(maxFee);
+      return {
+        envelope: (rate) => {
+          const source = new Account(lease.keypair.publicKey(), (lease.seq - 1n).toString());
+          const tx = new TransactionBuilder(source, {
+            fee: rate.toString(),
+            networkPassphrase: passphrase,
+            sorobanData: sim.transactionData, // build() adds the resource fee
+          })
+            .addOperation(op.operation)
+            .setTimeout(OWN_TX_TIMEOUT_SECONDS)
+            .build();
+          tx.sign(lease.keypair);
+          return tx;
+        },
+        badSeq: () => lease.resync(),
+        end: (charged, consumed) => lease.end(charged, consumed),
+      };
+    },
+  };
+}
+
+/** A stored envelope of this inner transaction that the relay can send again (a fee-bump), or null. */
+function resumable(envelope: string, passphrase: string, innerHash: string): FeeBumpTransaction | null {
+  try {
+    const tx = TransactionBuilder.fromXDR(envelope, passphrase);
+    return "innerTransaction" in tx && Buffer.from(tx.innerTransaction.hash()).toString("hex") === innerHash
+      ? tx
+      : null;
+  } catch {
+    return null;
+  }
+}
