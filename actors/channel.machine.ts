@@ -47,7 +47,10 @@ export type ChannelEvent =
   | { type: "KEEP"; id: string; fee: bigint }
   /** A fee-bump's end: what the network charged (0 when it never reached a ledger). */
   | { type: "RELEASE"; id: string; charged: bigint }
-  /** Run an own transaction of fee up to `fee`: the reply carries the sequence number to use. `internal`: the relay's own upkeep (a merge), allowed while draining. */
+  /**
+   * Run an own transaction of fee up to `fee`: the reply carries the sequence number to use.
+   * `internal`: the relay's own upkeep (a merge), allowed while draining.
+   */
   | { type: "TAKE"; id: string; fee: bigint; internal?: boolean }
   /** The own transaction's end: `consumed` when it reached a ledger (its sequence number is spent). */
   | { type: "DONE"; id: string; charged: bigint; consumed: boolean }

@@ -31,7 +31,10 @@ import type { Logger } from "./log.ts";
 
 const PUBLIC_PASSPHRASES: Record<NetworkName, string> = { testnet: Networks.TESTNET, mainnet: Networks.PUBLIC };
 
-/** The embedded network's funder account: derived from its passphrase (local lumens only, like the root account; the seed string predates the pool, so existing localnet data stays valid). */
+/**
+ * The embedded network's funder account: derived from its passphrase (local lumens only, like the
+ * root account; the seed string predates the pool, so existing localnet data stays valid).
+ */
 export const localFunder = (passphrase: string): Keypair =>
   Keypair.fromRawEd25519Seed(
     new Uint8Array(
@@ -235,7 +238,8 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
       });
       await gw.start().catch((e) => {
         throw new Error(
-          `cannot read the ${name} network's passphrase from ${upstream[name]}: set ${name.toUpperCase()}_PASSPHRASE or make it reachable (${e instanceof Error ? e.message : e})`,
+          `cannot read the ${name} network's passphrase from ${upstream[name]}: ` +
+            `set ${name.toUpperCase()}_PASSPHRASE or make it reachable (${e instanceof Error ? e.message : e})`,
         );
       });
       gateways[name] = gw;

@@ -89,32 +89,44 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
   });
   private readonly rateLimitedTotal = new Counter({
     name: "relay_rate_limited_total",
-    help: "Requests refused with 429 RATE_LIMIT_EXCEEDED, by whose bucket was empty: a project's (scope=project) or a client IP's (scope=anonymous: the anonymous relay, and unknown API keys).",
+    help:
+      "Requests refused with 429 RATE_LIMIT_EXCEEDED, by whose bucket was empty: a project's " +
+      "(scope=project) or a client IP's (scope=anonymous: the anonymous relay, and unknown API keys).",
     labelNames: ["scope"] as const,
     registers: [this.registry],
   });
   private readonly sponsorOutcomes = new Counter({
     name: "relay_sponsor_outcomes_total",
-    help: 'Sponsor requests the sponsor service answered (after authentication and the rate limit; idempotent replays not counted), by network, outcome ("success" or the error code) and tx_result (the client transaction\'s result code when the network judged it, else "none").',
+    help:
+      "Sponsor requests the sponsor service answered (after authentication and the rate limit; idempotent " +
+      'replays not counted), by network, outcome ("success" or the error code) and tx_result (the client ' +
+      'transaction\'s result code when the network judged it, else "none").',
     labelNames: ["network", "outcome", "tx_result"] as const,
     registers: [this.registry],
   });
   private readonly feesPaid = new Counter({
     name: "relay_fees_paid_stroops_total",
-    help: "Fees the network charged the relay's channel accounts for sponsored transactions (successful or failed), in stroops, by network. Channel creation and top-ups are not counted.",
+    help:
+      "Fees the network charged the relay's channel accounts for sponsored transactions (successful or " +
+      "failed), in stroops, by network. Channel creation and top-ups are not counted.",
     labelNames: ["network"] as const,
     registers: [this.registry],
   });
   private readonly confirmations = new Histogram({
     name: "relay_confirmation_delay_seconds",
-    help: "Time from a ledger's close time, as the network reports it (createdAt, whole seconds, so up to 1 s more than the true delay), to the ledger watcher finding a waited-for transaction in that ledger, by network.",
+    help:
+      "Time from a ledger's close time, as the network reports it (createdAt, whole seconds, so up to 1 s " +
+      "more than the true delay), to the ledger watcher finding a waited-for transaction in that ledger, " +
+      "by network.",
     labelNames: ["network"] as const,
     buckets: CONFIRMATION_BUCKETS,
     registers: [this.registry],
   });
   private readonly dbDuration = new Histogram({
     name: "relay_db_statement_duration_seconds",
-    help: "Duration of database statements as the relay sees them (waiting for a connection or PGlite's lock included), by statement kind (select, insert, update, delete, with, other).",
+    help:
+      "Duration of database statements as the relay sees them (waiting for a connection or PGlite's lock " +
+      "included), by statement kind (select, insert, update, delete, with, other).",
     labelNames: ["statement"] as const,
     buckets: DB_BUCKETS,
     registers: [this.registry],

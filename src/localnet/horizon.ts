@@ -69,7 +69,9 @@ function failed(envelopeXdr: string, resultXdr: string, codes: ReturnType<typeof
     400,
     "transaction_failed",
     "Transaction Failed",
-    "The transaction failed when submitted to the stellar network. The `extras.result_codes` field on this response contains further details.  Descriptions of each code can be found at: https://developers.stellar.org/api/errors/http-status-codes/horizon-specific/transaction-failed/",
+    "The transaction failed when submitted to the stellar network. The `extras.result_codes` field on " +
+      "this response contains further details.  Descriptions of each code can be found at: " +
+      "https://developers.stellar.org/api/errors/http-status-codes/horizon-specific/transaction-failed/",
     { envelope_xdr: envelopeXdr, result_xdr: resultXdr, result_codes: codes },
   );
 }
@@ -95,7 +97,9 @@ const malformed = (tx: string) =>
     400,
     "transaction_malformed",
     "Transaction Malformed",
-    "Horizon could not decode the transaction envelope in this request. A transaction should be an XDR TransactionEnvelope struct encoded using base64.  The envelope read from this request is echoed in the `extras.envelope_xdr` field of this response for your convenience.",
+    "Horizon could not decode the transaction envelope in this request. A transaction should be an XDR " +
+      "TransactionEnvelope struct encoded using base64.  The envelope read from this request is echoed in " +
+      "the `extras.envelope_xdr` field of this response for your convenience.",
     { envelope_xdr: tx },
   );
 
@@ -151,7 +155,9 @@ export class Horizon {
         504,
         "transaction_submission_timeout",
         "Transaction Submission Timeout",
-        "Your transaction submission request has timed out. This does not necessarily mean the submission has failed. Before resubmitting, please use the transaction hash provided in `extras.hash` to poll the GET /transactions endpoint for sometime and check if it was included in a ledger.",
+        "Your transaction submission request has timed out. This does not necessarily mean the submission " +
+          "has failed. Before resubmitting, please use the transaction hash provided in `extras.hash` to poll " +
+          "the GET /transactions endpoint for sometime and check if it was included in a ledger.",
         { hash: r.hash, envelope_xdr: tx },
       );
     }
@@ -185,7 +191,8 @@ export class Horizon {
         404,
         "not_found",
         "Resource Missing",
-        "The resource at the url requested was not found.  This usually occurs for one of two reasons:  The url requested is not valid, or no data in our database could be found with the parameters provided.",
+        "The resource at the url requested was not found.  This usually occurs for one of two reasons:  The " +
+          "url requested is not valid, or no data in our database could be found with the parameters provided.",
       );
     const ledger = this.net.ledgers.find((l) => l.sequence === a.lastModified);
     return {

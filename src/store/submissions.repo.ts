@@ -87,7 +87,8 @@ export class SubmissionsRepo implements SubmissionStore {
       entries as (
         select upd.project_id, 'release' as kind, -j.net as amount, upd.hash from upd, j where upd.project_id is not null and j.net < 0
         union all
-        select upd.project_id, 'charge', ${-fee}::bigint, upd.hash from upd, j where upd.project_id is not null and j.reserves > 0 and j.charges = 0 and ${fee}::bigint > 0),
+        select upd.project_id, 'charge', ${-fee}::bigint, upd.hash from upd, j
+        where upd.project_id is not null and j.reserves > 0 and j.charges = 0 and ${fee}::bigint > 0),
       ins as (insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
         select project_id, kind, amount, ${id}, hash from entries
         on conflict (submission_id) where kind = 'charge' do nothing returning kind, amount)

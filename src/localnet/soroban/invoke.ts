@@ -5,7 +5,9 @@ import { type Host, HostError, SCE, SCEC, sym } from "./host.ts";
 import { builtinContracts, instanceKey, TEST_CONTRACT_ID, type BuiltinContract } from "./contracts.ts";
 import { INSTRUCTIONS } from "./contracts.ts";
 
-export const NO_WASM_MESSAGE = `localnet does not run WASM: uploading or deploying contracts is not supported; use the built-in contracts (the native asset contract, or the test contract ${TEST_CONTRACT_ID})`;
+export const NO_WASM_MESSAGE =
+  "localnet does not run WASM: uploading or deploying contracts is not supported; " +
+  `use the built-in contracts (the native asset contract, or the test contract ${TEST_CONTRACT_ID})`;
 
 const cache = new Map<string, Map<string, BuiltinContract>>();
 function contractsFor(passphrase: string): Map<string, BuiltinContract> {
