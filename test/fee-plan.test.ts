@@ -2,7 +2,7 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { planFee } from "../src/relay/fee-plan.ts";
-import { BASE_FEE } from "../src/relay/fee-bump.ts";
+import { BASE_FEE } from "../src/stellar/protocol.ts";
 
 const stroops = fc.bigInt({ min: 0n, max: 10n ** 12n });
 

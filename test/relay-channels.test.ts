@@ -29,34 +29,11 @@ import { ChannelPool } from "../src/relay/pool/channel-pool.ts";
 import { ChannelsRepo } from "../src/store/channels.repo.ts";
 import { SecretBox } from "../src/relay/secret-box.ts";
 import { channels } from "../src/store/schema.ts";
+import type { PoolView } from "../src/models.ts";
 import type { TxRecord } from "../src/localnet/history.ts";
 import { startTestRelay, TEST_ADMIN_TOKEN, type TestRelay } from "./support/relay.ts";
 
 type Res = { status: number; headers: Headers; body: any };
-interface ChannelView {
-  publicKey: string;
-  state: string;
-  balance: string;
-  available: string;
-  sequence: string;
-  inFlight: { count: number; fees: string };
-}
-interface PoolView {
-  network: string;
-  funder: { publicKey: string; balance: string };
-  target: number;
-  current: number;
-  channels: ChannelView[];
-  totals: {
-    count: number;
-    active: number;
-    creating: number;
-    draining: number;
-    balance: string;
-    inFlight: { count: number; fees: string };
-  };
-  lastError: string | null;
-}
 
 /** The default CHANNEL_STARTING_BALANCE: 10 XLM. */
 const STARTING = 100_000_000n;

@@ -3,50 +3,11 @@ import { Elysia, t } from "elysia";
 import { CloneType } from "@sinclair/typebox";
 import { errorResponses } from "./schemas.ts";
 import { adminSecurity } from "./openapi.ts";
-import { PolicyPatch as PolicyPatchSchema, PolicyView } from "../relay/policy.ts";
+import { PolicyPatch as PolicyPatchSchema } from "../relay/policy.ts";
+import { CreatedKeyView, CreditBalance, CreditJournal, KeyView, ProjectView } from "../models.ts";
 import type { ProjectsService } from "../relay/projects.service.ts";
 
-const Project = t.Object(
-  {
-    id: t.String(),
-    name: t.String(),
-    status: t.Union([t.Literal("active"), t.Literal("suspended")]),
-    creditBalance: t.String({ description: "Stroops available (the journal's sum)" }),
-    creditReserved: t.String({ description: "Stroops held by transactions in flight" }),
-    policy: CloneType(PolicyView, {
-      $id: "Policy",
-      description: "The effective policy: the defaults and the project's overrides",
-    }),
-    createdAt: t.String(),
-    updatedAt: t.String(),
-  },
-  { $id: "Project" },
-);
 const PolicyPatch = CloneType(PolicyPatchSchema, { $id: "PolicyPatch" });
-const Key = t.Object(
-  {
-    id: t.String(),
-    prefix: t.String(),
-    environment: t.Union([t.Literal("test"), t.Literal("live")]),
-    label: t.Union([t.String(), t.Null()]),
-    createdAt: t.String(),
-    revokedAt: t.Union([t.String(), t.Null()]),
-  },
-  { $id: "ApiKey" },
-);
-const Entry = t.Object(
-  {
-    id: t.String(),
-    kind: t.String(),
-    amount: t.String({ description: "stroops, signed" }),
-    submissionId: t.Union([t.String(), t.Null()]),
-    txHash: t.Union([t.String(), t.Null()]),
-    reference: t.Union([t.String(), t.Null()]),
-    reason: t.Union([t.String(), t.Null()]),
-    createdAt: t.String(),
-  },
-  { $id: "CreditEntry" },
-);
 const name = t.String({ minLength: 1, maxLength: 200 });
 const params = t.Object({ id: t.String() });
 /** Any admin route: bad input (400), no or a wrong token (401), an unknown project or key (404), a bug (500). */
@@ -66,17 +27,17 @@ export function adminRoutes(deps: { projects: ProjectsService }) {
       },
       {
         body: t.Object({ name, policy: t.Optional(PolicyPatch) }, { additionalProperties: false }),
-        response: { 201: Project, ...bodyErrors },
+        response: { 201: ProjectView, ...bodyErrors },
         detail: detail("Create a project"),
       },
     )
     .get("/projects", async () => ({ projects: await p.list() }), {
-      response: { 200: t.Object({ projects: t.Array(Project) }), ...errors },
+      response: { 200: t.Object({ projects: t.Array(ProjectView) }), ...errors },
       detail: detail("List projects"),
     })
     .get("/projects/:id", ({ params }) => p.get(params.id), {
       params,
-      response: { 200: Project, ...errors },
+      response: { 200: ProjectView, ...errors },
       detail: detail("A project with its balance and effective policy"),
     })
     .patch("/projects/:id", ({ params, body }) => p.update(params.id, body), {
@@ -89,7 +50,7 @@ export function adminRoutes(deps: { projects: ProjectsService }) {
         },
         { additionalProperties: false },
       ),
-      response: { 200: Project, ...bodyErrors },
+      response: { 200: ProjectView, ...bodyErrors },
       detail: detail("Rename, change policy fields (null: back to the default) or suspend a project"),
     })
     .post(
@@ -109,9 +70,7 @@ export function adminRoutes(deps: { projects: ProjectsService }) {
           { additionalProperties: false },
         ),
         response: {
-          201: t.Composite([Key, t.Object({ key: t.String({ description: "The key itself: shown this once" }) })], {
-            $id: "CreatedApiKey",
-          }),
+          201: CreatedKeyView,
           ...bodyErrors,
         },
         detail: detail("Create an API key (sr_test_ for testnet, sr_live_ for mainnet); the key is shown once"),
@@ -119,12 +78,12 @@ export function adminRoutes(deps: { projects: ProjectsService }) {
     )
     .get("/projects/:id/keys", async ({ params }) => ({ keys: await p.listKeys(params.id) }), {
       params,
-      response: { 200: t.Object({ keys: t.Array(Key) }), ...errors },
+      response: { 200: t.Object({ keys: t.Array(KeyView) }), ...errors },
       detail: detail("List a project's keys (no secrets)"),
     })
     .delete("/projects/:id/keys/:keyId", ({ params }) => p.revokeKey(params.id, params.keyId), {
       params: t.Object({ id: t.String(), keyId: t.String() }),
-      response: { 200: Key, ...errors },
+      response: { 200: KeyView, ...errors },
       detail: detail("Revoke a key (at once)"),
     })
     .post(
@@ -144,7 +103,7 @@ export function adminRoutes(deps: { projects: ProjectsService }) {
           },
           { additionalProperties: false },
         ),
-        response: { 200: t.Object({ creditBalance: t.String() }), ...bodyErrors, ...errorResponses(402) },
+        response: { 200: CreditBalance, ...bodyErrors, ...errorResponses(402) },
         detail: detail("Top up (or adjust) a project's credits"),
       },
     )
@@ -158,10 +117,7 @@ export function adminRoutes(deps: { projects: ProjectsService }) {
           limit: t.Optional(t.Integer({ minimum: 1, maximum: 500 })),
           cursor: t.Optional(t.String({ pattern: "^[0-9]{1,18}$" })),
         }),
-        response: {
-          200: t.Object({ entries: t.Array(Entry), nextCursor: t.Union([t.String(), t.Null()]) }),
-          ...errors,
-        },
+        response: { 200: CreditJournal, ...errors },
         detail: detail("The credit journal, newest first"),
       },
     );

@@ -18,18 +18,24 @@ import { ProjectsService, type Principal } from "../relay/projects.service.ts";
 import type { NetworkName } from "../network/gateway.ts";
 import type { ProjectActor, ProjectActors } from "../relay/project-actors.ts";
 
-const principals = new WeakMap<Request, Principal>();
-
-/** The principal the auth plugin resolved for a /v1 request. */
-export function principalOf(request: Request): Principal {
-  const p = principals.get(request);
-  if (!p) throw new Error("no principal: the auth plugin did not run for this route");
-  return p;
+/** What the auth plugin's onRequest puts on the context of a /v1 request (not the admin API's): its caller. */
+export interface CallerContext {
+  principal: Principal;
 }
 
+/**
+ * The caller on a /v1 route's context, typed: `.use(callerContext)`, then `({ principal })`. The auth plugin's
+ * onRequest resolved it (before the body is parsed: refused bodies take a rate-limit token too) and put it on the
+ * request's context, the object the handler receives; this only exposes it.
+ */
+export const callerContext = new Elysia({ name: "caller-context" }).resolve({ as: "scoped" }, (context) => {
+  const { principal } = context as typeof context & Partial<CallerContext>;
+  if (!principal) throw new Error("no principal: the auth plugin did not run for this route");
+  return { principal };
+});
+
 /** The network of a simulate or estimate request: the one named, else the caller's (checked against its key). */
-export function callerNetwork(request: Request, requested: NetworkName | undefined): NetworkName {
-  const principal = principalOf(request);
+export function callerNetwork(principal: Principal, requested: NetworkName | undefined): NetworkName {
   const network = requested ?? ProjectsService.defaultNetwork(principal);
   ProjectsService.checkNetwork(principal, network);
   return network;
@@ -57,7 +63,8 @@ export function authPlugin(deps: {
     }
     if (!admitted.ok) throw admitted.error;
   };
-  return new Elysia({ name: "auth" }).onRequest(async ({ request, server, set }) => {
+  return new Elysia({ name: "auth" }).onRequest(async (context) => {
+    const { request, server, set } = context;
     const url = request.url;
     const path = url.slice(url.indexOf("/", url.indexOf("//") + 2)).split("?", 1)[0]!;
     if (!path.startsWith("/v1/")) return;
@@ -75,7 +82,7 @@ export function authPlugin(deps: {
     if (apiKey !== null && !deps.projects.isKnownKey(apiKey))
       await take(await deps.actors.anonymousFor(ip), set.headers);
     const principal = await deps.projects.authenticate(apiKey, ip);
-    principals.set(request, principal);
+    (context as typeof context & CallerContext).principal = principal;
     await take(principal.actor, set.headers);
   });
 }

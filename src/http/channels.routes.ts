@@ -5,42 +5,10 @@ import { errorResponses } from "./schemas.ts";
 import { adminSecurity } from "./openapi.ts";
 import { RelayError } from "../errors.ts";
 import type { ChannelPool } from "../relay/pool/channel-pool.ts";
+import { PoolView } from "../models.ts";
 import type { NetworkName } from "../network/gateway.ts";
 
 const network = t.Union([t.Literal("testnet"), t.Literal("mainnet")], { error: "network must be testnet or mainnet" });
-const stroops = t.String({ description: "stroops" });
-const Channel = t.Object(
-  {
-    publicKey: t.String(),
-    state: t.String({ description: "creating, active or draining" }),
-    balance: stroops,
-    available: t.String({ description: "stroops it can still pay: balance less its reserve and the fees in flight" }),
-    sequence: t.String(),
-    inFlight: t.Object({ count: t.Number(), fees: stroops }),
-  },
-  { $id: "Channel" },
-);
-const Pool = t.Object(
-  {
-    network: t.String(),
-    funder: t.Object({ publicKey: t.String(), balance: stroops }),
-    target: t.Number({ description: "the channel count asked for" }),
-    current: t.Number({ description: "channels creating or active (draining ones excluded)" }),
-    channels: t.Array(Channel),
-    totals: t.Object({
-      count: t.Number(),
-      active: t.Number(),
-      creating: t.Number(),
-      draining: t.Number(),
-      balance: stroops,
-      inFlight: t.Object({ count: t.Number(), fees: stroops }),
-    }),
-    lastError: t.Union([t.String(), t.Null()], {
-      description: "the last failure of the pool's upkeep (creating, merging, topping up), until it succeeds",
-    }),
-  },
-  { $id: "ChannelPool" },
-);
 /** Any channel route: bad input (400), no or a wrong token (401), a bug (500), no pool for the network (503). */
 const errors = errorResponses(400, 401, 500, 503);
 const detail = (summary: string) => ({ summary, tags: ["admin"], security: adminSecurity });
@@ -72,7 +40,7 @@ export function channelRoutes(deps: {
   return new Elysia({ name: "channels.routes", prefix: "/v1/admin" })
     .get("/channels", ({ query }) => pool(query.network).list(), {
       query: t.Object({ network }),
-      response: { 200: Pool, ...errors },
+      response: { 200: PoolView, ...errors },
       detail: detail("A network's channel accounts: state, balance, fees in flight, and totals"),
     })
     .put(

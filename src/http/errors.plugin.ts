@@ -11,20 +11,44 @@ import { RelayError } from "../errors.ts";
 import { ERROR_STATUS, HttpError, envelope, errorHeaders } from "./errors.ts";
 import type { Logger } from "../log.ts";
 
-const ids = new WeakMap<Request, string>();
-const started = new WeakMap<Request, number>();
-const notes = new WeakMap<Request, Record<string, unknown>>();
+/**
+ * What the errors plugin's onRequest puts on each request's context. Elysia hands that same object to every later
+ * hook, to the handler, to onError and to onAfterResponse (also when an earlier hook threw or no route matched), so
+ * nothing is kept beside the request. Routes read it through `requestContext`; hooks through `WithRequestContext`.
+ */
+export interface RequestContext {
+  /** The client's `X-Request-Id` when it is a sane one, else a new UUID: in the answer's header, its envelope, its logs. */
+  requestId: string;
+  /** performance.now() when the request arrived (the access log's and the request metrics' duration). */
+  startedAt: number;
+  /** Fields routes add to the request's access log line (`annotate`). */
+  logFields: Record<string, unknown>;
+}
 
-/** The request id of a request: the client's `X-Request-Id` when it is a sane one, else a new UUID. */
-export const requestIdOf = (request: Request): string => ids.get(request) ?? "";
+/**
+ * A hook's context as it carries the request context (unset before the errors plugin's onRequest ran). A cast, never
+ * a call taking the context: Elysia's sucrose reads hooks' source, and a context passed to a function makes it
+ * prepare everything (query, headers, cookies) for every request.
+ */
+export type WithRequestContext<C> = C & Partial<RequestContext>;
 
 /** A client's own request id is kept (and echoed) when it is 1 to 128 of these characters. */
 export const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
-/** Adds fields to the request's access log line (never secrets: project, network, hash, result code). */
-export function annotate(request: Request, fields: Record<string, unknown>): void {
-  notes.set(request, { ...notes.get(request), ...fields });
-}
+/**
+ * The request context on a route's context, typed: `.use(requestContext)`, then `({ requestId, annotate })`.
+ * The errors plugin's onRequest set it; this only exposes it.
+ */
+export const requestContext = new Elysia({ name: "request-context" }).resolve({ as: "scoped" }, (context) => {
+  const { requestId = "", logFields } = context as WithRequestContext<typeof context>;
+  return {
+    requestId,
+    /** Adds fields to the request's access log line (never secrets: project, network, hash, result code). */
+    annotate: (fields: Record<string, unknown>): void => {
+      if (logFields) Object.assign(logFields, fields);
+    },
+  };
+});
 
 function fromValidation(e: ValidationError): RelayError {
   const first = e.all[0] as { path?: string; message?: string; summary?: string } | undefined;
@@ -65,24 +89,28 @@ const pathOf = (request: Request) => new URL(request.url).pathname;
 export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number }) {
   const headersFor = (request: Request) => securityHeaders(pathOf(request), opts.hstsMaxAge ?? 0);
   return new Elysia({ name: "errors" })
-    .onRequest(({ request, set }) => {
+    .onRequest((context) => {
+      const { request, set } = context;
       const own = request.headers.get("x-request-id");
       const id = own !== null && CLIENT_REQUEST_ID.test(own) ? own : crypto.randomUUID();
-      ids.set(request, id);
-      started.set(request, performance.now());
+      const state = context as typeof context & RequestContext;
+      state.requestId = id;
+      state.startedAt = performance.now();
+      state.logFields = {};
       set.headers["x-request-id"] = id;
       Object.assign(set.headers, headersFor(request));
     })
-    .onAfterResponse({ as: "global" }, ({ request, route, set, params }) => {
-      const t0 = started.get(request);
+    .onAfterResponse({ as: "global" }, (context) => {
+      const { request, route, set, params } = context;
+      const { requestId = "", startedAt, logFields } = context as WithRequestContext<typeof context>;
       const path = route || new URL(request.url).pathname;
       const line = {
-        requestId: requestIdOf(request),
+        requestId,
         method: request.method,
         route: path,
         status: set.status ?? 200,
-        durationMs: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 100) / 100,
-        ...notes.get(request),
+        durationMs: startedAt === undefined ? undefined : Math.round((performance.now() - startedAt) * 100) / 100,
+        ...logFields,
       };
       // the embedded networks' own traffic (the relay's watchers poll them) is debug-level
       opts.log[path.startsWith("/localnet/") ? "debug" : "info"](line, "request");
@@ -90,7 +118,9 @@ export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number }) {
       if (path.startsWith("/v1/admin") && request.method !== "GET")
         opts.log.info({ ...line, audit: true, params }, "admin change");
     })
-    .onError({ as: "global" }, ({ code, error, request, set }) => {
+    .onError({ as: "global" }, (context) => {
+      const { code, error, request, set } = context;
+      const { requestId = "" } = context as WithRequestContext<typeof context>;
       let e: RelayError;
       if (error instanceof RelayError) e = error;
       else if (error instanceof ValidationError) e = fromValidation(error);
@@ -101,15 +131,14 @@ export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number }) {
       else if (code === "NOT_FOUND")
         e = new RelayError("NOT_FOUND", `no route for ${request.method} ${pathOf(request)}`);
       else {
-        opts.log.error({ requestId: requestIdOf(request), err: safeError(error) }, "unexpected error");
+        opts.log.error({ requestId, err: safeError(error) }, "unexpected error");
         e = new RelayError("INTERNAL_ERROR", "internal error");
       }
       set.status = ERROR_STATUS[e.code];
-      const id = requestIdOf(request);
-      set.headers["x-request-id"] = id;
+      set.headers["x-request-id"] = requestId;
       Object.assign(set.headers, headersFor(request), errorHeaders(e));
       if (e instanceof HttpError) for (const [k, v] of Object.entries(e.headers)) set.headers[k.toLowerCase()] = v;
-      return envelope(e, id);
+      return envelope(e, requestId);
     });
 }
 

@@ -4,7 +4,8 @@
  * - `/metrics` needs no API key and takes no rate-limit token (the auth plugin only handles /v1);
  *   with METRICS_TOKEN set it needs `Authorization: Bearer <METRICS_TOKEN>` (compared in constant
  *   time), else 401; unset, it is open (keep the port private, or set the token).
- * - Every answered request is counted and timed by method, route and status. The route is Elysia's
+ * - Every answered request is counted and timed by method, route and status, from its arrival (the
+ *   time the errors plugin's onRequest, the app's first hook, puts on its context). The route is Elysia's
  *   route pattern (`/v1/admin/projects/:id`), never the raw path. A request refused before routing
  *   (401 or 429 from the auth plugin, 413) is matched against the app's route patterns; a path no
  *   route has is `unmatched`. CORS preflights are answered before any hook and not counted.
@@ -13,7 +14,8 @@
 import { timingSafeEqual } from "node:crypto";
 import { Elysia, StatusMap } from "elysia";
 import { HttpError } from "./errors.ts";
-import { principalOf } from "./auth.plugin.ts";
+import type { CallerContext } from "./auth.plugin.ts";
+import type { WithRequestContext } from "./errors.plugin.ts";
 import type { RelayMetrics, MetricSources } from "../metrics.ts";
 
 export interface MetricsPluginOptions {
@@ -60,7 +62,6 @@ export function metricsPlugin(opts: MetricsPluginOptions) {
   const { metrics } = opts;
   metrics.bind(opts.sources);
   const expected = opts.token ? digest(opts.token) : null;
-  const started = new WeakMap<Request, number>();
   let matcher: { count: number; match: ReturnType<typeof routeMatcher> } | null = null;
   const routeOf = (method: string, url: string): string => {
     const routes = opts.routes();
@@ -68,28 +69,20 @@ export function metricsPlugin(opts: MetricsPluginOptions) {
     return matcher.match(method, pathOf(url)) ?? "unmatched";
   };
   return new Elysia({ name: "metrics" })
-    .onRequest(({ request }) => {
-      started.set(request, performance.now());
-    })
     .onAfterResponse({ as: "global" }, (ctx) => {
       const { request, route, set } = ctx;
-      const status = statusOf(set, (ctx as { responseValue?: unknown }).responseValue);
-      const t0 = started.get(request);
+      // the arrival time the errors plugin put on the context; the principal the auth plugin did (when it got that far)
+      const { responseValue, startedAt, principal } = ctx as WithRequestContext<typeof ctx> &
+        Partial<CallerContext> & { responseValue?: unknown };
+      const status = statusOf(set, responseValue);
       metrics.request(
         request.method,
         route || routeOf(request.method, request.url),
         status,
-        t0 === undefined ? undefined : (performance.now() - t0) / 1000,
+        startedAt === undefined ? undefined : (performance.now() - startedAt) / 1000,
       );
-      if (status === 429) {
-        let project = false;
-        try {
-          project = principalOf(request).projectId !== null;
-        } catch {
-          // refused before a principal was resolved: an unknown key, limited by the client IP's bucket
-        }
-        metrics.rateLimited(project ? "project" : "anonymous");
-      }
+      // no principal: refused before one was resolved (an unknown key, limited by the client IP's bucket)
+      if (status === 429) metrics.rateLimited(principal && principal.projectId !== null ? "project" : "anonymous");
     })
     .get(
       "/metrics",

@@ -1,9 +1,10 @@
 /**
- * Request and response models (TypeBox via Elysia's `t`): the routes validate with them and OpenAPI is generated from them.
+ * HTTP's own models (TypeBox via Elysia's `t`): request bodies, the error envelope and the health answers. The routes
+ * validate with them and OpenAPI is generated from them; the models of what domain code answers are in src/models.ts.
  * A schema with a `$id` is one component of the OpenAPI document (components.schemas, referenced where it is used).
  */
 import { t } from "elysia";
-import { type ErrorCode as Code } from "../errors.ts";
+import type { ErrorCode as Code } from "../errors.ts";
 import { ERROR_STATUS } from "./errors.ts";
 
 const network = t.Union([t.Literal("testnet"), t.Literal("mainnet")], {
@@ -15,7 +16,6 @@ const transaction = t.String({
   error: "transaction must be a base64 XDR TransactionEnvelope",
   description: "Base64 XDR of a signed transaction (or of a fee-bump, which the relay re-wraps)",
 });
-const stroops = (description: string) => t.String({ pattern: "^[0-9]+$", description: `${description}, in stroops` });
 
 const operation = t.String({
   minLength: 1,
@@ -31,16 +31,6 @@ export const SponsorBody = t.Object(
     description: "Exactly one of transaction and operation",
   },
 );
-export const SponsorResponse = t.Object(
-  {
-    hash: t.String({ description: "Hash of the fee-bump transaction" }),
-    feePaid: stroops("Fee the network charged"),
-    ledger: t.Number({ description: "Ledger that included the transaction" }),
-    resultXdr: t.String({ description: "Base64 TransactionResult" }),
-  },
-  { $id: "SponsorResponse" },
-);
-
 export const NetworkOptionalBody = t.Object(
   { transaction, network: t.Optional(network) },
   {
@@ -48,44 +38,6 @@ export const NetworkOptionalBody = t.Object(
     $id: "TransactionRequest",
     description: "network: default the caller's (its key's; testnet without a key)",
   },
-);
-
-const SimulationEvent = t.Object(
-  {
-    type: t.Union([t.Literal("contract"), t.Literal("diagnostic"), t.Literal("system")]),
-    contractId: t.Union([t.String(), t.Null()]),
-    topics: t.Array(t.String({ description: "Base64 ScVal" })),
-    data: t.String({ description: "Base64 ScVal" }),
-    inSuccessfulContractCall: t.Boolean(),
-    xdr: t.String({ description: "Base64 DiagnosticEvent" }),
-  },
-  { $id: "SimulationEvent" },
-);
-export const SimulateResponse = t.Object(
-  {
-    resourceFee: stroops("Minimum resource fee"),
-    latestLedger: t.Number(),
-    transactionData: t.String({ description: "Base64 SorobanTransactionData with the footprint and resources" }),
-    events: t.Array(SimulationEvent),
-    results: t.Array(
-      t.Object({
-        auth: t.Array(t.String({ description: "Base64 SorobanAuthorizationEntry" })),
-        retval: t.String({ description: "Base64 ScVal return value" }),
-      }),
-    ),
-  },
-  { $id: "SimulateResponse" },
-);
-
-export const EstimateResponse = t.Object(
-  {
-    estimatedFee: stroops("Total estimated fee"),
-    breakdown: t.Object({
-      baseFee: stroops("Inclusion fee the relay would bid for the fee-bump"),
-      resourceFee: stroops("Soroban resource fee"),
-    }),
-  },
-  { $id: "EstimateResponse" },
 );
 
 const CODES = Object.keys(ERROR_STATUS) as [Code, ...Code[]];

@@ -15,10 +15,9 @@ import { FeeWindow, type LedgerRecord, type TxRecord } from "./history.ts";
 import { headerWire, headerHash, ledgerCloseMeta } from "./entries.ts";
 import { installBuiltins } from "./soroban/contracts.ts";
 import { loadSnapshot, saveSnapshot } from "./persist.ts";
+import { BASE_FEE, BASE_RESERVE } from "../stellar/protocol.ts";
 
 export const PROTOCOL_VERSION = 27;
-export const BASE_FEE = 100;
-export const BASE_RESERVE = 5_000_000;
 export const TOTAL_COINS = 1_000_000_000_000_000_000n; // 100 billion XLM in stroops
 export const VERSION = "localnet 0.1.0";
 
@@ -94,8 +93,8 @@ export class Localnet implements LedgerStore {
         closeTimeMs: this.now(),
         hash: new Uint8Array(32),
         previousHash: new Uint8Array(32),
-        baseFee: BASE_FEE,
-        baseReserve: BASE_RESERVE,
+        baseFee: Number(BASE_FEE),
+        baseReserve: Number(BASE_RESERVE),
         protocolVersion: PROTOCOL_VERSION,
         maxTxSetSize,
         totalCoins: TOTAL_COINS,

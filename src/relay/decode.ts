@@ -3,12 +3,11 @@
  * (VALIDATION_ERROR with details.reason) before anything reaches the network. A fee-bump envelope
  * is unwrapped: the relay re-wraps its inner transaction and drops the client's outer signature.
  */
-import { FeeBumpTransaction, StrKey, TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
-import { X, Op, SOROBAN_OPS, fromB64, type OperationW } from "../stellar/xdr.ts";
+import { FeeBumpTransaction, TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
+import { BASE64, X, Op, SOROBAN_OPS, fromB64, invokedContract } from "../stellar/xdr.ts";
 import { validationError } from "../errors.ts";
 
 export const MAX_OPS_PER_TX = 100;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 export interface DecodedTx {
   /** The transaction the relay sponsors (the inner one of a client fee-bump). */
@@ -26,13 +25,6 @@ export interface DecodedTx {
 }
 
 const OP_NAMES: Record<number, string> = Object.fromEntries(Object.entries(Op).map(([name, n]) => [n, name]));
-
-function invokedContract(o: OperationW): string | null {
-  const fn = o.body.type === Op.invokeHostFunction ? o.body.invokeHostFunctionOp.hostFunction : null;
-  return fn && fn.type === 0 && fn.invokeContract.contractAddress.type === 1
-    ? StrKey.encodeContract(Buffer.from(fn.invokeContract.contractAddress.contractId))
-    : null;
-}
 
 const invalid = (reason: string) => validationError(`transaction: ${reason}`, { field: "transaction", reason });
 
@@ -74,7 +66,9 @@ export function decodeTransaction(
     isSoroban: soroban > 0,
     operations: ops.length,
     operationTypes: ops.map((o) => OP_NAMES[o.body.type] ?? `operation${o.body.type}`),
-    contractIds: ops.filter((o) => o.body.type === Op.invokeHostFunction).map(invokedContract),
+    contractIds: ops.flatMap((o) =>
+      o.body.type === Op.invokeHostFunction ? [invokedContract(o.body.invokeHostFunctionOp.hostFunction)] : [],
+    ),
     resourceFee: data && data.v === 1 ? data.sorobanData.resourceFee : 0n,
   };
 }

@@ -6,7 +6,7 @@
  * floor is higher.
  */
 import type { FeePercentile, Gateway } from "../network/gateway.ts";
-import { BASE_FEE } from "./fee-bump.ts";
+import { BASE_FEE } from "../stellar/protocol.ts";
 
 export interface FeePlan {
   /** The first bid (stroops per operation). */

@@ -5,7 +5,7 @@
  * (they would be the channel's) and address credentials naming any relay account.
  */
 import { StrKey, xdr } from "@stellar/stellar-sdk";
-import { Op, X, fromB64 } from "../stellar/xdr.ts";
+import { BASE64, Op, X, fromB64, invokedContract } from "../stellar/xdr.ts";
 import { validationError } from "../errors.ts";
 
 export interface DecodedOperation {
@@ -15,7 +15,6 @@ export interface DecodedOperation {
   contractIds: (string | null)[];
 }
 
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const invalid = (reason: string, message: string) =>
   validationError(`operation: ${message}`, { field: "operation", reason });
 
@@ -64,13 +63,9 @@ export function decodeOperation(b64: string, isRelayAccount: (address: string) =
     const relay = credentialAccounts(entry.credentials).find(isRelayAccount);
     if (relay) throw invalid("relay_account_credentials", `authorization entry ${i} names the relay account ${relay}`);
   }
-  const contract =
-    hostFunction.type === 0 && hostFunction.invokeContract.contractAddress.type === 1
-      ? StrKey.encodeContract(Buffer.from(hostFunction.invokeContract.contractAddress.contractId))
-      : null;
   return {
     operation: xdr.Operation.fromXDR(Buffer.from(bytes)),
     hash: new Bun.CryptoHasher("sha256").update(bytes).digest("hex"),
-    contractIds: [contract],
+    contractIds: [invokedContract(hostFunction)],
   };
 }

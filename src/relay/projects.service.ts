@@ -12,15 +12,9 @@ import type { Logger } from "../log.ts";
 import { ask } from "../../actors/ask.ts";
 import { utcDay, type ProjectReply } from "../../actors/project.machine.ts";
 import { KEY_NETWORK, generateKey, hashKey, keyEnvironment, keyPrefix } from "./api-keys.ts";
-import {
-  effectivePolicy,
-  mergeOverrides,
-  policyView,
-  type Policy,
-  type PolicyPatch,
-  type PolicyView,
-} from "./policy.ts";
+import { effectivePolicy, mergeOverrides, policyView, type Policy, type PolicyPatch } from "./policy.ts";
 import { replyError, type Payer, type ProjectActor, type ProjectActors } from "./project-actors.ts";
+import type { CreatedKeyView, CreditBalance, CreditEntryView, CreditJournal, KeyView, ProjectView } from "../models.ts";
 
 /** The caller of a /v1 request, resolved from its API key or client IP. */
 export interface Principal {
@@ -29,28 +23,6 @@ export interface Principal {
   environment: KeyEnvironment | null;
   actor: ProjectActor;
   payer: Payer;
-}
-
-export interface ProjectView {
-  id: string;
-  name: string;
-  status: ProjectStatus;
-  /** Stroops available: top-ups and adjustments less charges and open reservations. */
-  creditBalance: string;
-  /** Stroops held by transactions in flight. */
-  creditReserved: string;
-  policy: PolicyView;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface KeyView {
-  id: string;
-  prefix: string;
-  environment: KeyEnvironment;
-  label: string | null;
-  createdAt: string;
-  revokedAt: string | null;
 }
 
 const NEGATIVE_CACHE_MS = 10_000;
@@ -244,11 +216,7 @@ export class ProjectsService {
 
   // ---- keys ---------------------------------------------------------------------------------------
 
-  async createKey(
-    projectId: string,
-    environment: KeyEnvironment,
-    label: string | null,
-  ): Promise<KeyView & { key: string }> {
+  async createKey(projectId: string, environment: KeyEnvironment, label: string | null): Promise<CreatedKeyView> {
     await this.row(projectId);
     const key = generateKey(environment);
     const hash = hashKey(key);
@@ -286,7 +254,7 @@ export class ProjectsService {
     amount: bigint,
     reference: string | null,
     reason: string | null,
-  ): Promise<{ creditBalance: string }> {
+  ): Promise<CreditBalance> {
     await this.row(projectId);
     const actor = this.actorOf(projectId);
     if (amount === 0n) throw validationError("amount: must not be zero", { field: "amount", reason: "zero amount" });
@@ -312,11 +280,7 @@ export class ProjectsService {
     return { creditBalance: actor.getSnapshot().context.balance.toString() };
   }
 
-  async journal(
-    projectId: string,
-    limit: number,
-    before?: bigint,
-  ): Promise<{ entries: ReturnType<typeof entryView>[]; nextCursor: string | null }> {
+  async journal(projectId: string, limit: number, before?: bigint): Promise<CreditJournal> {
     await this.row(projectId);
     const rows = await this.deps.credits.page(projectId, { limit, before });
     return {
@@ -326,7 +290,7 @@ export class ProjectsService {
   }
 }
 
-const entryView = (e: JournalEntry) => ({
+const entryView = (e: JournalEntry): CreditEntryView => ({
   id: e.id.toString(),
   kind: e.kind,
   amount: e.amount.toString(),

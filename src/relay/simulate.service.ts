@@ -9,23 +9,7 @@ import type { Gateway } from "../network/gateway.ts";
 import { decodeTransaction, type DecodedTx } from "./decode.ts";
 import { innerRate } from "./fee-bump.ts";
 import type { FeePlanner } from "./fee-plan.ts";
-
-export interface SimulationEvent {
-  type: "contract" | "diagnostic" | "system";
-  contractId: string | null;
-  topics: string[];
-  data: string;
-  inSuccessfulContractCall: boolean;
-  xdr: string;
-}
-
-export interface SimulateResponse {
-  resourceFee: string;
-  latestLedger: number;
-  transactionData: string;
-  events: SimulationEvent[];
-  results: { auth: string[]; retval: string }[];
-}
+import type { EstimateResult, SimulateResult, SimulationEvent } from "../models.ts";
 
 const EVENT_TYPES = ["system", "contract", "diagnostic"] as const;
 
@@ -64,14 +48,14 @@ const SIMULATABLE =
 export class SimulateService {
   constructor(private readonly fees: FeePlanner) {}
 
-  async simulate(gw: Gateway, transaction: string): Promise<SimulateResponse> {
+  async simulate(gw: Gateway, transaction: string): Promise<SimulateResult> {
     return this.simulateDecoded(
       gw,
       decodeTransaction(transaction, gw.passphrase, { signatures: false, sorobanData: false }),
     );
   }
 
-  private async simulateDecoded(gw: Gateway, d: DecodedTx): Promise<SimulateResponse> {
+  private async simulateDecoded(gw: Gateway, d: DecodedTx): Promise<SimulateResult> {
     const ops = d.inner.operations;
     if (ops.length !== 1 || !isSorobanOp(ops[0].type)) {
       throw new RelayError("VALIDATION_ERROR", `transaction: ${SIMULATABLE}`, {
@@ -91,10 +75,7 @@ export class SimulateService {
     };
   }
 
-  async estimate(
-    gw: Gateway,
-    transaction: string,
-  ): Promise<{ estimatedFee: string; breakdown: { baseFee: string; resourceFee: string } }> {
+  async estimate(gw: Gateway, transaction: string): Promise<EstimateResult> {
     const d = decodeTransaction(transaction, gw.passphrase, { signatures: false, sorobanData: false });
     const { rate } = await this.fees.plan(gw, innerRate(d), d.isSoroban);
     const baseFee = rate * BigInt(d.operations + 1);

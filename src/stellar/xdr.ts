@@ -155,6 +155,16 @@ export const toHex = (b: Uint8Array): string => Buffer.from(b).toString("hex");
 export const toB64 = (b: Uint8Array): string => Buffer.from(b).toString("base64");
 export const fromB64 = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, "base64"));
 
+/** Canonical base64 (padded, no whitespace): what a client's XDR must be before it is decoded. */
+export const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** The contract (C...) a host function invokes; null for one that invokes none (an upload, a creation). */
+export function invokedContract(fn: HostFunctionW): string | null {
+  return fn.type === 0 && fn.invokeContract.contractAddress.type === 1
+    ? StrKey.encodeContract(Buffer.from(fn.invokeContract.contractAddress.contractId))
+    : null;
+}
+
 /** Network id: sha256 of the passphrase. */
 export const networkId = (passphrase: string): Uint8Array => sha256(new TextEncoder().encode(passphrase));
 

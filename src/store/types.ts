@@ -1,15 +1,9 @@
 /** What the relay keeps durably: submission intents and outcomes, and idempotency records. */
 import type { ErrorData } from "../errors.ts";
+import type { SponsorResult } from "../models.ts";
 
-/** What the network did with a sponsored transaction: the answer to a sponsor request. */
-export interface SponsorResult {
-  /** The applied envelope's hash (the fee-bump's). */
-  hash: string;
-  /** Stroops, decimal. */
-  feePaid: string;
-  ledger: number;
-  resultXdr: string;
-}
+/** What the network did with a sponsored transaction (its wire model is src/models.ts's). */
+export type { SponsorResult };
 
 /** The outcome of a sponsor request, kept and replayed: a result, or the error it was answered with. */
 export type Outcome = { kind: "success"; result: SponsorResult } | { kind: "failure"; error: ErrorData };

@@ -1,0 +1,193 @@
+/**
+ * The wire models of what the relay's domain code answers (TypeBox): each is the one source of its TypeScript type
+ * (`Static<typeof Model>`, exported under the same name) and of its OpenAPI schema (a schema with a `$id` is one
+ * component of the document, src/http/openapi.ts). A leaf module: it imports TypeBox only, so that src/relay and
+ * src/store use these types without depending on src/http. Request bodies, the error envelope and the health models
+ * are HTTP's own (src/http/schemas.ts).
+ *
+ * TypeBox's Integer, not Elysia's t.Integer: that one also takes (and converts) a numeric string.
+ */
+import { Type, type Static } from "@sinclair/typebox";
+
+const stroops = (description: string) =>
+  Type.String({ pattern: "^[0-9]+$", description: `${description}, in stroops` });
+const nullableString = () => Type.Union([Type.String(), Type.Null()]);
+
+// ---- POST /v1/sponsor, /v1/simulate, /v1/estimate ----------------------------------------------------------------
+
+/** What the network did with a sponsored transaction: the answer to a sponsor request (kept and replayed). */
+export const SponsorResult = Type.Object(
+  {
+    hash: Type.String({ description: "Hash of the fee-bump transaction" }),
+    feePaid: stroops("Fee the network charged"),
+    ledger: Type.Number({ description: "Ledger that included the transaction" }),
+    resultXdr: Type.String({ description: "Base64 TransactionResult" }),
+  },
+  { $id: "SponsorResponse" },
+);
+export type SponsorResult = Static<typeof SponsorResult>;
+
+/** A diagnostic event of a simulation: topics and data stay base64 ScVal XDR; `xdr` is the whole event. */
+export const SimulationEvent = Type.Object(
+  {
+    type: Type.Union([Type.Literal("contract"), Type.Literal("diagnostic"), Type.Literal("system")]),
+    contractId: nullableString(),
+    topics: Type.Array(Type.String({ description: "Base64 ScVal" })),
+    data: Type.String({ description: "Base64 ScVal" }),
+    inSuccessfulContractCall: Type.Boolean(),
+    xdr: Type.String({ description: "Base64 DiagnosticEvent" }),
+  },
+  { $id: "SimulationEvent" },
+);
+export type SimulationEvent = Static<typeof SimulationEvent>;
+
+export const SimulateResult = Type.Object(
+  {
+    resourceFee: stroops("Minimum resource fee"),
+    latestLedger: Type.Number(),
+    transactionData: Type.String({ description: "Base64 SorobanTransactionData with the footprint and resources" }),
+    events: Type.Array(SimulationEvent),
+    results: Type.Array(
+      Type.Object({
+        auth: Type.Array(Type.String({ description: "Base64 SorobanAuthorizationEntry" })),
+        retval: Type.String({ description: "Base64 ScVal return value" }),
+      }),
+    ),
+  },
+  { $id: "SimulateResponse" },
+);
+export type SimulateResult = Static<typeof SimulateResult>;
+
+export const EstimateResult = Type.Object(
+  {
+    estimatedFee: stroops("Total estimated fee"),
+    breakdown: Type.Object({
+      baseFee: stroops("Inclusion fee the relay would bid for the fee-bump"),
+      resourceFee: stroops("Soroban resource fee"),
+    }),
+  },
+  { $id: "EstimateResponse" },
+);
+export type EstimateResult = Static<typeof EstimateResult>;
+
+// ---- the admin API: projects, keys, credits ---------------------------------------------------------------------
+
+const policyStroops = Type.String({
+  pattern: "^[0-9]{1,18}$",
+  description: "stroops (decimal string, at most 18 digits)",
+});
+
+/** A project's effective policy as the admin API answers it: stroop amounts as decimal strings. */
+export const PolicyView = Type.Object(
+  {
+    requestsPerSecond: Type.Number(),
+    burst: Type.Integer(),
+    maxFee: policyStroops,
+    allowedOperations: Type.Union([Type.Array(Type.String()), Type.Null()], { description: "null: any operation" }),
+    allowedContractIds: Type.Union([Type.Array(Type.String()), Type.Null()], { description: "null: any contract" }),
+    maxOperations: Type.Integer(),
+    dailySpendLimit: Type.Union([policyStroops, Type.Null()], { description: "null: no limit" }),
+  },
+  { $id: "Policy", description: "The effective policy: the defaults and the project's overrides" },
+);
+export type PolicyView = Static<typeof PolicyView>;
+
+export const ProjectView = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    status: Type.Union([Type.Literal("active"), Type.Literal("suspended")]),
+    creditBalance: Type.String({ description: "Stroops available (the journal's sum)" }),
+    creditReserved: Type.String({ description: "Stroops held by transactions in flight" }),
+    policy: PolicyView,
+    createdAt: Type.String(),
+    updatedAt: Type.String(),
+  },
+  { $id: "Project" },
+);
+export type ProjectView = Static<typeof ProjectView>;
+
+/** An API key as the admin API shows it: never the key itself (but once, at creation: CreatedKeyView). */
+export const KeyView = Type.Object(
+  {
+    id: Type.String(),
+    prefix: Type.String(),
+    environment: Type.Union([Type.Literal("test"), Type.Literal("live")]),
+    label: nullableString(),
+    createdAt: Type.String(),
+    revokedAt: nullableString(),
+  },
+  { $id: "ApiKey" },
+);
+export type KeyView = Static<typeof KeyView>;
+
+export const CreatedKeyView = Type.Composite(
+  [KeyView, Type.Object({ key: Type.String({ description: "The key itself: shown this once" }) })],
+  { $id: "CreatedApiKey" },
+);
+export type CreatedKeyView = Static<typeof CreatedKeyView>;
+
+export const CreditEntryView = Type.Object(
+  {
+    id: Type.String(),
+    kind: Type.String(),
+    amount: Type.String({ description: "stroops, signed" }),
+    submissionId: nullableString(),
+    txHash: nullableString(),
+    reference: nullableString(),
+    reason: nullableString(),
+    createdAt: Type.String(),
+  },
+  { $id: "CreditEntry" },
+);
+export type CreditEntryView = Static<typeof CreditEntryView>;
+
+/** A page of a project's credit journal, newest first; `nextCursor` asks for the next one. */
+export const CreditJournal = Type.Object({ entries: Type.Array(CreditEntryView), nextCursor: nullableString() });
+export type CreditJournal = Static<typeof CreditJournal>;
+
+export const CreditBalance = Type.Object({ creditBalance: Type.String() });
+export type CreditBalance = Static<typeof CreditBalance>;
+
+// ---- the admin API: channel accounts ------------------------------------------------------------------------------
+
+const poolStroops = Type.String({ description: "stroops" });
+const inFlight = () => Type.Object({ count: Type.Number(), fees: poolStroops });
+
+export const ChannelView = Type.Object(
+  {
+    publicKey: Type.String(),
+    state: Type.String({ description: "creating, active or draining" }),
+    balance: poolStroops,
+    available: Type.String({
+      description: "stroops it can still pay: balance less its reserve and the fees in flight",
+    }),
+    sequence: Type.String(),
+    inFlight: inFlight(),
+  },
+  { $id: "Channel" },
+);
+export type ChannelView = Static<typeof ChannelView>;
+
+export const PoolView = Type.Object(
+  {
+    network: Type.String(),
+    funder: Type.Object({ publicKey: Type.String(), balance: poolStroops }),
+    target: Type.Number({ description: "the channel count asked for" }),
+    current: Type.Number({ description: "channels creating or active (draining ones excluded)" }),
+    channels: Type.Array(ChannelView),
+    totals: Type.Object({
+      count: Type.Number(),
+      active: Type.Number(),
+      creating: Type.Number(),
+      draining: Type.Number(),
+      balance: poolStroops,
+      inFlight: inFlight(),
+    }),
+    lastError: Type.Union([Type.String(), Type.Null()], {
+      description: "the last failure of the pool's upkeep (creating, merging, topping up), until it succeeds",
+    }),
+  },
+  { $id: "ChannelPool" },
+);
+export type PoolView = Static<typeof PoolView>;
