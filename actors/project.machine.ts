@@ -11,6 +11,7 @@
  */
 import { setup, enqueueActions } from "xstate";
 import { checkRules, type Policy, type SpendRequest } from "./policy.ts";
+import type { ProjectStatus } from "../src/models.ts";
 
 export interface Hold {
   amount: bigint;
@@ -30,7 +31,7 @@ export interface ProjectContext {
   refilledAt: number;
 }
 
-export type ProjectStatus = "active" | "suspended";
+export type { ProjectStatus };
 
 /** A new actor starts active; a suspended project is sent CONFIGURE right away. */
 export interface ProjectInput {

@@ -106,6 +106,8 @@ export const ProjectView = Type.Object(
   { $id: "Project" },
 );
 export type ProjectView = Static<typeof ProjectView>;
+/** A project takes requests while active; suspended, it is refused (403). */
+export type ProjectStatus = ProjectView["status"];
 
 /** An API key as the admin API shows it: never the key itself (but once, at creation: CreatedKeyView). */
 export const KeyView = Type.Object(

@@ -17,6 +17,7 @@ import { RpcClient, RpcFailure, messageOf } from "./rpc-client.ts";
 import * as S from "./rpc-schemas.ts";
 import { X, fromB64, resultSummary, type LedgerEntryDataW } from "../stellar/xdr.ts";
 import type { Logger } from "../log.ts";
+import { BASE_RESERVE } from "../stellar/protocol.ts";
 import { RelayError } from "../errors.ts";
 
 export type NetworkName = "testnet" | "mainnet";
@@ -53,8 +54,6 @@ export interface AccountState {
   reserve: bigint;
 }
 
-/** 0.5 XLM: an account's minimum balance is (2 + subentries) base reserves. */
-export const BASE_RESERVE = 5_000_000n;
 const LEDGER_ENTRIES_PER_CALL = 200;
 
 export class Gateway {

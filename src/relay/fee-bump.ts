@@ -3,9 +3,6 @@ import { createPrivateKey, sign, type KeyObject } from "node:crypto";
 import { TransactionBuilder, type FeeBumpTransaction, type Keypair } from "@stellar/stellar-sdk";
 import type { DecodedTx } from "./decode.ts";
 
-/** Re-exported for the modules that still import it from here; its home is src/stellar/protocol.ts. */
-export { BASE_FEE } from "../stellar/protocol.ts";
-
 /** The inner transaction's own inclusion rate per operation, rounded up (a fee-bump must bid at least this). */
 export function innerRate(d: DecodedTx): bigint {
   const inclusion = BigInt(d.inner.fee) - d.resourceFee;

@@ -3,6 +3,7 @@
  * daily spend. Stored as overrides of the defaults; the effective policy is defaults + overrides.
  * On the wire, stroop amounts are decimal strings; inside they are bigint.
  */
+import type { PolicyView } from "../models.ts";
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import type { Policy } from "../../actors/policy.ts";
 import type { PolicyOverrides } from "../store/policy-overrides.ts";
@@ -39,18 +40,6 @@ export const PolicyPatch = Type.Object(
 export type PolicyPatch = Static<typeof PolicyPatch>;
 /** Stored overrides (the store's PolicyOverrides) are a patch without nulls. */
 type WithoutNulls<T> = { [K in keyof T]: Exclude<T[K], null> };
-
-/** The effective policy as answered by the admin API. */
-export const PolicyView = Type.Object({
-  requestsPerSecond: Type.Number(),
-  burst: Type.Integer(),
-  maxFee: stroops,
-  allowedOperations: Type.Union([Type.Array(Type.String()), Type.Null()], { description: "null: any operation" }),
-  allowedContractIds: Type.Union([Type.Array(Type.String()), Type.Null()], { description: "null: any contract" }),
-  maxOperations: Type.Integer(),
-  dailySpendLimit: Type.Union([stroops, Type.Null()], { description: "null: no limit" }),
-});
-export type PolicyView = Static<typeof PolicyView>;
 
 export const PROJECT_POLICY_DEFAULTS: Policy = {
   requestsPerSecond: 50,

@@ -2,9 +2,10 @@
 import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import { apiKeys, projects } from "./schema.ts";
 import type { Db } from "./db.ts";
+import type { ProjectStatus } from "../models.ts";
 import type { PolicyOverrides } from "./policy-overrides.ts";
 
-export type ProjectStatus = "active" | "suspended";
+export type { ProjectStatus };
 export type KeyEnvironment = "test" | "live";
 
 export interface ProjectRow {

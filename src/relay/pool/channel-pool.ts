@@ -8,6 +8,7 @@ import { createActor } from "xstate";
 import type { ChannelRef } from "../../../actors/pool.machine.ts";
 import { available, channelMachine } from "../../../actors/channel.machine.ts";
 import type { Logger } from "../../log.ts";
+import type { ChannelView, PoolView } from "../../models.ts";
 import type { FeePercentile, Gateway, NetworkName } from "../../network/gateway.ts";
 import type { Submitter } from "../../network/submitter.ts";
 import type { ChannelsRepo } from "../../store/channels.repo.ts";
@@ -41,32 +42,6 @@ export interface PoolDeps {
   box: SecretBox;
   config: PoolConfig;
   log: Logger;
-}
-
-export interface ChannelView {
-  publicKey: string;
-  state: string;
-  balance: string;
-  available: string;
-  sequence: string;
-  inFlight: { count: number; fees: string };
-}
-
-export interface PoolView {
-  network: NetworkName;
-  funder: { publicKey: string; balance: string };
-  target: number;
-  current: number;
-  channels: ChannelView[];
-  totals: {
-    count: number;
-    active: number;
-    creating: number;
-    draining: number;
-    balance: string;
-    inFlight: { count: number; fees: string };
-  };
-  lastError: string | null;
 }
 
 const sum = (xs: bigint[]) => xs.reduce((a, b) => a + b, 0n);

@@ -9,14 +9,14 @@ import { Account, Asset, Keypair, Operation, TransactionBuilder, type xdr } from
 import type { ChannelReply } from "../../../actors/channel.machine.ts";
 import { ask } from "../../../actors/ask.ts";
 import type { Logger } from "../../log.ts";
-import { BASE_RESERVE, type FeePercentile, type Gateway, type NetworkName } from "../../network/gateway.ts";
+import type { FeePercentile, Gateway, NetworkName } from "../../network/gateway.ts";
+import { BASE_FEE, BASE_RESERVE } from "../../stellar/protocol.ts";
 import type { Confirmed } from "../../network/ledger-watcher.ts";
 import type { Submitter } from "../../network/submitter.ts";
 import { formatXlm } from "../../stellar/amount.ts";
 import { clientResultCodes } from "../../stellar/result-codes.ts";
 import type { ChannelsRepo } from "../../store/channels.repo.ts";
 import { MAX_OPS_PER_TX } from "../decode.ts";
-import { BASE_FEE } from "../fee-bump.ts";
 import type { SecretBox } from "../secret-box.ts";
 import type { AccountSync } from "./account-sync.ts";
 import type { AnyChannel, Channels } from "./channels.ts";
