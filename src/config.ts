@@ -4,7 +4,7 @@ import { Value } from "@sinclair/typebox/value";
 import type { FeePercentile } from "./network/gateway.ts";
 import { parseKey } from "./config-keys.ts";
 import { DEFAULT_MEMORY_CHECKPOINTS } from "./store/checkpoints.ts";
-import { Op } from "./stellar/xdr.ts";
+import { PolicyPatch } from "./models.ts";
 
 const PERCENTILES: FeePercentile[] = ["p10", "p20", "p30", "p40", "p50", "p60", "p70", "p80", "p90", "p95", "p99"];
 const NumberFromEnv = (def: number, min = 0) => Type.Number({ default: def, minimum: min });
@@ -18,36 +18,9 @@ const oneOf = <T extends string>(values: readonly T[], def: T) =>
     ),
   );
 
-const stroops = Type.String({ pattern: "^[0-9]{1,18}$", description: "stroops (decimal string, at most 18 digits)" });
-const nullable = <T extends TSchema>(s: T) => Type.Optional(Type.Union([s, Type.Null()]));
-const OPERATION_TYPES = Object.keys(Op);
-/** The protocol's limit of operations per transaction (relay/decode.ts MAX_OPS_PER_TX). */
-const MAX_OPS_PER_TX = 100;
-
-/**
- * ANONYMOUS_POLICY's fields: the admin API's policy fields, the same schema as relay/policy.ts's
- * PolicyPatch (declared here so that config imports no relay); null: the default.
- */
-export const AnonymousPolicyPatch = Type.Object(
-  {
-    requestsPerSecond: nullable(Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000 })),
-    burst: nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-    maxFee: nullable(stroops),
-    allowedOperations: nullable(
-      Type.Array(Type.Union(OPERATION_TYPES.map((o) => Type.Literal(o))), {
-        uniqueItems: true,
-        maxItems: OPERATION_TYPES.length,
-      }),
-    ),
-    allowedContractIds: nullable(
-      Type.Array(Type.String({ pattern: "^C[A-Z2-7]{55}$" }), { uniqueItems: true, maxItems: 1000 }),
-    ),
-    maxOperations: nullable(Type.Integer({ minimum: 1, maximum: MAX_OPS_PER_TX })),
-    dailySpendLimit: nullable(stroops),
-  },
-  { additionalProperties: false },
-);
-export type AnonymousPolicyPatch = Static<typeof AnonymousPolicyPatch>;
+/** ANONYMOUS_POLICY's fields: the admin API's policy fields (null: the default). */
+export const AnonymousPolicyPatch = PolicyPatch;
+export type AnonymousPolicyPatch = PolicyPatch;
 
 export const ConfigSchema = Type.Object({
   PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),

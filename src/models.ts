@@ -7,7 +7,9 @@
  *
  * TypeBox's Integer, not Elysia's t.Integer: that one also takes (and converts) a numeric string.
  */
-import { Type, type Static } from "@sinclair/typebox";
+import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import { MAX_OPS_PER_TX } from "./stellar/protocol.ts";
+import { Op } from "./stellar/xdr.ts";
 
 const stroops = (description: string) =>
   Type.String({ pattern: "^[0-9]+$", description: `${description}, in stroops` });
@@ -193,3 +195,28 @@ export const PoolView = Type.Object(
   { $id: "ChannelPool" },
 );
 export type PoolView = Static<typeof PoolView>;
+
+const nullable = <T extends TSchema>(s: T) => Type.Optional(Type.Union([s, Type.Null()]));
+export const OPERATION_TYPES = Object.keys(Op);
+
+/** A policy change: each given field overrides the current value; `null` returns it to the default. */
+export const PolicyPatch = Type.Object(
+  {
+    requestsPerSecond: nullable(Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000 })),
+    burst: nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    maxFee: nullable(policyStroops),
+    allowedOperations: nullable(
+      Type.Array(Type.Union(OPERATION_TYPES.map((o) => Type.Literal(o))), {
+        uniqueItems: true,
+        maxItems: OPERATION_TYPES.length,
+      }),
+    ),
+    allowedContractIds: nullable(
+      Type.Array(Type.String({ pattern: "^C[A-Z2-7]{55}$" }), { uniqueItems: true, maxItems: 1000 }),
+    ),
+    maxOperations: nullable(Type.Integer({ minimum: 1, maximum: MAX_OPS_PER_TX })),
+    dailySpendLimit: nullable(policyStroops),
+  },
+  { additionalProperties: false },
+);
+export type PolicyPatch = Static<typeof PolicyPatch>;

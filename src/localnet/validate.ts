@@ -10,8 +10,9 @@ import { opOuter, OpOuter, type TxOutcome } from "./results.ts";
 import { checkOpValid, defaultOpResult } from "./ops.ts";
 import type { Frame, InnerTx } from "./frame.ts";
 import { sorobanValidity } from "./soroban/validity.ts";
+import { MAX_OPS_PER_TX } from "../stellar/protocol.ts";
 
-export const MAX_OPS_PER_TX = 100;
+export { MAX_OPS_PER_TX };
 const MAX_RESOURCE_FEE = 1n << 50n;
 
 /** What the checks read of the ledger the transaction would be applied in. */

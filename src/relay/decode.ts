@@ -6,8 +6,9 @@
 import { FeeBumpTransaction, TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
 import { BASE64, X, Op, SOROBAN_OPS, fromB64, invokedContract } from "../stellar/xdr.ts";
 import { validationError } from "../errors.ts";
+import { MAX_OPS_PER_TX } from "../stellar/protocol.ts";
 
-export const MAX_OPS_PER_TX = 100;
+export { MAX_OPS_PER_TX };
 
 export interface DecodedTx {
   /** The transaction the relay sponsors (the inner one of a client fee-bump). */

@@ -3,41 +3,15 @@
  * daily spend. Stored as overrides of the defaults; the effective policy is defaults + overrides.
  * On the wire, stroop amounts are decimal strings; inside they are bigint.
  */
-import type { PolicyView } from "../models.ts";
-import { Type, type Static, type TSchema } from "@sinclair/typebox";
+import type { PolicyPatch, PolicyView } from "../models.ts";
 import type { Policy } from "../../actors/policy.ts";
 import type { PolicyOverrides } from "../store/policy-overrides.ts";
-import { Op } from "../stellar/xdr.ts";
-import { MAX_OPS_PER_TX } from "./decode.ts";
+import { MAX_OPS_PER_TX } from "../stellar/protocol.ts";
 
 export { checkRules, type Policy, type PolicyRule, type SpendRequest, type Violation } from "../../actors/policy.ts";
 export type { PolicyOverrides } from "../store/policy-overrides.ts";
 
-const stroops = Type.String({ pattern: "^[0-9]{1,18}$", description: "stroops (decimal string, at most 18 digits)" });
-const nullable = <T extends TSchema>(s: T) => Type.Optional(Type.Union([s, Type.Null()]));
-export const OPERATION_TYPES = Object.keys(Op);
-
-/** A policy change: each given field overrides the current value; `null` returns it to the default. */
-export const PolicyPatch = Type.Object(
-  {
-    requestsPerSecond: nullable(Type.Number({ exclusiveMinimum: 0, maximum: 1_000_000 })),
-    burst: nullable(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
-    maxFee: nullable(stroops),
-    allowedOperations: nullable(
-      Type.Array(Type.Union(OPERATION_TYPES.map((o) => Type.Literal(o))), {
-        uniqueItems: true,
-        maxItems: OPERATION_TYPES.length,
-      }),
-    ),
-    allowedContractIds: nullable(
-      Type.Array(Type.String({ pattern: "^C[A-Z2-7]{55}$" }), { uniqueItems: true, maxItems: 1000 }),
-    ),
-    maxOperations: nullable(Type.Integer({ minimum: 1, maximum: MAX_OPS_PER_TX })),
-    dailySpendLimit: nullable(stroops),
-  },
-  { additionalProperties: false },
-);
-export type PolicyPatch = Static<typeof PolicyPatch>;
+export { OPERATION_TYPES, PolicyPatch } from "../models.ts";
 /** Stored overrides (the store's PolicyOverrides) are a patch without nulls. */
 type WithoutNulls<T> = { [K in keyof T]: Exclude<T[K], null> };
 

@@ -5,3 +5,6 @@ export const BASE_FEE = 100n;
 
 /** The base reserve: an account must hold (2 + its subentries) of them. */
 export const BASE_RESERVE = 5_000_000n;
+
+/** The most operations one transaction may have. */
+export const MAX_OPS_PER_TX = 100;
