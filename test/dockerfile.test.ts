@@ -6,6 +6,7 @@
 import { expect, test } from "bun:test";
 import { cpSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { seedPglite } from "./support/pglite.ts";
 import { spawn, tempDir } from "./support/processes.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -42,10 +43,13 @@ test("the Dockerfile's layout starts the relay and /health answers", { timeout: 
     const script = JSON.parse(readFileSync(join(app, "package.json"), "utf8"))
       .scripts.start.split(" ")
       .at(-1);
-    // the image's ENV, with a free port and a data folder of the test's own
+    // the image's ENV, with a free port and a data folder of the test's own: it holds the database a first
+    // start creates (PGlite's initdb, done once per test process: test/support/pglite.ts)
+    const dataDir = join(dir.path, "data");
+    await seedPglite(dataDir);
     const relay = await spawn(
       script,
-      { ...env, PORT: "0", DATA_DIR: join(dir.path, "data"), LEDGER_CLOSE_MS: "500", LOG_LEVEL: "info" },
+      { ...env, PORT: "0", DATA_DIR: dataDir, LEDGER_CLOSE_MS: "50", LOG_LEVEL: "info" },
       "relay listening",
       60_000,
       app,

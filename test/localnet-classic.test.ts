@@ -9,29 +9,18 @@ import {
   Keypair,
   Memo,
   Operation,
-  rpc,
   TransactionBuilder,
   xdr,
   type Transaction,
 } from "@stellar/stellar-sdk";
-import { builder, startLocalnet, type TestNet } from "./support/localnet.ts";
+import { applied, builder, pay, S, startLocalnet, txCode, type TestNet } from "./support/localnet.ts";
 
 let t: TestNet;
 beforeAll(async () => {
-  t = await startLocalnet();
+  t = await startLocalnet({ ledgerCloseMs: 0 }); // a ledger closes when a test submits: no waiting for one
 });
 afterAll(() => t.stop());
 
-// SDK v17 names of result codes ("txBadSeq", "paymentUnderfunded", ...)
-const S = rpc.Api.GetTransactionStatus;
-/** The response of a transaction found in a ledger (fails the test otherwise). */
-function applied(
-  r: rpc.Api.GetTransactionResponse,
-): rpc.Api.GetSuccessfulTransactionResponse | rpc.Api.GetFailedTransactionResponse {
-  if (r.status === S.NOT_FOUND) throw new Error("transaction not found");
-  return r;
-}
-const txCode = (r: xdr.TransactionResult | undefined): string => (r!.result as { type: string }).type;
 const innerCode = (r: xdr.TransactionResult): string =>
   (r.result as unknown as { innerResultPair: { result: { result: { type: string } } } }).innerResultPair.result.result
     .type;
@@ -39,7 +28,6 @@ const opCodes = (r: xdr.TransactionResult): string[] =>
   (r.result as unknown as { results: { type: string; tr?: { value: { type: string } } }[] }).results.map((o) =>
     o.tr ? o.tr.value.type : o.type,
   );
-const pay = (to: string, amount = "1") => Operation.payment({ destination: to, asset: Asset.native(), amount });
 const stroops = async (kp: Keypair) =>
   BigInt(Math.round(Number((await t.horizon.loadAccount(kp.publicKey())).balances[0].balance) * 1e7));
 const balanceOf = (kp: Keypair) => t.net.account(kp.publicKey())!.balance;
@@ -145,6 +133,7 @@ describe("successful classic operations", () => {
     }).then((x) => x.json() as Promise<{ result: { status: string; hash: string } }>);
     expect(res.result.status).toBe("PENDING");
     expect(res.result.hash).toBe(Buffer.from(tx.hash()).toString("hex"));
+    t.close();
     const got = await t.rpc.pollTransaction(res.result.hash, { attempts: 50, sleepStrategy: () => 20 });
     expect(got.status).toBe(S.SUCCESS);
   });

@@ -18,11 +18,10 @@ import {
   type FeeBumpTransaction,
   type Transaction,
 } from "@stellar/stellar-sdk";
-import { startLocalnet, builder, type TestNet } from "./support/localnet.ts";
+import { builder, hex, startLocalnet, type TestNet } from "./support/localnet.ts";
 
 let t: TestNet;
 
-const hex = (tx: Transaction | FeeBumpTransaction) => Buffer.from(tx.hash()).toString("hex");
 const b64 = (tx: Transaction | FeeBumpTransaction) => tx.toEnvelope().toXdr("base64");
 
 /** Manual ledgers: close one as soon as `tx` is queued, unless the submission has already settled. */

@@ -5,31 +5,17 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import {
-  Asset,
   Keypair,
   Memo,
   Operation,
-  rpc,
   TransactionBuilder,
   type Transaction,
   type FeeBumpTransaction,
-  type xdr,
 } from "@stellar/stellar-sdk";
-import { startLocalnet, type TestNet } from "./support/localnet.ts";
+import { applied, hex, pay, S, startLocalnet, txCode, type TestNet } from "./support/localnet.ts";
 
 let t: TestNet;
 afterEach(() => t?.stop());
-
-const S = rpc.Api.GetTransactionStatus;
-/** The response of a transaction found in a ledger (fails the test otherwise). */
-function applied(
-  r: rpc.Api.GetTransactionResponse,
-): rpc.Api.GetSuccessfulTransactionResponse | rpc.Api.GetFailedTransactionResponse {
-  if (r.status === S.NOT_FOUND) throw new Error("transaction not found");
-  return r;
-}
-const txCode = (r: xdr.TransactionResult | undefined): string => (r!.result as { type: string }).type;
-const pay = (to: string, amount = "1") => Operation.payment({ destination: to, asset: Asset.native(), amount });
 
 /** A payment from `source` at sequence current + 1 + `ahead`, without looking at the queue. */
 function payment(
@@ -56,7 +42,6 @@ const bump = (inner: Transaction, feeSource: Keypair, rate: number): FeeBumpTran
   fb.sign(feeSource);
   return fb;
 };
-const hex = (tx: Transaction | FeeBumpTransaction) => Buffer.from(tx.hash()).toString("hex");
 async function fundMany(n: number): Promise<Keypair[]> {
   const out: Keypair[] = [];
   for (let i = 0; i < n; i++) out.push(await t.funded());

@@ -24,7 +24,7 @@ import {
   type FeeBumpTransaction,
   type Transaction,
 } from "@stellar/stellar-sdk";
-import { startLocalnet, builder, type TestNet } from "./support/localnet.ts";
+import { builder, invokeResult, startLocalnet, type TestNet } from "./support/localnet.ts";
 import { TEST_CONTRACT_ID } from "../src/localnet/soroban/contracts.ts";
 
 let t: TestNet;
@@ -32,7 +32,7 @@ let sac: Contract;
 const testContract = new Contract(TEST_CONTRACT_ID);
 
 beforeAll(async () => {
-  t = await startLocalnet();
+  t = await startLocalnet({ ledgerCloseMs: 0 }); // a ledger closes when a test submits: no waiting for one
   sac = new Contract(Asset.native().contractId(t.passphrase));
 });
 afterAll(async () => {
@@ -124,27 +124,6 @@ function simSuccess(sim: rpc.Api.SimulateTransactionResponse): rpc.Api.SimulateT
 /** Return value of a simulated read-only call. */
 async function call(source: Keypair, contract: Contract, fn: string, ...args: xdr.ScVal[]): Promise<xdr.ScVal> {
   return simSuccess(await simulate(source, contract.call(fn, ...args))).result!.retval;
-}
-
-/** The operation results of a plain or fee-bump transaction result. */
-function opResults(r: xdr.TransactionResult): xdr.OperationResult[] {
-  const res = r.result;
-  if (res.type === "txFeeBumpInnerSuccess" || res.type === "txFeeBumpInnerFailed")
-    return innerOpResults(res.value.result.result);
-  if (res.type === "txSuccess" || res.type === "txFailed") return res.value;
-  throw new Error(`no operation results in ${res.type}`);
-}
-function innerOpResults(res: xdr.InnerTransactionResultResult): xdr.OperationResult[] {
-  if (res.type === "txSuccess" || res.type === "txFailed") return res.value;
-  throw new Error(`no operation results in ${res.type}`);
-}
-/** The InvokeHostFunctionResult arm name of a transaction's only operation. */
-function invokeResult(r: xdr.TransactionResult): string {
-  const op = opResults(r)[0];
-  if (op.type !== "opInner") return op.type;
-  const tr = op.tr;
-  if (tr.type !== "invokeHostFunction") throw new Error(`not an invoke result: ${tr.type}`);
-  return tr.invokeHostFunctionResult.type;
 }
 
 /** Submits and asserts the transaction reached a final state; returns the response. */

@@ -242,11 +242,8 @@ describe("what the document says is what the relay does", () => {
 
   test("the whole relay: its embedded networks are not in the document; the idempotency key pattern is the relay's", async () => {
     relay = await startTestRelay();
-    const real = (await (await fetch(`${relay.url}/openapi/json`)).json()) as Json;
-    const rpc = await fetch(`${relay.url}/localnet/testnet/rpc`, {
-      method: "POST",
-      body: '{"jsonrpc":"2.0","id":1,"method":"getHealth"}',
-    });
+    const real = (await relay.http.get("/openapi/json")).body as Json;
+    const rpc = await relay.http.post("/localnet/testnet/rpc", '{"jsonrpc":"2.0","id":1,"method":"getHealth"}');
     expect(rpc.status).toBe(200); // the routes exist
     expect(Object.keys(real.paths).filter((p) => p.startsWith("/localnet"))).toEqual([]);
     expect(Object.keys(real.paths)).toEqual(

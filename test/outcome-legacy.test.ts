@@ -14,6 +14,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { readOutcome } from "../src/store/outcome-codec.ts";
 import { bodyHash } from "../src/relay/idempotency.ts";
 import { SubmissionsRepo } from "../src/store/submissions.repo.ts";
+import { emptyPglite } from "./support/pglite.ts";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
 
 const failed = {
@@ -99,6 +100,7 @@ test("migration 0005 keeps an old row's outcome: outcome_status 200 becomes outc
     const journal = JSON.parse(readFileSync(journalPath, "utf8")) as { entries: { tag: string }[] };
     journal.entries = journal.entries.filter((e) => e.tag < "0005");
     writeFileSync(journalPath, JSON.stringify(journal));
+    await emptyPglite(join(dir, "db")); // a new database (initdb), copied
     const client = new PGlite(join(dir, "db"));
     const db = drizzle(client);
     await migrate(db, { migrationsFolder: before });

@@ -1,13 +1,13 @@
 /**
  * The channel-account pool end to end against the embedded testnet: resizing under a steady stream
  * of sponsor requests (no request fails, merged channels return their lumens to the funder),
- * sequence-number recovery after an external transaction, top-ups, secrets sealed at rest, the pool
- * kept across a restart, and the admin routes' validation. On PGlite, or on Postgres when
- * TEST_DATABASE_URL is set.
+ * sequence-number recovery after an external transaction, top-ups, secrets sealed at rest, and the
+ * admin routes' validation. On PGlite, or on Postgres when TEST_DATABASE_URL is set. The pool kept
+ * across a restart, and CHANNEL_ENCRYPTION_KEY: relay-restart.test.ts.
  */
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { existsSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import {
   Address,
@@ -22,21 +22,21 @@ import {
   type Transaction,
   type xdr,
 } from "@stellar/stellar-sdk";
-import { and, eq } from "drizzle-orm";
-import { localFunder } from "../src/boot.ts";
-import { createLogger } from "../src/log.ts";
-import { ChannelPool } from "../src/relay/pool/channel-pool.ts";
-import { ChannelsRepo } from "../src/store/channels.repo.ts";
+import { eq } from "drizzle-orm";
 import { SecretBox } from "../src/relay/secret-box.ts";
 import { channels } from "../src/store/schema.ts";
-import type { PoolView } from "../src/models.ts";
 import type { TxRecord } from "../src/localnet/history.ts";
+import {
+  balanceOf,
+  channelRow,
+  funderOf,
+  poolView as view,
+  settled,
+  STARTING,
+  testnetOf as net,
+} from "./support/channels.ts";
+import { type Res, sum, until, xdrOf } from "./support/harness.ts";
 import { startTestRelay, TEST_ADMIN_TOKEN, type TestRelay } from "./support/relay.ts";
-
-type Res = { status: number; headers: Headers; body: any };
-
-/** The default CHANNEL_STARTING_BALANCE: 10 XLM. */
-const STARTING = 100_000_000n;
 
 // every relay a test starts is stopped after it (a test that stops one itself takes it off the list)
 const running = new Set<TestRelay>();
@@ -45,19 +45,13 @@ async function start(env: Record<string, string> = {}): Promise<TestRelay> {
   running.add(r);
   return r;
 }
-async function stop(r: TestRelay, opts?: { keepData?: boolean }): Promise<void> {
-  running.delete(r);
-  await r.stop(opts);
-}
 afterEach(async () => {
-  for (const r of [...running]) await stop(r);
+  for (const r of [...running]) {
+    running.delete(r);
+    await r.stop();
+  }
 });
 
-const xdrOf = (tx: Transaction) => tx.toEnvelope().toXdr("base64");
-const sum = (xs: bigint[]) => xs.reduce((a, b) => a + b, 0n);
-const net = (r: TestRelay) => r.localnets.testnet!;
-const funderOf = (r: TestRelay) => localFunder(r.passphrase);
-const balanceOf = (r: TestRelay, id: string) => net(r).account(id)?.balance;
 /** Applied transactions on the testnet localnet (its record map holds fee-bumps under both hashes). */
 const applied = (r: TestRelay): TxRecord[] => [
   ...new Map([...net(r).records.values()].map((x) => [x.hash, x])).values(),
@@ -74,39 +68,6 @@ const stroops = (xlm: string) => {
   const [whole, frac = ""] = xlm.split(".");
   return BigInt(whole!) * 10_000_000n + BigInt(frac.padEnd(7, "0"));
 };
-
-async function view(r: TestRelay, network = "testnet"): Promise<PoolView> {
-  const res = await r.admin("GET", `/channels?network=${network}`);
-  if (res.status !== 200) throw new Error(`GET /channels: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body as PoolView;
-}
-
-/** Polls GET /channels until the pool has `n` channels, all active (none creating or draining), and target `n`. */
-async function settled(
-  r: TestRelay,
-  n: number,
-  ms = 15_000,
-  seen?: (v: PoolView, at: number) => void,
-): Promise<PoolView> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await view(r);
-    seen?.(v, performance.now());
-    if (v.target === n && v.current === n && v.channels.length === n && v.channels.every((c) => c.state === "active"))
-      return v;
-    if (Date.now() > end) throw new Error(`the pool did not settle at ${n} channels: ${JSON.stringify(v)}`);
-    await Bun.sleep(25);
-  }
-}
-
-/** Resolves once `cond` holds; throws after `ms`. */
-async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(20);
-  }
-}
 
 async function sponsor(r: TestRelay, user: Keypair): Promise<Res> {
   return r.post("/v1/sponsor", { transaction: xdrOf(await r.payment(user, { amount: "0.001" })), network: "testnet" });
@@ -155,14 +116,6 @@ async function submitDirect(r: TestRelay, source: Keypair, op: xdr.Operation): P
   expect(sent.status).toBe("PENDING");
   await until(`${sent.hash} to apply`, () => net(r).records.get(sent.hash)?.successful === true);
   return { hash: sent.hash, seq: BigInt(tx.sequence) };
-}
-
-async function channelRow(r: TestRelay, publicKey: string) {
-  const [row] = await r.database
-    .select()
-    .from(channels)
-    .where(and(eq(channels.network, "testnet"), eq(channels.publicKey, publicKey)));
-  return row;
 }
 
 /** A channel's keypair, decrypted from its row with DATA_DIR's key. */
@@ -442,12 +395,16 @@ describe("top-ups", () => {
   });
 });
 
-describe("channel secrets at rest", () => {
-  test("rows hold sealed secrets bound to their channel and DATA_DIR's key; GET never shows a secret", {
-    timeout: 30_000,
-  }, async () => {
-    const r = await start({ TESTNET_CHANNELS: "3" });
-    const v = await settled(r, 3);
+describe("a pool of three that the tests leave as it is", () => {
+  let r: TestRelay;
+  let v: Awaited<ReturnType<typeof settled>>;
+  beforeAll(async () => {
+    r = await startTestRelay({ TESTNET_CHANNELS: "3", MAINNET_CHANNELS: "1" });
+    v = await settled(r, 3);
+  }, 30_000);
+  afterAll(() => r.stop());
+
+  test("secrets at rest: rows hold sealed secrets bound to their channel and DATA_DIR's key; GET never shows a secret", async () => {
     const rows = await r.database.select().from(channels).where(eq(channels.network, "testnet"));
     expect(rows.map((x) => x.publicKey).sort()).toEqual(v.channels.map((c) => c.publicKey).sort());
     const keyFile = join(r.env.DATA_DIR!, "channel-encryption.key");
@@ -476,7 +433,7 @@ describe("channel secrets at rest", () => {
     }
     expect(new Set(secrets).size).toBe(3);
 
-    const raw = await fetch(`${r.url}/v1/admin/channels?network=testnet`, {
+    const raw = await r.http.raw("/v1/admin/channels?network=testnet", {
       headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
     });
     expect(raw.status).toBe(200);
@@ -486,94 +443,7 @@ describe("channel secrets at rest", () => {
     for (const row of rows) expect(text).not.toContain(row.secret);
   });
 
-  test("with CHANNEL_ENCRYPTION_KEY no key file is written, and a pool with another key refuses to start", {
-    timeout: 30_000,
-  }, async () => {
-    const key = randomBytes(32).toString("hex");
-    const r = await start({ TESTNET_CHANNELS: "1", CHANNEL_ENCRYPTION_KEY: key });
-    const [pk] = (await settled(r, 1)).channels.map((c) => c.publicKey) as [string];
-    expect(existsSync(join(r.env.DATA_DIR!, "channel-encryption.key"))).toBe(false);
-    const row = await channelRow(r, pk);
-    expect(
-      Keypair.fromSecret(SecretBox.open(key, r.env.DATA_DIR!).open(row!.secret, `testnet:${pk}`)).publicKey(),
-    ).toBe(pk);
-
-    // the same database opened with another key: the pool does not start (it fails before any network call)
-    const wrongKey = randomBytes(32).toString("hex");
-    const pool = (k: string) =>
-      new ChannelPool({
-        network: "testnet",
-        gateway: undefined as never,
-        submitter: undefined as never,
-        funder: funderOf(r),
-        repo: new ChannelsRepo(r.database),
-        box: SecretBox.open(k, r.env.DATA_DIR!),
-        log: createLogger("silent"),
-        config: {
-          channels: 1,
-          startingBalance: STARTING,
-          topUpThreshold: STARTING / 2n,
-          waitMs: 0,
-          feePercentile: "p70",
-        },
-      });
-    const refused = pool(wrongKey).start();
-    await expect(refused).rejects.toThrow(
-      `the testnet channel ${pk} cannot be decrypted: CHANNEL_ENCRYPTION_KEY is not the key it was sealed with`,
-    );
-    expect(String(await refused.catch((e) => e))).not.toContain(wrongKey);
-
-    // a restart with the right key keeps the channel
-    await stop(r, { keepData: true });
-    const again = await start(r.env);
-    expect((await settled(again, 1)).channels.map((c) => c.publicKey)).toEqual([pk]);
-    expect(existsSync(join(r.env.DATA_DIR!, "channel-encryption.key"))).toBe(false);
-  });
-});
-
-describe("restart", () => {
-  test("a restart keeps the pool: same channels, active, target kept; no account created", {
-    timeout: 30_000,
-  }, async () => {
-    const first = await start({ TESTNET_CHANNELS: "1" });
-    const funder = funderOf(first).publicKey();
-    expect((await first.admin("PUT", "/channels", { network: "testnet", count: 3 })).status).toBe(202);
-    const before = await settled(first, 3);
-    const keys = before.channels.map((c) => c.publicKey).sort();
-    const user = await first.funded();
-    expect((await sponsor(first, user)).status).toBe(200);
-    await stop(first, { keepData: true });
-
-    const second = await start(first.env); // TESTNET_CHANNELS is still 1: the operator's target wins
-    const funderAtStart = balanceOf(second, funder)!;
-    const after = await view(second);
-    expect(after.target).toBe(3);
-    expect(after.current).toBe(3);
-    expect(after.lastError).toBeNull();
-    expect(after.channels.map((c) => c.publicKey).sort()).toEqual(keys);
-    for (const c of after.channels) {
-      expect(c.state).toBe("active");
-      // balances and sequence numbers are read from the network at start
-      expect(c.balance).toBe(balanceOf(second, c.publicKey)!.toString());
-      expect(c.sequence).toBe(net(second).account(c.publicKey)!.seqNum.toString());
-    }
-
-    const res = await sponsor(second, user);
-    expect(res.status).toBe(200);
-    expect(keys).toContain(net(second).records.get(res.body.hash)!.feeAccount);
-    await Bun.sleep(300); // a few ledgers in which the pool could (wrongly) create or top up channels
-    const rows = await second.database.select().from(channels).where(eq(channels.network, "testnet"));
-    expect(rows.map((x) => x.publicKey).sort()).toEqual(keys);
-    expect(rows.every((x) => x.state === "active")).toBe(true);
-    expect(balanceOf(second, funder)).toBe(funderAtStart);
-    expect((await view(second)).channels.map((c) => c.publicKey).sort()).toEqual(keys);
-  });
-});
-
-describe("admin routes", () => {
-  test("validation, authentication and unknown channels", { timeout: 30_000 }, async () => {
-    const r = await start({ TESTNET_CHANNELS: "1" });
-    const v = await settled(r, 1);
+  test("admin routes: validation, authentication and unknown channels", async () => {
     const bad = async (method: string, path: string, body?: unknown) => {
       const res = await r.admin(method, path, body);
       expect(`${method} ${path} ${JSON.stringify(body)} → ${res.status} ${res.body?.error?.code}`).toBe(
@@ -602,19 +472,18 @@ describe("admin routes", () => {
         ["GET", undefined],
         ["PUT", { network: "testnet", count: 5 }],
       ] as const) {
-        const res = await fetch(`${r.url}/v1/admin/channels${method === "GET" ? "?network=testnet" : ""}`, {
+        const res = await r.http.request(
           method,
-          headers: { ...headers, ...(body ? { "content-type": "application/json" } : {}) },
-          ...(body ? { body: JSON.stringify(body) } : {}),
-        });
+          `/v1/admin/channels${method === "GET" ? "?network=testnet" : ""}`,
+          body,
+          headers,
+        );
         expect(res.status).toBe(401);
         expect(res.headers.get("www-authenticate")).toBe("Bearer");
-        expect(((await res.json()) as { error: { code: string } }).error.code).toBe("UNAUTHORIZED");
+        expect(res.body.error.code).toBe("UNAUTHORIZED");
       }
     }
-    const del = await fetch(`${r.url}/v1/admin/channels/${v.channels[0]!.publicKey}?network=testnet`, {
-      method: "DELETE",
-    });
+    const del = await r.http.request("DELETE", `/v1/admin/channels/${v.channels[0]!.publicKey}?network=testnet`);
     expect(del.status).toBe(401);
 
     for (const pk of [Keypair.random().publicKey(), "not-a-key", funderOf(r).publicKey()]) {
@@ -629,8 +498,8 @@ describe("admin routes", () => {
     // nothing above changed the pool
     await Bun.sleep(200);
     const after = await view(r);
-    expect(after.target).toBe(1);
-    expect(after.channels.map((c) => [c.publicKey, c.state])).toEqual([[v.channels[0]!.publicKey, "active"]]);
+    expect(after.target).toBe(3);
+    expect(after.channels.map((c) => [c.publicKey, c.state])).toEqual(v.channels.map((c) => [c.publicKey, "active"]));
     expect((await view(r, "mainnet")).target).toBe(1);
   });
 });

@@ -1,11 +1,14 @@
 /**
- * CORS (CORS_ORIGINS) against whole relays: a preflight to /v1/sponsor is answered 204 with the
- * headers a browser needs, without an API key and without taking a rate-limit token; simple and
- * refused (429) requests carry the allow-origin and expose the headers a client reads; an origin not
- * listed gets no allow-origin; `*` allows any; unset, no CORS header at all. GET /metrics without
- * METRICS_TOKEN is open.
+ * CORS (CORS_ORIGINS): a preflight to /v1/sponsor is answered 204 with the headers a browser needs,
+ * without an API key and without taking a rate-limit token; simple and refused (429) requests carry
+ * the allow-origin and expose the headers a client reads; an origin not listed gets no allow-origin;
+ * `*` allows any; unset, no CORS header at all. GET /metrics without METRICS_TOKEN is open. Listed
+ * origins against a whole relay (CORS_ORIGINS read from its environment); `*` and unset against the
+ * app alone (test/support/app.ts). Every request in this process (app.handle).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { lightApp } from "./support/app.ts";
+import type { Http } from "./support/harness.ts";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
 
 const APP = "https://app.example";
@@ -13,8 +16,8 @@ const OTHER = "https://wallet.example:8443";
 /** The anonymous relay's bucket: 2 requests, refilled once in 1000 s. */
 const TIGHT = JSON.stringify({ requestsPerSecond: 0.001, burst: 2 });
 
-const preflight = (url: string, origin: string, path = "/v1/sponsor") =>
-  fetch(`${url}${path}`, {
+const preflight = (http: Http, origin: string, path = "/v1/sponsor") =>
+  http.raw(path, {
     method: "OPTIONS",
     headers: {
       origin,
@@ -22,12 +25,13 @@ const preflight = (url: string, origin: string, path = "/v1/sponsor") =>
       "access-control-request-headers": "content-type,x-api-key,x-idempotency-key",
     },
   });
-const simple = (url: string, origin: string) =>
-  fetch(`${url}/v1/estimate`, {
+const simple = (http: Http, origin: string) =>
+  http.raw("/v1/estimate", {
     method: "POST",
     headers: { origin, "content-type": "application/json" },
     body: JSON.stringify({ transaction: "AAAA", network: "testnet" }),
   });
+const health = (http: Http, origin: string) => http.raw("/health", { headers: { origin } });
 const list = (h: string | null) =>
   (h ?? "")
     .split(",")
@@ -47,7 +51,7 @@ describe("CORS_ORIGINS lists origins", () => {
 
   test("a preflight to /v1/sponsor is 204 with the allowed origin, methods and headers; no API key, no rate-limit token", async () => {
     for (let i = 0; i < 5; i++) {
-      const res = await preflight(r.url, APP);
+      const res = await preflight(r.http, APP);
       expect(res.status).toBe(204);
       expect(res.headers.get("access-control-allow-origin")).toBe(APP);
       expect(list(res.headers.get("access-control-allow-methods"))).toEqual(expect.arrayContaining(["get", "post"]));
@@ -59,9 +63,9 @@ describe("CORS_ORIGINS lists origins", () => {
       expect(list(res.headers.get("vary"))).toContain("origin");
       expect(res.headers.get("ratelimit-limit")).toBeNull(); // no token was taken
     }
-    expect((await preflight(r.url, OTHER)).headers.get("access-control-allow-origin")).toBe(OTHER);
+    expect((await preflight(r.http, OTHER)).headers.get("access-control-allow-origin")).toBe(OTHER);
     // the bucket (burst 2) is still full: two requests pass, the third is refused, and a browser can read why
-    const answers = [await simple(r.url, APP), await simple(r.url, APP), await simple(r.url, APP)];
+    const answers = [await simple(r.http, APP), await simple(r.http, APP), await simple(r.http, APP)];
     expect(answers.map((a) => a.status)).toEqual([400, 400, 429]);
     const refused = answers[2]!;
     expect(refused.headers.get("access-control-allow-origin")).toBe(APP);
@@ -70,13 +74,13 @@ describe("CORS_ORIGINS lists origins", () => {
       expect.arrayContaining(["retry-after", "x-request-id", "ratelimit-remaining"]),
     );
     // counted as the anonymous relay's rejection (GET /metrics is open without METRICS_TOKEN)
-    const metrics = await fetch(`${r.url}/metrics`);
+    const metrics = await r.http.raw("/metrics");
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toContain('relay_rate_limited_total{scope="anonymous"} 1\n');
   });
 
   test("a simple request from a listed origin gets allow-origin and the exposed headers", async () => {
-    const res = await fetch(`${r.url}/health`, { headers: { origin: APP } });
+    const res = await health(r.http, APP);
     expect(res.status).toBe(200);
     expect(res.headers.get("access-control-allow-origin")).toBe(APP);
     expect(res.headers.get("access-control-allow-credentials")).toBeNull();
@@ -99,48 +103,36 @@ describe("CORS_ORIGINS lists origins", () => {
       "https://app.example.evil.example",
       "constructor",
     ]) {
-      const pre = await preflight(r.url, origin);
+      const pre = await preflight(r.http, origin);
       expect(pre.headers.get("access-control-allow-origin")).toBeNull();
-      const res = await fetch(`${r.url}/health`, { headers: { origin } });
+      const res = await health(r.http, origin);
       expect(res.headers.get("access-control-allow-origin")).toBeNull();
     }
   });
 });
 
 describe("CORS_ORIGINS=*", () => {
-  let r: TestRelay;
-  beforeAll(
-    async () => {
-      r = await startTestRelay({ CORS_ORIGINS: "*" });
-    },
-    { timeout: 30_000 },
-  );
-  afterAll(() => r.stop());
+  const light = lightApp({ corsOrigins: "*" });
+  afterAll(() => light.stop());
 
   test("any origin: allow-origin *, preflight answered", async () => {
-    const pre = await preflight(r.url, "https://anywhere.example");
+    const pre = await preflight(light.http, "https://anywhere.example");
     expect(pre.status).toBe(204);
     expect(pre.headers.get("access-control-allow-origin")).toBe("*");
-    const res = await fetch(`${r.url}/health`, { headers: { origin: "https://anywhere.example" } });
+    const res = await health(light.http, "https://anywhere.example");
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
   });
 });
 
 describe("CORS_ORIGINS unset", () => {
-  let r: TestRelay;
-  beforeAll(
-    async () => {
-      r = await startTestRelay();
-    },
-    { timeout: 30_000 },
-  );
-  afterAll(() => r.stop());
+  const light = lightApp();
+  afterAll(() => light.stop());
 
   test("no CORS header on any answer, preflights included", async () => {
-    const pre = await preflight(r.url, APP);
+    const pre = await preflight(light.http, APP);
     expect(pre.status).not.toBe(204);
     expect(corsHeaders(pre)).toEqual([]);
-    for (const res of [await fetch(`${r.url}/health`, { headers: { origin: APP } }), await simple(r.url, APP)])
+    for (const res of [await health(light.http, APP), await simple(light.http, APP)])
       expect(corsHeaders(res)).toEqual([]);
   });
 });

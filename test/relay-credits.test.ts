@@ -1,178 +1,22 @@
 /**
  * Credits on mainnet (sr_live_ keys): the journal (topup, adjustment, reserve, release, charge) is
- * the balance, reservations stop concurrent overspending, and balances, keys, policies (Postgres)
- * and rate-limit buckets (Redis checkpoints) survive a restart. On embedded PGlite always, and on
- * Postgres too when TEST_DATABASE_URL is set.
+ * the balance, and reservations stop concurrent overspending. On embedded PGlite always, and on
+ * Postgres too when TEST_DATABASE_URL is set. That credits survive a restart: relay-restart.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Account, Asset, Keypair, Operation, rpc, TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
-import { Redis } from "ioredis";
-import { databaseKind, startTestRelay, type TestRelay } from "./support/relay.ts";
-
-// embedded PGlite always; Postgres too when the suite has one (TEST_DATABASE_URL)
-const kinds = databaseKind === "postgres" ? ["pglite", "postgres"] : ["pglite"];
-const envFor = (kind: string): Record<string, string> =>
-  kind === "pglite" ? { DATABASE_URL: "", DATABASE_SCHEMA: "" } : {};
-
-const REDIS_URL = "redis://127.0.0.1:6379";
-async function redisReachable(): Promise<boolean> {
-  const redis = new Redis(REDIS_URL, {
-    lazyConnect: true,
-    connectTimeout: 500,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-    enableOfflineQueue: false,
-  });
-  redis.on("error", () => {});
-  try {
-    await redis.connect();
-    return (await redis.ping()) === "PONG";
-  } catch {
-    return false;
-  } finally {
-    redis.disconnect();
-  }
-}
-const redisUp = await redisReachable();
+import { expectSettled, journal, projectView } from "./support/credits.ts";
+import { expectError, HASH, type Res, sum, until, xdrOf } from "./support/harness.ts";
+import { mainnetOf } from "./support/mainnet.ts";
+import { databaseEnv, databaseKinds, startTestRelay, type TestRelay } from "./support/relay.ts";
 
 /** The reservation of a 1-operation classic transaction: MAX_FEE_RATE (100,000) x (1 op + the fee-bump). */
 const ONE_OP_RESERVATION = 200_000n;
-const HASH = /^[0-9a-f]{64}$/;
 
-type Res = { status: number; headers: Headers; body: any };
-interface Entry {
-  id: string;
-  kind: string;
-  amount: string;
-  submissionId: string | null;
-  txHash: string | null;
-  reference: string | null;
-  reason: string | null;
-  createdAt: string;
-}
-
-const xdrOf = (tx: Transaction) => tx.toEnvelope().toXdr("base64");
-const sum = (xs: bigint[]) => xs.reduce((a, b) => a + b, 0n);
-
-function expectError(res: Res, status: number, code: string) {
-  if (res.status !== status)
-    throw new Error(`expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
-  expect(res.body.error.code).toBe(code);
-}
-
-/** Resolves true once `cond` holds, false after `ms`. */
-async function until(cond: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) return false;
-    await Bun.sleep(5);
-  }
-  return true;
-}
-
-/** The embedded mainnet of a relay: funded accounts, payments, sponsoring with a key, the fee the network charged. */
-function mainnetOf(r: TestRelay) {
-  const net = r.localnets.mainnet!;
-  const server = new rpc.Server(`${r.url}/localnet/mainnet/rpc`, { allowHttp: true });
-  return {
-    net,
-    server,
-    /** `n` new accounts funded by the mainnet friendbot (concurrently: it batches them). */
-    async fund(n: number): Promise<Keypair[]> {
-      const kps = Array.from({ length: n }, () => Keypair.random());
-      await Promise.all(
-        kps.map(async (kp) => {
-          const res = await fetch(`${r.url}/localnet/mainnet/friendbot?addr=${kp.publicKey()}`);
-          const text = await res.text();
-          if (!res.ok) throw new Error(`mainnet friendbot ${res.status}: ${text}`);
-        }),
-      );
-      return kps;
-    },
-    /** A signed 1-operation payment to the mainnet root. */
-    async payment(from: Keypair, opts: { amount?: string; seqOffset?: bigint } = {}): Promise<Transaction> {
-      const acc = await server.getAccount(from.publicKey());
-      for (let i = 0n; i < (opts.seqOffset ?? 0n); i++) acc.incrementSequenceNumber();
-      const tx = new TransactionBuilder(acc, { fee: "100", networkPassphrase: net.passphrase })
-        .addOperation(
-          Operation.payment({ destination: net.root.publicKey(), asset: Asset.native(), amount: opts.amount ?? "1" }),
-        )
-        .setTimeout(60)
-        .build();
-      tx.sign(from);
-      return tx;
-    },
-    sponsor: (key: string, tx: Transaction) =>
-      r.post("/v1/sponsor", { transaction: xdrOf(tx), network: "mainnet" }, { "x-api-key": key }),
-    /** feeCharged of a transaction's result as the network reports it (null: not in the ledger). */
-    async feeCharged(hash: string): Promise<bigint | null> {
-      const t = await server.getTransaction(hash);
-      if (t.status === rpc.Api.GetTransactionStatus.NOT_FOUND) return null;
-      return BigInt(t.resultXdr.feeCharged);
-    },
-  };
-}
-
-/** The whole journal, newest first, read in pages of `limit` through nextCursor. */
-async function journal(r: TestRelay, id: string, limit = 4): Promise<Entry[]> {
-  const entries: Entry[] = [];
-  let cursor: string | null = null;
-  for (let page = 0; page < 1000; page++) {
-    const res: Res = await r.admin("GET", `/projects/${id}/credits?limit=${limit}${cursor ? `&cursor=${cursor}` : ""}`);
-    expect(res.status).toBe(200);
-    expect(res.body.entries.length).toBeLessThanOrEqual(limit);
-    entries.push(...res.body.entries);
-    cursor = res.body.nextCursor;
-    if (!cursor) break;
-  }
-  const ids = entries.map((e) => BigInt(e.id));
-  for (let i = 1; i < ids.length; i++) expect(ids[i]! < ids[i - 1]!).toBe(true); // newest first, no entry twice
-  return entries;
-}
-
-async function projectView(r: TestRelay, id: string) {
-  const res = await r.admin("GET", `/projects/${id}`);
-  expect(res.status).toBe(200);
-  return res.body as { id: string; creditBalance: string; creditReserved: string; policy: Record<string, unknown> };
-}
-
-/**
- * The journal and the project agree: creditBalance is the journal's sum, nothing is reserved,
- * every reservation was released once in full, every charge names its transaction.
- */
-async function expectSettled(r: TestRelay, id: string): Promise<{ entries: Entry[]; balance: bigint }> {
-  const entries = await journal(r, id);
-  const view = await projectView(r, id);
-  expect(view.creditReserved).toBe("0");
-  expect(view.creditBalance).toBe(sum(entries.map((e) => BigInt(e.amount))).toString());
-  const bySubmission = new Map<string, Entry[]>();
-  for (const e of entries) {
-    if (e.kind === "topup" || e.kind === "adjustment") {
-      expect(e.submissionId).toBeNull();
-      continue;
-    }
-    expect(["reserve", "release", "charge"]).toContain(e.kind);
-    expect(e.submissionId).toEqual(expect.any(String));
-    expect(e.txHash).toMatch(HASH);
-    bySubmission.set(e.submissionId!, [...(bySubmission.get(e.submissionId!) ?? []), e]);
-  }
-  for (const group of bySubmission.values()) {
-    const of = (kind: string) => group.filter((e) => e.kind === kind);
-    expect(of("reserve")).toHaveLength(1);
-    expect(of("release")).toHaveLength(1);
-    expect(of("charge").length).toBeLessThanOrEqual(1);
-    expect(BigInt(of("reserve")[0]!.amount) < 0n).toBe(true);
-    expect(BigInt(of("release")[0]!.amount)).toBe(-BigInt(of("reserve")[0]!.amount));
-    for (const c of of("charge")) expect(BigInt(c.amount) < 0n).toBe(true);
-  }
-  return { entries, balance: BigInt(view.creditBalance) };
-}
-
-describe.each(kinds)("credits (%s)", (kind) => {
+describe.each(databaseKinds)("credits (%s)", (kind) => {
   let r: TestRelay;
   let main: ReturnType<typeof mainnetOf>;
   beforeAll(async () => {
-    r = await startTestRelay(envFor(kind));
+    r = await startTestRelay(databaseEnv(kind));
     main = mainnetOf(r);
   });
   afterAll(() => r.stop());
@@ -371,7 +215,7 @@ describe.each(kinds)("credits (%s)", (kind) => {
           return res;
         }),
       );
-      await until(() => refused >= M - N && main.net.queue.size >= N, 5000);
+      await until("the refusals and the queued reservations", () => refused >= M - N && main.net.queue.size >= N, 5000);
       // in flight: the N reservations are the whole balance, journaled
       const view = await projectView(r, p.id);
       expect(view.creditReserved).toBe((BigInt(N) * required).toString());
@@ -398,129 +242,4 @@ describe.each(kinds)("credits (%s)", (kind) => {
     expect(entries.filter((e) => e.kind === "reserve")).toHaveLength(N); // refusals journal nothing
     expect(new Set(entries.filter((e) => e.kind === "charge").map((e) => e.txHash))).toEqual(new Set(hashes));
   });
-
-  test("a restart keeps balances, keys and policies", async () => {
-    const first = await startTestRelay(envFor(kind));
-    let p: { id: string; testKey: string; liveKey: string };
-    let user: Keypair;
-    let revoked: string;
-    let before: Awaited<ReturnType<typeof projectView>>;
-    let stopped = false;
-    try {
-      const m1 = mainnetOf(first);
-      p = await first.project({ credits: 1_000_000n });
-      [user] = (await m1.fund(1)) as [Keypair];
-      const paid = await m1.sponsor(p.liveKey, await m1.payment(user));
-      expect(paid.status).toBe(200);
-      const patched = await first.admin("PATCH", `/projects/${p.id}`, {
-        policy: { maxFee: "150000", requestsPerSecond: 7, burst: 9 },
-      });
-      expect(patched.status).toBe(200);
-      expect(patched.body.policy).toMatchObject({ maxFee: "150000", requestsPerSecond: 7, burst: 9 });
-      const extra = await first.admin("POST", `/projects/${p.id}/keys`, { environment: "live", label: "to revoke" });
-      expect(extra.status).toBe(201);
-      revoked = extra.body.key;
-      const del = await first.admin("DELETE", `/projects/${p.id}/keys/${extra.body.id}`);
-      expect(del.status).toBe(200);
-      expect(del.body.revokedAt).toEqual(expect.any(String));
-      expectError(await m1.sponsor(revoked, await m1.payment(user)), 401, "UNAUTHORIZED");
-      await expectSettled(first, p.id);
-      before = await projectView(first, p.id);
-      expect(before.creditBalance).toBe((1_000_000n - BigInt(paid.body.feePaid)).toString());
-      await first.stop({ keepData: true });
-      stopped = true;
-    } finally {
-      if (!stopped) await first.stop();
-    }
-
-    const second = await startTestRelay(first.env);
-    try {
-      const m2 = mainnetOf(second);
-      const after = await projectView(second, p.id);
-      expect(after.creditBalance).toBe(before.creditBalance);
-      expect(after.policy).toEqual(before.policy);
-      expect((await expectSettled(second, p.id)).balance).toBe(BigInt(before.creditBalance));
-
-      // the live key still pays; the reservation is capped by the kept policy's maxFee
-      const paid = await m2.sponsor(p.liveKey, await m2.payment(user));
-      expect(paid.status).toBe(200);
-      const { entries, balance } = await expectSettled(second, p.id);
-      expect(balance).toBe(BigInt(before.creditBalance) - BigInt(paid.body.feePaid));
-      const latest = entries.filter((e) => e.txHash === paid.body.hash);
-      expect(latest.map((e) => [e.kind, e.amount]).sort()).toEqual([
-        ["charge", `-${paid.body.feePaid}`],
-        ["release", "150000"],
-        ["reserve", "-150000"],
-      ]);
-
-      expectError(await m2.sponsor(revoked, await m2.payment(user)), 401, "UNAUTHORIZED");
-      const keys = await second.admin("GET", `/projects/${p.id}/keys`);
-      expect(keys.body.keys.filter((k: { revokedAt: string | null }) => k.revokedAt !== null)).toHaveLength(1);
-    } finally {
-      await second.stop();
-    }
-  });
-
-  test.skipIf(!redisUp)(
-    "a rate-limit bucket comes back from its Redis checkpoint; the balance from the journal",
-    async () => {
-      const prefix = `test-${crypto.randomUUID().slice(0, 8)}:`;
-      const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
-      await redis.connect();
-      try {
-        const env = { ...envFor(kind), REDIS_URL, REDIS_PREFIX: prefix, CHECKPOINT_DEBOUNCE_MS: "10" };
-        const first = await startTestRelay(env);
-        let p: { id: string; testKey: string; liveKey: string };
-        let body: { transaction: string };
-        let stopped = false;
-        try {
-          p = await first.project({ policy: { requestsPerSecond: 0.01, burst: 2 }, credits: 300_000n });
-          const kp = Keypair.random();
-          const tx = new TransactionBuilder(new Account(kp.publicKey(), "1"), {
-            fee: "100",
-            networkPassphrase: first.localnets.mainnet!.passphrase,
-          })
-            .addOperation(
-              Operation.payment({
-                destination: first.localnets.mainnet!.root.publicKey(),
-                asset: Asset.native(),
-                amount: "1",
-              }),
-            )
-            .setTimeout(60)
-            .build();
-          body = { transaction: xdrOf(tx) };
-          const remaining: (string | null)[] = [];
-          for (let i = 0; i < 2; i++) {
-            const res = await first.post("/v1/estimate", body, { "x-api-key": p.liveKey });
-            expect(res.status).toBe(200);
-            remaining.push(res.headers.get("ratelimit-remaining"));
-          }
-          expect(remaining).toEqual(["1", "0"]);
-          await Bun.sleep(100); // the debounced checkpoint
-          expect(await redis.exists(`${prefix}project:${p.id}`)).toBe(1);
-          await first.stop({ keepData: true });
-          stopped = true;
-        } finally {
-          if (!stopped) await first.stop();
-        }
-
-        const second = await startTestRelay(first.env);
-        try {
-          const res = await second.post("/v1/estimate", body, { "x-api-key": p.liveKey });
-          expectError(res, 429, "RATE_LIMIT_EXCEEDED");
-          expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
-          const { balance } = await expectSettled(second, p.id);
-          expect(balance).toBe(300_000n);
-          expect((await projectView(second, p.id)).creditBalance).toBe("300000");
-        } finally {
-          await second.stop();
-        }
-      } finally {
-        const keys = await redis.keys(`${prefix}*`);
-        if (keys.length) await redis.del(...keys);
-        await redis.quit();
-      }
-    },
-  );
 });

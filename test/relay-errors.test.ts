@@ -64,11 +64,8 @@ describe("networks that cannot be reached", () => {
   afterAll(() => r.stop());
 
   test("GET /health is 503 down", async () => {
-    const res = await fetch(`${r.url}/health`);
-    const body = (await res.json()) as {
-      status: string;
-      networks: Record<string, { status: string; upstream: string }>;
-    };
+    const res = await r.http.get("/health");
+    const body = res.body as { status: string; networks: Record<string, { status: string; upstream: string }> };
     expect(res.status).toBe(503);
     expect(body.status).toBe("down");
     expect(body.networks.testnet).toMatchObject({ status: "down", upstream: "127.0.0.1:9" });

@@ -1,7 +1,9 @@
 /**
  * Hostile input and what every response carries: bodies nested without end, control characters in
  * bodies and URLs, numbers sent as strings, bodies that are not JSON, error logs without SQL,
- * unknown API keys taking rate-limit tokens from their IP, and the security headers.
+ * unknown API keys taking rate-limit tokens from their IP, and the security headers. The whole
+ * relay's app is called in this process, but over a socket where Bun's own server is under test.
+ * Keys created, or live at boot, never costing their IP a token: relay-restart.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
@@ -12,33 +14,12 @@ import { MAX_JSON_DEPTH, screenJson } from "../src/http/input.plugin.ts";
 import { loadConfig } from "../src/config.ts";
 import { capturingLogger, startTestRelay, TEST_ADMIN_TOKEN, type TestRelay } from "./support/relay.ts";
 import { lightApp } from "./support/app.ts";
+import { expectError, parsed, UUID } from "./support/harness.ts";
 
-type Res = { status: number; headers: Headers; body: any };
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const ADMIN = { authorization: `Bearer ${TEST_ADMIN_TOKEN}` };
 const JSON_TYPE = { "content-type": "application/json" };
 /** Words of SQL, and what drizzle's failed-query message says: none may reach a log line. */
 const SQL_WORDS = /\b(select|insert|update|delete from|params:|Failed query)\b/i;
-
-function expectError(res: Res, status: number, code: string) {
-  if (res.status !== status || res.body?.error?.code !== code) {
-    throw new Error(`expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
-  }
-  expect(res.body.error.requestId).toMatch(UUID);
-  expect(res.headers.get("x-request-id")).toBe(res.body.error.requestId);
-}
-
-async function parsed(res: Response): Promise<Res> {
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    /* keep the text */
-  }
-  return { status: res.status, headers: res.headers, body };
-}
 
 const deepArray = (n: number) => "[".repeat(n) + "]".repeat(n);
 const deepObject = (n: number) => `${'{"":'.repeat(n)}1${"}".repeat(n)}`;
@@ -92,10 +73,9 @@ describe("a whole relay", () => {
   );
   afterAll(() => r.stop());
 
-  const send = async (method: string, path: string, body?: string, headers: Record<string, string> = {}) => {
-    const init = body === undefined ? { method, headers } : { method, headers: { ...JSON_TYPE, ...headers }, body };
-    return parsed(await fetch(`${r.url}${path}`, init));
-  };
+  // in this process (app.handle), but for the tests that say "over a socket"
+  const send = (method: string, path: string, body?: string, headers: Record<string, string> = {}) =>
+    r.http.request(method, path, body, headers);
   const errorLines = () => captured.lines.filter((l) => (l.level as number) >= 50);
 
   test("JSON nested 10,000 and 50,000 deep is 400 VALIDATION_ERROR at once, over a socket; Bun never renders its error page", async () => {
@@ -109,7 +89,7 @@ describe("a whole relay", () => {
       for (const [method, path, headers] of routes) {
         for (const body of [deepArray(n), deepObject(n)]) {
           const t0 = performance.now();
-          const res = await send(method, path, body, headers);
+          const res = await r.tcp.request(method, path, body, headers);
           const ms = performance.now() - t0;
           expectError(res, 400, "VALIDATION_ERROR");
           expect(res.body.error.details).toEqual({ reason: "too_deep", limit: MAX_JSON_DEPTH });
@@ -118,7 +98,7 @@ describe("a whole relay", () => {
       }
     }
     // within the bound: the body reaches the route's validation
-    const shallow = await send(
+    const shallow = await r.tcp.request(
       "POST",
       "/v1/sponsor",
       JSON.stringify({ network: "testnet", transaction: "AAAA", extra: [[[[[[[[[[[]]]]]]]]]]] }),
@@ -343,39 +323,4 @@ describe("unknown API keys take a token from their client IP's anonymous bucket"
     expectError(await estimate(light.app, "198.51.100.1", "sr_test_short"), 401, "UNAUTHORIZED");
     await light.stop();
   });
-
-  test("keys created, or live at boot, are known: they never cost their IP a token", async () => {
-    let r = await startTestRelay({
-      ANONYMOUS_POLICY: JSON.stringify({ requestsPerSecond: 0.01, burst: 2 }),
-      TRUST_PROXY: "true",
-    });
-    const ip = { "x-forwarded-for": "192.0.2.44" };
-    const exhaust = async () => {
-      for (let i = 0; i < 2; i++) {
-        expectError(
-          await r.post("/v1/estimate", {}, { ...ip, "x-api-key": `sr_test_${"Q".repeat(40)}${i}` }),
-          401,
-          "UNAUTHORIZED",
-        );
-      }
-      expectError(
-        await r.post("/v1/estimate", {}, { ...ip, "x-api-key": `sr_test_${"Q".repeat(43)}` }),
-        429,
-        "RATE_LIMIT_EXCEEDED",
-      );
-    };
-    try {
-      const p = await r.project();
-      await exhaust();
-      const keyed = await r.post("/v1/estimate", {}, { ...ip, "x-api-key": p.testKey });
-      expectError(keyed, 400, "VALIDATION_ERROR"); // authenticated: the body is looked at
-      expect(keyed.headers.get("ratelimit-limit")).toBe("100"); // the project's bucket
-      await r.stop({ keepData: true });
-      r = await startTestRelay(r.env);
-      await exhaust();
-      expectError(await r.post("/v1/estimate", {}, { ...ip, "x-api-key": p.testKey }), 400, "VALIDATION_ERROR");
-    } finally {
-      await r.stop();
-    }
-  }, 60_000);
 });

@@ -20,6 +20,7 @@ import {
   xdr,
   type Transaction,
 } from "@stellar/stellar-sdk";
+import { invokeResult } from "./support/localnet.ts";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
 import { localFunder } from "../src/boot.ts";
 import { TEST_CONTRACT_ID } from "../src/localnet/soroban/contracts.ts";
@@ -100,16 +101,6 @@ async function signedTransfer(from: Keypair, to: Keypair, amount: bigint, n: Net
   const signed = await authorizeEntry(auth[0]!, from, latestLedger + 100, net(n).passphrase);
   const op = transfer(from.publicKey(), to.publicKey(), amount, n, { auth: [signed] });
   return { op, b64: op.toXDR("base64"), signed };
-}
-
-/** The InvokeHostFunctionResult arm of a transaction result's only operation. */
-function invokeResult(r: xdr.TransactionResult): string {
-  if (r.result.type !== "txSuccess" && r.result.type !== "txFailed")
-    throw new Error(`no operation results in ${r.result.type}`);
-  const op = (r.result.value as xdr.OperationResult[])[0]!;
-  if (op.type !== "opInner") return op.type;
-  if (op.tr.type !== "invokeHostFunction") throw new Error(`not an invoke result: ${op.tr.type}`);
-  return op.tr.invokeHostFunctionResult.type;
 }
 
 /** A copy of a signed address-credential entry with one bit of its ed25519 signature flipped. */

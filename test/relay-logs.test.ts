@@ -13,13 +13,13 @@ const lineOf = (requestId: string) => captured.lines.find((l) => l.msg === "requ
 
 test("a valid client X-Request-Id is kept and echoed (also in the error envelope); an invalid one is replaced", async () => {
   const own = `client-${crypto.randomUUID()}`;
-  const ok = await fetch(`${r.url}/health`, { headers: { "x-request-id": own } });
+  const ok = await r.http.get("/health", { "x-request-id": own });
   expect(ok.headers.get("x-request-id")).toBe(own);
   const bad = await r.post("/v1/sponsor", { network: "testnet" }, { "x-request-id": own });
   expect(bad.headers.get("x-request-id")).toBe(own);
   expect(bad.body.error.requestId).toBe(own);
   for (const invalid of ["has space", "x".repeat(129), "semi;colon"]) {
-    const res = await fetch(`${r.url}/health`, { headers: { "x-request-id": invalid } });
+    const res = await r.http.get("/health", { "x-request-id": invalid });
     expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
   }
 });
@@ -58,24 +58,13 @@ test("a sponsor log line names the project, the network, the hash and the result
 
 test("admin changes leave an audit line with the ids they changed, never keys", async () => {
   const id = crypto.randomUUID();
-  const res = await fetch(`${r.url}/v1/admin/projects`, {
-    method: "POST",
-    body: JSON.stringify({ name: "audited" }),
-    headers: { "content-type": "application/json", authorization: `Bearer ${r.env.ADMIN_TOKEN}`, "x-request-id": id },
-  });
+  const admin = (requestId: string) => ({ authorization: `Bearer ${r.env.ADMIN_TOKEN}`, "x-request-id": requestId });
+  const res = await r.http.post("/v1/admin/projects", { name: "audited" }, admin(id));
   expect(res.status).toBe(201);
-  const project = (await res.json()) as { id: string };
+  const project = res.body as { id: string };
   const keyId = crypto.randomUUID();
-  const key = await fetch(`${r.url}/v1/admin/projects/${project.id}/keys`, {
-    method: "POST",
-    body: JSON.stringify({ environment: "test" }),
-    headers: {
-      "content-type": "application/json",
-      authorization: `Bearer ${r.env.ADMIN_TOKEN}`,
-      "x-request-id": keyId,
-    },
-  });
-  const secret = ((await key.json()) as { key: string }).key;
+  const key = await r.http.post(`/v1/admin/projects/${project.id}/keys`, { environment: "test" }, admin(keyId));
+  const secret = (key.body as { key: string }).key;
   await Bun.sleep(20);
   const audits = captured.lines.filter((l) => l.audit === true);
   expect(audits.find((l) => l.requestId === id)).toMatchObject({

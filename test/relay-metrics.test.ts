@@ -6,7 +6,7 @@
  * patterns and never keys, ids, IPs, accounts or hashes.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Transaction } from "@stellar/stellar-sdk";
+import { until, xdrOf } from "./support/harness.ts";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
 
 const TOKEN = "metrics-token-0123456789";
@@ -18,8 +18,6 @@ beforeAll(
   { timeout: 30_000 },
 );
 afterAll(() => r.stop());
-
-const xdrOf = (tx: Transaction) => tx.toEnvelope().toXDR("base64");
 
 /** The exposition text parsed: `get(name, labels)` is the sample whose labels include `labels` (summed over the rest). */
 function parse(text: string) {
@@ -43,18 +41,9 @@ function parse(text: string) {
 }
 
 async function scrape(token: string | null = TOKEN) {
-  const res = await fetch(`${r.url}/metrics`, token === null ? {} : { headers: { authorization: `Bearer ${token}` } });
+  const res = await r.http.raw("/metrics", token === null ? {} : { headers: { authorization: `Bearer ${token}` } });
   const text = await res.text();
   return { res, text, ...(res.status === 200 ? parse(text) : { samples: [], has: () => false, get: () => 0 }) };
-}
-
-/** Resolves when `fn` holds (checked every 10 ms), or throws after `ms`. */
-async function until(fn: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await fn())) {
-    if (Date.now() > end) throw new Error("timed out waiting");
-    await Bun.sleep(10);
-  }
 }
 
 const sponsor = (body: unknown, headers: Record<string, string> = {}) => r.post("/v1/sponsor", body, headers);
@@ -70,7 +59,7 @@ describe("GET /metrics", () => {
       // 200, watched while it waits for its ledger: one pending submission, one lease in flight
       const user = await r.funded();
       const first = sponsor({ transaction: xdrOf(await r.payment(user)), network: "testnet" });
-      await until(() => net.queue.size > 0);
+      await until("the submission to be queued", () => net.queue.size > 0, 5000);
       const waiting = await scrape();
       const view = (await r.admin("GET", "/channels?network=testnet")).body;
       expect(waiting.get("relay_submissions_pending", { network: "testnet" })).toBe(1);
@@ -88,7 +77,7 @@ describe("GET /metrics", () => {
       // another 200
       const user2 = await r.funded();
       const second = sponsor({ transaction: xdrOf(await r.payment(user2)), network: "testnet" });
-      await until(() => net.queue.size > 0);
+      await until("the submission to be queued", () => net.queue.size > 0, 5000);
       r.close();
       const ok2 = await second;
       expect(ok2.status).toBe(200);
@@ -182,13 +171,12 @@ describe("GET /metrics", () => {
     const id = crypto.randomUUID();
     expect((await r.admin("GET", `/projects/${id}`)).status).toBe(404);
     expect(
-      (await fetch(`${r.url}/v1/admin/projects/${id}`, { headers: { authorization: "Bearer wrong-token-0123456789" } }))
-        .status,
+      (await r.http.get(`/v1/admin/projects/${id}`, { authorization: "Bearer wrong-token-0123456789" })).status,
     ).toBe(401);
     expect(
       (await sponsor({ transaction: "AAAA", network: "testnet" }, { "x-api-key": "sr_test_notakey" })).status,
     ).toBe(401);
-    expect((await fetch(`${r.url}/no/such/${id}`)).status).toBe(404);
+    expect((await r.http.get(`/no/such/${id}`)).status).toBe(404);
     const m = await scrape();
     expect(m.get("relay_http_requests_total", { method: "GET", route: "/v1/admin/projects/:id", status: "404" })).toBe(
       1,
@@ -205,7 +193,9 @@ describe("GET /metrics", () => {
 
   test("no API keys, project ids, IPs, accounts or hashes in the exposition", async () => {
     const p = await r.project();
-    await sponsor(
+    // over a socket: the relay sees the client's address
+    await r.tcp.post(
+      "/v1/sponsor",
       { transaction: xdrOf(await r.payment(await r.funded(), { seqOffset: 3n })), network: "testnet" },
       { "x-api-key": p.testKey },
     );

@@ -1,7 +1,10 @@
 /**
  * Projects over HTTP: API keys and their networks, suspension, every policy rule, rate limits
  * (per project and per anonymous client IP) and the admin API's authentication. The main suite
- * runs on embedded PGlite, and on Postgres too when TEST_DATABASE_URL is set.
+ * runs on embedded PGlite, and on Postgres too when TEST_DATABASE_URL is set. One relay per
+ * configuration, its app called in this process (test/support/harness.ts), but over a socket where
+ * the anonymous bucket is the connection's address. That keys known at boot stay known across a
+ * restart: relay-restart.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
@@ -16,13 +19,10 @@ import {
   type Transaction,
   xdr,
 } from "@stellar/stellar-sdk";
-import { databaseKind, startTestRelay, TEST_ADMIN_TOKEN, type TestRelay } from "./support/relay.ts";
 import { TEST_CONTRACT_ID } from "../src/localnet/soroban/contracts.ts";
+import { expectError, expectOk, rateHeaders, type Res, UUID, xdrOf } from "./support/harness.ts";
+import { databaseEnv, databaseKinds, startTestRelay, TEST_ADMIN_TOKEN, type TestRelay } from "./support/relay.ts";
 
-type Res = { status: number; headers: Headers; body: any };
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const xdrOf = (tx: { toEnvelope(): xdr.TransactionEnvelope }) => tx.toEnvelope().toXdr("base64");
 const key = (k: string) => ({ "x-api-key": k });
 /** Another valid contract id (not the test contract). */
 const OTHER_CONTRACT = StrKey.encodeContract(Buffer.alloc(32, 7));
@@ -35,31 +35,6 @@ const DEFAULTS = {
   maxOperations: 100,
   dailySpendLimit: null,
 };
-
-function expectError(res: Res, status: number, code: string) {
-  if (res.status !== status || res.body?.error?.code !== code)
-    throw new Error(`expected ${status} ${code}, got ${res.status} ${JSON.stringify(res.body)}`);
-  expect(res.body.error.requestId).toMatch(UUID);
-  expect(res.headers.get("x-request-id")).toBe(res.body.error.requestId);
-  expect(typeof res.body.error.message).toBe("string");
-}
-
-function expectOk(res: Res, status = 200) {
-  if (res.status !== status) throw new Error(`expected ${status}, got ${res.status} ${JSON.stringify(res.body)}`);
-}
-
-/** The rate-limit headers of a response, both spellings, which must agree. */
-function rateHeaders(res: Res): { limit: number; remaining: number; reset: number } {
-  const get = (name: string) => {
-    const plain = res.headers.get(`ratelimit-${name}`);
-    const x = res.headers.get(`x-ratelimit-${name}`);
-    if (plain === null) throw new Error(`no RateLimit-${name} on ${res.status} ${JSON.stringify(res.body)}`);
-    expect(plain).toMatch(/^[0-9]+$/);
-    expect(x).toBe(plain);
-    return Number(plain);
-  };
-  return { limit: get("limit"), remaining: get("remaining"), reset: get("reset") };
-}
 
 /** A classic transaction of `ops` payments to the localnet root, signed. */
 async function payments(r: TestRelay, from: Keypair, ops: number): Promise<Transaction> {
@@ -95,13 +70,11 @@ async function preparedEcho(r: TestRelay, from: Keypair): Promise<Transaction> {
 }
 
 // embedded PGlite always; Postgres too when the suite has one (TEST_DATABASE_URL)
-const kinds = databaseKind === "postgres" ? ["pglite", "postgres"] : ["pglite"];
-
-describe.each(kinds)("projects over HTTP (%s)", (kind) => {
+describe.each(databaseKinds)("projects over HTTP (%s)", (kind) => {
   let r: TestRelay;
   beforeAll(
     async () => {
-      r = await startTestRelay(kind === "pglite" ? { DATABASE_URL: "", DATABASE_SCHEMA: "" } : {});
+      r = await startTestRelay(databaseEnv(kind));
     },
     { timeout: 30_000 },
   );
@@ -644,7 +617,6 @@ describe.each(kinds)("projects over HTTP (%s)", (kind) => {
 
   describe("admin API", () => {
     test("no or a wrong bearer token is UNAUTHORIZED", async () => {
-      const url = `${r.url}/v1/admin/projects`;
       const attempts: RequestInit[] = [
         {},
         { headers: { authorization: "Bearer wrong-token-0123456789" } },
@@ -660,18 +632,13 @@ describe.each(kinds)("projects over HTTP (%s)", (kind) => {
           ["POST", "", { name: "x" }],
           ["GET", "/anything", undefined],
         ] as const) {
-          const res = await fetch(`${url}${path}`, {
-            ...init,
+          const res = await r.http.request(
             method,
-            ...(body
-              ? {
-                  body: JSON.stringify(body),
-                  headers: { ...(init.headers as Record<string, string>), "content-type": "application/json" },
-                }
-              : {}),
-          });
-          const parsed = { status: res.status, headers: res.headers, body: await res.json() };
-          expectError(parsed, 401, "UNAUTHORIZED");
+            `/v1/admin/projects${path}`,
+            body,
+            (init.headers ?? {}) as Record<string, string>,
+          );
+          expectError(res, 401, "UNAUTHORIZED");
           expect(res.headers.get("www-authenticate")).toBe("Bearer");
         }
       }
@@ -754,6 +721,7 @@ describe("the anonymous relay: one bucket per client IP (X-Forwarded-For with TR
   });
 });
 
+// over a socket: the anonymous bucket is the connection's address
 describe("without ADMIN_TOKEN, and without TRUST_PROXY", () => {
   let r: TestRelay;
   beforeAll(
@@ -772,14 +740,12 @@ describe("without ADMIN_TOKEN, and without TRUST_PROXY", () => {
       string,
       string
     >[]) {
-      const res = await fetch(`${r.url}/v1/admin/projects`, { headers });
-      const parsed = { status: res.status, headers: res.headers, body: await res.json() };
-      expectError(parsed, 404, "NOT_FOUND");
+      expectError(await r.tcp.get("/v1/admin/projects", headers), 404, "NOT_FOUND");
     }
-    const post = await r.post("/v1/admin/projects", { name: "x" }, { authorization: `Bearer ${TEST_ADMIN_TOKEN}` });
+    const post = await r.tcp.post("/v1/admin/projects", { name: "x" }, { authorization: `Bearer ${TEST_ADMIN_TOKEN}` });
     expectError(post, 404, "NOT_FOUND");
     // the relay itself works (the admin paths took no token of the anonymous bucket)
-    const res = await r.post("/v1/sponsor", {
+    const res = await r.tcp.post("/v1/sponsor", {
       transaction: xdrOf(await r.payment(await r.funded())),
       network: "testnet",
     });
@@ -789,10 +755,14 @@ describe("without ADMIN_TOKEN, and without TRUST_PROXY", () => {
 
   test("X-Forwarded-For is ignored: one bucket for the connection's address", async () => {
     const body = { transaction: xdrOf(await r.payment(await r.funded())) };
-    const a = await r.post("/v1/estimate", body, { "x-forwarded-for": "203.0.113.1" });
+    const a = await r.tcp.post("/v1/estimate", body, { "x-forwarded-for": "203.0.113.1" });
     expectOk(a);
     expect(rateHeaders(a).remaining).toBe(1);
-    expectOk(await r.post("/v1/estimate", body, { "x-forwarded-for": "203.0.113.2" }));
-    expectError(await r.post("/v1/estimate", body, { "x-forwarded-for": "203.0.113.3" }), 429, "RATE_LIMIT_EXCEEDED");
+    expectOk(await r.tcp.post("/v1/estimate", body, { "x-forwarded-for": "203.0.113.2" }));
+    expectError(
+      await r.tcp.post("/v1/estimate", body, { "x-forwarded-for": "203.0.113.3" }),
+      429,
+      "RATE_LIMIT_EXCEEDED",
+    );
   });
 });

@@ -5,6 +5,7 @@
  * retry skips the network lookup. Out-of-order sequence numbers make the first 422 legitimate.
  */
 import { afterEach, expect, test } from "bun:test";
+import { until } from "./support/harness.ts";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
 import { fundedMainnetUser, journalSum, mainnetPayment, rawTransaction } from "./support/mainnet.ts";
 
@@ -32,7 +33,7 @@ test("a submission retried after a non-final 422 is recovered, and a retry answe
 
   // 2. tx1 lands
   const a1 = r.post("/v1/sponsor", { transaction: tx1.toEnvelope().toXDR("base64"), network: "mainnet" }, headers);
-  await Bun.sleep(150);
+  await until("tx1 queued", () => net.queue.size > 0, 5000);
   net.closeLedger();
   expect((await a1).status).toBe(200);
 

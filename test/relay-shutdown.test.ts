@@ -5,6 +5,7 @@
  */
 import { afterAll, expect, test } from "bun:test";
 import { Asset, Keypair, Operation, rpc, TransactionBuilder } from "@stellar/stellar-sdk";
+import { seedPglite } from "./support/pglite.ts";
 import { spawnRelay, tempDir, type Proc } from "./support/processes.ts";
 
 const data = tempDir("relay-shutdown-");
@@ -17,9 +18,10 @@ afterAll(async () => {
 test("SIGTERM with sponsor requests in flight: every one answered 200, new ones 503, exit 0 within the grace", {
   timeout: 60_000,
 }, async () => {
+  await seedPglite(data.path); // on PGlite: the database a first start creates (initdb once per test process)
   relay = await spawnRelay({
     DATA_DIR: data.path,
-    LEDGER_CLOSE_MS: "1000",
+    LEDGER_CLOSE_MS: "500",
     SHUTDOWN_GRACE_MS: "10000",
     ANONYMOUS_POLICY: JSON.stringify({ requestsPerSecond: 1000, burst: 1000 }),
   });
@@ -51,8 +53,11 @@ test("SIGTERM with sponsor requests in flight: every one answered 200, new ones 
   );
   const post = (body: string) =>
     fetch(`${relay!.url}/v1/sponsor`, { method: "POST", headers: { "content-type": "application/json" }, body });
+  // sent just after a ledger closed: they wait for the next one, half a second later, while SIGTERM arrives
+  const latest = (await server.getLatestLedger()).sequence;
+  while ((await server.getLatestLedger()).sequence === latest) await Bun.sleep(5);
   const inFlight = bodies.slice(0, 6).map(async (b) => (await post(b)).status);
-  await Bun.sleep(200); // sent; their ledger closes within a second
+  await Bun.sleep(100); // sent
   const warningsBefore = relay.warnings.length;
   const started = Date.now();
   relay.proc.kill("SIGTERM");

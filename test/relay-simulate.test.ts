@@ -1,7 +1,7 @@
 /** POST /v1/simulate, POST /v1/estimate, GET /health and the OpenAPI document, against the embedded localnets. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Asset, Contract, Operation, TransactionBuilder, nativeToScVal, xdr, type Keypair } from "@stellar/stellar-sdk";
-import { startTestRelay, type TestRelay } from "./support/relay.ts";
+import { databaseKind, startTestRelay, type TestRelay } from "./support/relay.ts";
 import { TEST_CONTRACT_ID } from "../src/localnet/soroban/contracts.ts";
 
 let r: TestRelay;
@@ -107,29 +107,27 @@ describe("POST /v1/estimate", () => {
 });
 
 describe("GET /health and OpenAPI", () => {
-  test("health reports both embedded networks", async () => {
-    const res = await fetch(`${r.url}/health`);
-    const body = (await res.json()) as any;
-    expect(res.status).toBe(200);
+  test("health reports both embedded networks, the database and the checkpoint store", async () => {
+    const { status, body } = await r.http.get("/health");
+    expect(status).toBe(200);
     expect(body.status).toBe("ok");
     expect(body.networks.testnet.upstream).toBe("localnet");
     expect(body.networks.mainnet.latestLedger).toBeGreaterThan(0);
     expect(body.networks.testnet.lastLedgerAgeMs).toBeLessThan(5000);
+    expect(body.storage).toEqual({ database: databaseKind, status: "ok", checkpoints: "memory" });
     expect(JSON.stringify(body)).not.toMatch(/S[A-Z2-7]{55}/); // no secret keys
   });
 
   test("the OpenAPI document lists the routes", async () => {
-    const res = await fetch(`${r.url}/openapi/json`);
-    const doc = (await res.json()) as { paths: Record<string, unknown> };
+    const doc = (await r.http.get("/openapi/json")).body as { paths: Record<string, unknown> };
     expect(Object.keys(doc.paths)).toEqual(
       expect.arrayContaining(["/v1/sponsor", "/v1/simulate", "/v1/estimate", "/health"]),
     );
-    expect((await fetch(`${r.url}/openapi`)).status).toBe(200);
+    expect((await r.http.get("/openapi")).status).toBe(200);
   });
 });
 
 test("under surge, estimate bids what sponsor would: the network's rate capped at MAX_FEE_RATE", async () => {
-  const { startTestRelay } = await import("./support/relay.ts");
   const relay = await startTestRelay({ MAX_FEE_RATE: "150" });
   try {
     // the fee statistics say 1,000 per operation; the relay never bids over its cap of 150

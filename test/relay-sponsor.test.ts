@@ -1,6 +1,7 @@
 /** POST /v1/sponsor end to end against the embedded testnet localnet. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Keypair, TransactionBuilder, xdr } from "@stellar/stellar-sdk";
+import { expectError, UUID, xdrOf } from "./support/harness.ts";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
 
 let r: TestRelay;
@@ -9,16 +10,7 @@ beforeAll(async () => {
 });
 afterAll(() => r.stop());
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const balance = (id: string) => r.localnets.testnet!.account(id)!.balance;
-const xdrOf = (tx: { toEnvelope(): xdr.TransactionEnvelope }) => tx.toEnvelope().toXdr("base64");
-
-function expectEnvelope(res: { status: number; headers: Headers; body: any }, status: number, code: string) {
-  expect(res.status).toBe(status);
-  expect(res.body.error.code).toBe(code);
-  expect(res.body.error.requestId).toMatch(UUID);
-  expect(res.headers.get("x-request-id")).toBe(res.body.error.requestId);
-}
 
 describe("success", () => {
   test("a payment is wrapped, paid by the relay, and confirmed with hash, fee, ledger and result", async () => {
@@ -59,14 +51,14 @@ describe("spec rule 1: malformed or invalid XDR is VALIDATION_ERROR", () => {
       ["AAAA", "not a TransactionEnvelope"],
     ] as const) {
       const res = await r.post("/v1/sponsor", { transaction, network: "testnet" });
-      expectEnvelope(res, 400, "VALIDATION_ERROR");
+      expectError(res, 400, "VALIDATION_ERROR");
       expect(res.body.error.details.reason).toBe(reason);
     }
     const user = await r.funded();
     const raw = (await r.payment(user)).toEnvelope().toXdr();
     const trailing = Buffer.concat([raw, Buffer.alloc(4)]).toString("base64");
     const res = await r.post("/v1/sponsor", { transaction: trailing, network: "testnet" });
-    expectEnvelope(res, 400, "VALIDATION_ERROR");
+    expectError(res, 400, "VALIDATION_ERROR");
     expect(res.body.error.details.reason).toMatch(/trailing/);
   });
 
@@ -76,19 +68,19 @@ describe("spec rule 1: malformed or invalid XDR is VALIDATION_ERROR", () => {
     const unsigned = TransactionBuilder.fromXDR(xdrOf(tx), r.passphrase);
     unsigned.signatures.splice(0);
     const res = await r.post("/v1/sponsor", { transaction: xdrOf(unsigned), network: "testnet" });
-    expectEnvelope(res, 400, "VALIDATION_ERROR");
+    expectError(res, 400, "VALIDATION_ERROR");
     expect(res.body.error.details.reason).toMatch(/no signatures/);
   });
 
   test("unknown network and missing fields name the field", async () => {
     let res = await r.post("/v1/sponsor", { transaction: "AAAA", network: "futurenet" });
-    expectEnvelope(res, 400, "VALIDATION_ERROR");
+    expectError(res, 400, "VALIDATION_ERROR");
     expect(res.body.error.details.field).toBe("network");
     res = await r.post("/v1/sponsor", { network: "testnet" });
-    expectEnvelope(res, 400, "VALIDATION_ERROR");
+    expectError(res, 400, "VALIDATION_ERROR");
     expect(res.body.error.details.field).toBe("transaction");
     res = await r.post("/v1/sponsor", "{not json");
-    expectEnvelope(res, 400, "VALIDATION_ERROR");
+    expectError(res, 400, "VALIDATION_ERROR");
   });
 });
 
@@ -97,7 +89,7 @@ describe("spec rule 3: what the network rejects is SUBMISSION_FAILED", () => {
     const user = await r.funded();
     const tx = await r.payment(user, { seqOffset: 3n });
     const res = await r.post("/v1/sponsor", { transaction: xdrOf(tx), network: "testnet" });
-    expectEnvelope(res, 422, "SUBMISSION_FAILED");
+    expectError(res, 422, "SUBMISSION_FAILED");
     expect(res.body.error.details.result_codes).toEqual({ transaction: "tx_bad_seq" });
     expect(res.body.error.message).toContain("tx_fee_bump_inner_failed");
     expect(res.body.error.message).toContain("tx_bad_seq");
@@ -108,7 +100,7 @@ describe("spec rule 3: what the network rejects is SUBMISSION_FAILED", () => {
     const user = await r.funded();
     const tx = await r.payment(user, { to: Keypair.random().publicKey() });
     const res = await r.post("/v1/sponsor", { transaction: xdrOf(tx), network: "testnet" });
-    expectEnvelope(res, 422, "SUBMISSION_FAILED");
+    expectError(res, 422, "SUBMISSION_FAILED");
     expect(res.body.error.details.result_codes).toEqual({
       transaction: "tx_failed",
       operations: ["op_no_destination"],
@@ -153,7 +145,7 @@ describe("X-Idempotency-Key", () => {
     const key = { "x-idempotency-key": `k-${crypto.randomUUID()}` };
     const a = await r.post("/v1/sponsor", body, key);
     const b = await r.post("/v1/sponsor", body, key);
-    expectEnvelope(b, 422, "SUBMISSION_FAILED");
+    expectError(b, 422, "SUBMISSION_FAILED");
     expect(b.body.error.details).toEqual(a.body.error.details);
     expect(b.body.error.requestId).not.toBe(a.body.error.requestId);
     expect(b.headers.get("idempotent-replayed")).toBe("true");
@@ -168,13 +160,13 @@ describe("X-Idempotency-Key", () => {
       { transaction: xdrOf(await r.payment(user, { amount: "2" })), network: "testnet" },
       key,
     );
-    expectEnvelope(other, 422, "IDEMPOTENCY_KEY_REUSED");
+    expectError(other, 422, "IDEMPOTENCY_KEY_REUSED");
     const bad = await r.post(
       "/v1/sponsor",
       { transaction: "AAAA", network: "testnet" },
       { "x-idempotency-key": "has space" },
     );
-    expectEnvelope(bad, 400, "VALIDATION_ERROR");
+    expectError(bad, 400, "VALIDATION_ERROR");
     expect(bad.body.error.details.field).toBe("X-Idempotency-Key");
   });
 });
@@ -182,11 +174,8 @@ describe("X-Idempotency-Key", () => {
 describe("limits and routes", () => {
   test("a body over the size limit is PAYLOAD_TOO_LARGE; an unknown route is NOT_FOUND", async () => {
     const big = await r.post("/v1/sponsor", { transaction: "A".repeat(300_000), network: "testnet" });
-    expectEnvelope(big, 413, "PAYLOAD_TOO_LARGE");
+    expectError(big, 413, "PAYLOAD_TOO_LARGE");
     expect(big.headers.get("ratelimit-limit")).not.toBeNull(); // counted against the rate limit like any /v1 request
-    const res = await fetch(`${r.url}/v1/nothing`);
-    const body = (await res.json()) as { error: { code: string } };
-    expect(res.status).toBe(404);
-    expect(body.error.code).toBe("NOT_FOUND");
+    expectError(await r.http.get("/v1/nothing"), 404, "NOT_FOUND");
   });
 });

@@ -10,12 +10,15 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { Account, Asset, Contract, type Keypair, Operation, TransactionBuilder } from "@stellar/stellar-sdk";
 import { startFakeRpc, type FakeRpc, type FaultMode, type FaultOptions } from "./support/fake-rpc.ts";
+import { until } from "./support/harness.ts";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
 import { Value } from "@sinclair/typebox/value";
 import { networkHealth } from "../src/http/health.routes.ts";
 import { NetworkHealth } from "../src/http/schemas.ts";
 
 const RPC_TIMEOUT_MS = 300;
+/** The watcher's poll: health reports a fault, and its end, within a few polls. */
+const WATCHER_POLL_MS = 25;
 const SUBMISSION_TIMEOUT_MS = 3000;
 const CHANNELS = 4;
 /** An answer that only waits on RPC calls: a few timed-out calls and some slack. */
@@ -74,27 +77,8 @@ async function timed(path: string, body: unknown): Promise<Answer> {
   return { ...res, ms: Date.now() - t0 };
 }
 
-async function health(): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${r.url}/health`);
-  const text = await res.text();
-  let body: any = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    /* kept as text: the assertion below shows it */
-  }
-  return { status: res.status, body };
-}
-
-/** Waits until `pred` holds (polling every 20 ms); answers how long it took, or throws after `ms`. */
-async function until(what: string, pred: () => Promise<boolean> | boolean, ms: number): Promise<number> {
-  const t0 = Date.now();
-  while (!(await pred())) {
-    if (Date.now() - t0 > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await Bun.sleep(20);
-  }
-  return Date.now() - t0;
-}
+/** GET /health (its body as text when it is not JSON: the assertions show it). */
+const health = (): Promise<{ status: number; body: any }> => r.http.get("/health");
 
 /** A failure answer as the spec wants it: 503 NETWORK_UNAVAILABLE, or 504 SUBMISSION_TIMEOUT with the hash, in the envelope, within its bound. */
 function expectUnavailable(a: Answer, what: string, opts: { sent?: boolean } = {}): void {
@@ -180,7 +164,7 @@ async function recovery(healedAt: number): Promise<{ healthMs: number; sponsorMs
 }
 
 beforeAll(async () => {
-  fake = await startFakeRpc({ ledgerCloseMs: 100 });
+  fake = await startFakeRpc({ ledgerCloseMs: 50 });
   const [funder] = await fake.fund(1);
   users = await fake.fund(600);
   r = await startTestRelay({
@@ -189,7 +173,7 @@ beforeAll(async () => {
     TESTNET_FUNDER_SECRET: funder.secret(),
     TESTNET_CHANNELS: String(CHANNELS),
     RPC_TIMEOUT_MS: String(RPC_TIMEOUT_MS),
-    WATCHER_POLL_MS: "50",
+    WATCHER_POLL_MS: String(WATCHER_POLL_MS),
     SUBMISSION_TIMEOUT_MS: String(SUBMISSION_TIMEOUT_MS),
     TRY_AGAIN_LATER_MS: "500",
   });
@@ -214,8 +198,9 @@ afterAll(async () => {
   await r?.stop();
   await fake?.stop();
   console.log(
-    "upstream fault figures (RPC_TIMEOUT_MS=%d, WATCHER_POLL_MS=50, SUBMISSION_TIMEOUT_MS=%d):",
+    "upstream fault figures (RPC_TIMEOUT_MS=%d, WATCHER_POLL_MS=%d, SUBMISSION_TIMEOUT_MS=%d):",
     RPC_TIMEOUT_MS,
+    WATCHER_POLL_MS,
     SUBMISSION_TIMEOUT_MS,
   );
   console.table(figures);

@@ -1,7 +1,8 @@
 /**
  * The relay's HTTP app (createApp) without networks or a database: for tests of what happens before
- * any route does its work (request ids, headers, authentication, rate limits, input checks), through
- * `app.handle`. No key is known: every X-API-Key is unknown (its lookup answers nothing).
+ * any route does its work (request ids, headers, authentication, rate limits, input checks, CORS), through
+ * `app.handle` (`http`: test/support/harness.ts). No key is known: every X-API-Key is unknown (its lookup
+ * answers nothing).
  */
 import { createApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
@@ -15,6 +16,7 @@ import {
   type PolicyPatch,
 } from "../../src/relay/policy.ts";
 import { MemoryCheckpoints } from "../../src/store/checkpoints.ts";
+import { inProcess } from "./harness.ts";
 
 export interface LightAppOptions {
   anonymousPolicy?: PolicyPatch;
@@ -22,8 +24,12 @@ export interface LightAppOptions {
   maxCheckpoints?: number;
   trustProxy?: boolean;
   hstsMaxAge?: number;
+  /** CORS_ORIGINS (unset: no CORS headers). */
+  corsOrigins?: string;
   log?: Logger;
 }
+
+const ADMIN_TOKEN = "light-app-admin-token-0123";
 
 export function lightApp(opts: LightAppOptions = {}) {
   const log = opts.log ?? createLogger("silent");
@@ -57,13 +63,15 @@ export function lightApp(opts: LightAppOptions = {}) {
     projects,
     actors,
     pools: {},
-    adminToken: "light-app-admin-token-0123",
+    adminToken: ADMIN_TOKEN,
     storage: async () => ({ database: "none", status: "ok", checkpoints: "memory" }),
     log,
     maxBodyBytes: 262_144,
     trustProxy: opts.trustProxy ?? false,
     hstsMaxAge: opts.hstsMaxAge,
+    corsOrigins: opts.corsOrigins,
     startedAt: Date.now(),
   });
-  return { app, actors, checkpoints, lookups: () => lookups, stop: () => actors.stop() };
+  const http = inProcess(app, ADMIN_TOKEN);
+  return { app, http, actors, checkpoints, lookups: () => lookups, stop: () => actors.stop() };
 }

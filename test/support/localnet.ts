@@ -4,13 +4,16 @@
  */
 import { Elysia } from "elysia";
 import {
+  Asset,
   Horizon,
   Keypair,
   Networks,
+  Operation,
   rpc,
   TransactionBuilder,
   type Transaction,
   type FeeBumpTransaction,
+  type xdr,
 } from "@stellar/stellar-sdk";
 import { Localnet, type LocalnetOptions } from "../../src/localnet/ledger.ts";
 import { localnetHttp } from "../../src/localnet/server.ts";
@@ -84,4 +87,46 @@ export async function startLocalnet(opts: Partial<LocalnetOptions> & TestNetHttp
 export async function builder(t: TestNet, source: Keypair, fee = "100"): Promise<TransactionBuilder> {
   const account = await t.rpc.getAccount(source.publicKey());
   return new TransactionBuilder(account, { fee, networkPassphrase: t.passphrase }).setTimeout(60);
+}
+
+// ---- reading results (SDK v17 names of result codes: "txBadSeq", "paymentUnderfunded", ...) ----------
+
+export const S = rpc.Api.GetTransactionStatus;
+
+/** A transaction's hash, hex. */
+export const hex = (tx: Transaction | FeeBumpTransaction): string => Buffer.from(tx.hash()).toString("hex");
+
+/** A native payment of `amount` XLM to `to`. */
+export const pay = (to: string, amount = "1") => Operation.payment({ destination: to, asset: Asset.native(), amount });
+
+/** The response of a transaction found in a ledger (fails the test otherwise). */
+export function applied(
+  r: rpc.Api.GetTransactionResponse,
+): rpc.Api.GetSuccessfulTransactionResponse | rpc.Api.GetFailedTransactionResponse {
+  if (r.status === S.NOT_FOUND) throw new Error("transaction not found");
+  return r;
+}
+
+/** A transaction result's code. */
+export const txCode = (r: xdr.TransactionResult | undefined): string => (r!.result as { type: string }).type;
+
+/** The operation results of a plain or fee-bump transaction result. */
+export function opResults(r: xdr.TransactionResult): xdr.OperationResult[] {
+  const res = r.result;
+  if (res.type === "txFeeBumpInnerSuccess" || res.type === "txFeeBumpInnerFailed") {
+    const inner = res.value.result.result;
+    if (inner.type === "txSuccess" || inner.type === "txFailed") return inner.value;
+    throw new Error(`no operation results in ${inner.type}`);
+  }
+  if (res.type === "txSuccess" || res.type === "txFailed") return res.value;
+  throw new Error(`no operation results in ${res.type}`);
+}
+
+/** The InvokeHostFunctionResult arm name of a transaction's only operation. */
+export function invokeResult(r: xdr.TransactionResult): string {
+  const op = opResults(r)[0]!;
+  if (op.type !== "opInner") return op.type;
+  const tr = op.tr;
+  if (tr.type !== "invokeHostFunction") throw new Error(`not an invoke result: ${tr.type}`);
+  return tr.invokeHostFunctionResult.type;
 }

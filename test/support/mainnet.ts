@@ -1,12 +1,57 @@
 /**
- * Helpers for tests on a relay's embedded mainnet with ledgers closed on demand: a funded user,
- * a signed payment from it, raw getTransaction answers and the credit journal.
+ * Helpers for tests on a relay's embedded mainnet: with ledgers closing by themselves (`mainnetOf`),
+ * or closed on demand (a funded user, a signed payment from it, raw getTransaction answers and the
+ * credit journal).
  */
 import { expect } from "bun:test";
-import { Account, Asset, Keypair, Operation, TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
+import { Account, Asset, Keypair, Operation, rpc, TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
 import { sql, type SQL } from "drizzle-orm";
 import { localFunder } from "../../src/boot.ts";
+import { xdrOf } from "./harness.ts";
 import type { TestRelay } from "./relay.ts";
+
+/** The embedded mainnet of a relay whose ledgers close by themselves: funded accounts, payments, sponsoring with a key, the fee the network charged. */
+export function mainnetOf(r: TestRelay) {
+  const net = r.localnets.mainnet!;
+  const server = new rpc.Server(`${r.url}/localnet/mainnet/rpc`, { allowHttp: true });
+  return {
+    net,
+    server,
+    /** `n` new accounts funded by the mainnet friendbot (concurrently: it batches them). */
+    async fund(n: number): Promise<Keypair[]> {
+      const kps = Array.from({ length: n }, () => Keypair.random());
+      await Promise.all(
+        kps.map(async (kp) => {
+          const res = await fetch(`${r.url}/localnet/mainnet/friendbot?addr=${kp.publicKey()}`);
+          const text = await res.text();
+          if (!res.ok) throw new Error(`mainnet friendbot ${res.status}: ${text}`);
+        }),
+      );
+      return kps;
+    },
+    /** A signed 1-operation payment to the mainnet root. */
+    async payment(from: Keypair, opts: { amount?: string; seqOffset?: bigint } = {}): Promise<Transaction> {
+      const acc = await server.getAccount(from.publicKey());
+      for (let i = 0n; i < (opts.seqOffset ?? 0n); i++) acc.incrementSequenceNumber();
+      const tx = new TransactionBuilder(acc, { fee: "100", networkPassphrase: net.passphrase })
+        .addOperation(
+          Operation.payment({ destination: net.root.publicKey(), asset: Asset.native(), amount: opts.amount ?? "1" }),
+        )
+        .setTimeout(60)
+        .build();
+      tx.sign(from);
+      return tx;
+    },
+    sponsor: (key: string, tx: Transaction) =>
+      r.post("/v1/sponsor", { transaction: xdrOf(tx), network: "mainnet" }, { "x-api-key": key }),
+    /** feeCharged of a transaction's result as the network reports it (null: not in the ledger). */
+    async feeCharged(hash: string): Promise<bigint | null> {
+      const t = await server.getTransaction(hash);
+      if (t.status === rpc.Api.GetTransactionStatus.NOT_FOUND) return null;
+      return BigInt(t.resultXdr.feeCharged);
+    },
+  };
+}
 
 /** A new mainnet account funded by the embedded friendbot (a ledger is closed for it). */
 export async function fundedMainnetUser(relay: TestRelay): Promise<Keypair> {

@@ -1,4 +1,7 @@
-/** Test harness: the whole relay (embedded localnets, fast ledgers) on a random port, plus SDK clients for its networks. */
+/**
+ * Test harness: the whole relay (embedded localnets, fast ledgers) on a random port; requests to its
+ * app in this process (`post`, `admin`, `http`) or over its socket (`tcp`), and SDK clients for its networks.
+ */
 import { mkdtempSync, rmSync } from "node:fs";
 import postgres from "postgres";
 import { tmpdir } from "node:os";
@@ -7,6 +10,8 @@ import { Keypair, rpc, TransactionBuilder, Asset, Operation, type Transaction } 
 import { loadConfig } from "../../src/config.ts";
 import { createLogger, type Logger } from "../../src/log.ts";
 import { startRelay, type Relay } from "../../src/boot.ts";
+import { inProcess, overTcp, type Http, type Res } from "./harness.ts";
+import { seedPglite } from "./pglite.ts";
 
 export interface TestRelay extends Omit<Relay, "stop"> {
   /** Stops the relay, drops its Postgres schema and removes its DATA_DIR, unless `keepData` (to restart with `env`). */
@@ -17,20 +22,21 @@ export interface TestRelay extends Omit<Relay, "stop"> {
   passphrase: string;
   /** Closes a testnet ledger now (for relays started with LEDGER_CLOSE_MS=0). */
   close(): number;
-  /** A new testnet account funded by the embedded friendbot. */
+  /** A new testnet account funded by the embedded friendbot (with 10,000 XLM; never handed out before). */
   funded(): Promise<Keypair>;
   /** A signed 1-operation payment from `from` (to the localnet root unless given). */
   payment(
     from: Keypair,
     opts?: { amount?: string; to?: string; fee?: string; seqOffset?: bigint },
   ): Promise<Transaction>;
-  post(
-    path: string,
-    body: unknown,
-    headers?: Record<string, string>,
-  ): Promise<{ status: number; headers: Headers; body: any }>;
-  /** A request to the admin API with the test token. */
-  admin(method: string, path: string, body?: unknown): Promise<{ status: number; headers: Headers; body: any }>;
+  /** Requests to the relay's app in this process (`app.handle`), the admin API's with the test token. */
+  http: Http;
+  /** The same over a socket to `url`: where the client's address or the server itself matters. */
+  tcp: Http;
+  /** `http.post`. */
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<Res>;
+  /** `http.admin`: a request to the admin API with the test token. */
+  admin(method: string, path: string, body?: unknown): Promise<Res>;
   /** A new project (optional policy and credits) with an sr_test_ and an sr_live_ key. */
   project(opts?: {
     policy?: Record<string, unknown>;
@@ -39,10 +45,17 @@ export interface TestRelay extends Omit<Relay, "stop"> {
 }
 
 export const TEST_ADMIN_TOKEN = "test-admin-token-0123456789";
+/** How many testnet accounts `funded()` has friendbot fund at once (each waits for a ledger otherwise). */
+const FUNDED_AHEAD = 16;
 
 /** Postgres for the relay suites when TEST_DATABASE_URL is set (CI sets it); embedded PGlite otherwise. */
 const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 export const databaseKind = TEST_DATABASE_URL ? "postgres" : "pglite";
+/** The databases a suite that runs on both runs on: embedded PGlite always, Postgres too when there is one. */
+export const databaseKinds = databaseKind === "postgres" ? ["pglite", "postgres"] : ["pglite"];
+/** The environment of a relay on `kind` (PGlite: no DATABASE_URL even when the suite has one). */
+export const databaseEnv = (kind: string): Record<string, string> =>
+  kind === "pglite" ? { DATABASE_URL: "", DATABASE_SCHEMA: "" } : {};
 
 async function dropSchema(schema: string): Promise<void> {
   const sql = postgres(TEST_DATABASE_URL!, { max: 1, onnotice: () => {} });
@@ -51,17 +64,22 @@ async function dropSchema(schema: string): Promise<void> {
 }
 
 /**
- * Starts a relay: its own DATA_DIR and, on Postgres, its own schema (dropped by `drop()`), unless
- * `env` names them (a restart). `log`: its logger (default: silent).
+ * Starts a relay: its own DATA_DIR and, on Postgres, its own schema (dropped by `stop()`), unless
+ * `env` names them (a restart). On PGlite a new DATA_DIR starts with the database a first start
+ * creates, copied (test/support/pglite.ts: initdb runs once per test process, not once per relay).
+ * `log`: its logger (default: silent).
  */
 export async function startTestRelay(
   env: Record<string, string> = {},
   log: Logger = createLogger("silent"),
 ): Promise<TestRelay> {
+  const fresh = !env.DATA_DIR;
   const full: Record<string, string> = {
     PORT: "0",
     DATA_DIR: env.DATA_DIR ?? mkdtempSync(join(tmpdir(), "relay-")),
-    LEDGER_CLOSE_MS: "100",
+    // fast ledgers: a sponsor request or a friendbot call waits for one (each close also writes the localnet's
+    // snapshot, which grows with its ledgers: much faster and a relay that lives a minute spends a core on it)
+    LEDGER_CLOSE_MS: "50",
     WATCHER_POLL_MS: "50",
     SUBMISSION_TIMEOUT_MS: "5000",
     TRY_AGAIN_LATER_MS: "500",
@@ -73,9 +91,18 @@ export async function startTestRelay(
       : {}),
     ...env,
   };
+  if (fresh && !full.DATABASE_URL) await seedPglite(full.DATA_DIR!);
   const relay = await startRelay(loadConfig(full), log);
+  const http = inProcess(relay.app, full.ADMIN_TOKEN);
   const net = relay.localnets.testnet;
   const server = new rpc.Server(net ? `${relay.url}/localnet/testnet/rpc` : full.TESTNET_RPC_URL!, { allowHttp: true });
+  const friendbot = async (kp: Keypair) => {
+    const r = await fetch(`${relay.url}/localnet/testnet/friendbot?addr=${kp.publicKey()}`);
+    if (!r.ok) throw new Error(`friendbot ${r.status}`);
+    return kp;
+  };
+  const ahead: Keypair[] = [];
+  let refill: Promise<void> | null = null;
   const needNet = () => {
     if (!net) throw new Error("this relay has no embedded testnet");
     return net;
@@ -94,15 +121,25 @@ export async function startTestRelay(
     close: () => needNet().closeLedger().sequence,
     async funded() {
       const n = needNet();
-      const kp = Keypair.random();
-      const pending = fetch(`${relay.url}/localnet/testnet/friendbot?addr=${kp.publicKey()}`);
       if (n.ledgerCloseMs <= 0) {
+        const kp = Keypair.random();
+        const pending = friendbot(kp);
         await Bun.sleep(20);
         n.closeLedger();
+        await pending;
+        return kp;
       }
-      const r = await pending;
-      if (!r.ok) throw new Error(`friendbot ${r.status}`);
-      return kp;
+      // ledgers close by themselves: accounts are funded FUNDED_AHEAD at a time (friendbot batches them into one
+      // ledger) and handed out one by one, unused
+      while (!ahead.length) {
+        refill ??= Promise.all(Array.from({ length: FUNDED_AHEAD }, () => Keypair.random()).map(friendbot))
+          .then((kps) => void ahead.push(...kps))
+          .finally(() => {
+            refill = null;
+          });
+        await refill;
+      }
+      return ahead.pop()!;
     },
     async payment(from, opts = {}) {
       const acc = await server.getAccount(from.publicKey());
@@ -120,12 +157,12 @@ export async function startTestRelay(
       tx.sign(from);
       return tx;
     },
-    post: (path, body, headers = {}) => request(relay.url, "POST", path, body, headers),
-    admin: (method, path, body) =>
-      request(relay.url, method, `/v1/admin${path}`, body, { authorization: `Bearer ${full.ADMIN_TOKEN}` }),
+    http,
+    tcp: overTcp(relay.url, full.ADMIN_TOKEN),
+    post: http.post,
+    admin: http.admin,
     async project(opts = {}) {
-      const admin = (method: string, path: string, body?: unknown) =>
-        request(relay.url, method, `/v1/admin${path}`, body, { authorization: `Bearer ${full.ADMIN_TOKEN}` });
+      const admin = http.admin;
       const p = await admin("POST", "/projects", {
         name: `project ${crypto.randomUUID().slice(0, 8)}`,
         ...(opts.policy ? { policy: opts.policy } : {}),
@@ -140,22 +177,6 @@ export async function startTestRelay(
       return { id: p.body.id, testKey: test.body.key, liveKey: live.body.key };
     },
   };
-}
-
-async function request(base: string, method: string, path: string, body: unknown, headers: Record<string, string>) {
-  const r = await fetch(`${base}${path}`, {
-    method,
-    headers: { ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
-    ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
-  });
-  const text = await r.text();
-  let parsed: unknown = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    /* keep the text */
-  }
-  return { status: r.status, headers: r.headers, body: parsed as any };
 }
 
 /** A logger that keeps its JSON lines (parsed) in `lines`, to check what the relay logs. */
