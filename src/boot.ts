@@ -320,16 +320,16 @@ async function startLocalPool(pool: ChannelPool, net: Localnet): Promise<void> {
   await starting;
 }
 
-/** An upstream network's pool starts in the background, retried until the network answers. */
+/** An upstream network's pool starts in the background, retried (after 0.25 s, doubling to 5 s) until the network answers. */
 async function startUpstreamPool(pool: ChannelPool, log: Logger): Promise<void> {
-  for (;;) {
+  for (let waitMs = 250; ; waitMs = Math.min(waitMs * 2, 5000)) {
     try {
       return await pool.start();
     } catch (e) {
       if (pool.stopped) return;
       pool.lastError = e instanceof Error ? e.message : String(e); // shown by GET /v1/admin/channels meanwhile
-      log.error({ network: pool.network, err: pool.lastError }, "the channel pool cannot start; retrying in 5 s");
-      await Bun.sleep(5000);
+      log.error({ network: pool.network, err: pool.lastError, retryInMs: waitMs }, "the channel pool cannot start");
+      await Bun.sleep(waitMs);
     }
   }
 }

@@ -10,7 +10,7 @@ import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-// bun test runs no exit handler: the templates of test processes that are gone are removed here instead
+// test/support/cleanup.ts removes this process's templates after its last test; those of test processes that died are removed here
 const PREFIX = "pglite-templates-";
 for (const name of readdirSync(tmpdir()).filter((n) => n.startsWith(PREFIX))) {
   const pid = Number(name.slice(PREFIX.length));
