@@ -249,7 +249,11 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
       const funder = net ? localFunder(net.passphrase) : secrets[name] ? Keypair.fromSecret(secrets[name]!) : null;
       if (net) {
         net.start();
-        net.onLedgerClosed(() => gw.watcher.poke()); // confirm the moment the embedded ledger closes
+        net.onLedgerClosed((l) => {
+          gw.watcher.poke(); // confirm the moment the embedded ledger closes
+          const closedAtMs = net.header.closeTimeMs;
+          log.info({ network: name, ledger: l.sequence, txs: l.txHashes.length, closedAtMs }, "ledger closed");
+        });
         if (!net.account(funder!.publicKey()))
           throw new Error(
             `the ${name} localnet in ${config.DATA_DIR} has no funder account: remove its snapshot to start afresh`,

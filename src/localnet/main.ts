@@ -20,6 +20,17 @@ const app = new Elysia()
   .use(localnetHttp(net, { base: "", horizonPath: "", friendbotUrl: `http://localhost:${port}/friendbot` }))
   .listen(port);
 net.start();
+// one line per ledger, with the close instant in ms (benchmarks measure confirmation delays from it)
+net.onLedgerClosed((l) =>
+  console.log(
+    JSON.stringify({
+      msg: "ledger closed",
+      ledger: l.sequence,
+      txs: l.txHashes.length,
+      closedAtMs: net.header.closeTimeMs,
+    }),
+  ),
+);
 console.log(
   JSON.stringify({
     msg: "localnet listening",
