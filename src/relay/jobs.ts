@@ -7,6 +7,7 @@
 import { Account, TransactionBuilder, type FeeBumpTransaction, type Transaction } from "@stellar/stellar-sdk";
 import type { DecodedTx } from "./decode.ts";
 import { buildFeeBump } from "./fee-bump.ts";
+import { signTx } from "../stellar/sign.ts";
 import type { DecodedOperation } from "./invoke.ts";
 import type { ChannelPool, FeeLease } from "./pool/channel-pool.ts";
 
@@ -94,7 +95,7 @@ export function operationJob(
             .addOperation(op.operation)
             .setTimeout(OWN_TX_TIMEOUT_SECONDS)
             .build();
-          tx.sign(lease.keypair);
+          signTx(tx, lease.keypair);
           return tx;
         },
         badSeq: () => lease.resync(),

@@ -8,6 +8,7 @@
 import { Account, Asset, Keypair, Operation, TransactionBuilder, type xdr } from "@stellar/stellar-sdk";
 import type { ChannelReply } from "../../../actors/channel.machine.ts";
 import { ask } from "../../../actors/ask.ts";
+import { signTx } from "../../stellar/sign.ts";
 import type { Logger } from "../../log.ts";
 import type { FeePercentile, Gateway, NetworkName } from "../../network/gateway.ts";
 import { BASE_FEE, BASE_RESERVE } from "../../stellar/protocol.ts";
@@ -237,7 +238,7 @@ export class Reconciler {
           });
           for (const op of ops) builder.addOperation(op);
           const tx = builder.setTimeout(OWN_TX_TIMEOUT_SECONDS).build();
-          tx.sign(kp);
+          signTx(tx, kp);
           return tx;
         },
         beforeSend: async () => {},
