@@ -9,6 +9,7 @@ import { createApp } from "./app.ts";
 import { Lifecycle } from "./http/lifecycle.ts";
 import { RelayMetrics } from "./metrics.ts";
 import { Localnet } from "./localnet/ledger.ts";
+import { createRpcMethods, inProcessTransport } from "./localnet/rpc.ts";
 import { RETRY_POLICY, Submitter } from "./network/submitter.ts";
 import { Gateway, NETWORKS, type NetworkName } from "./network/gateway.ts";
 import { SponsorService } from "./relay/sponsor.service.ts";
@@ -230,6 +231,8 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
       const gw = new Gateway({
         name,
         rpcUrl: upstream[name] ?? `${url}/localnet/${name}/rpc`,
+        // an embedded network is called in-process: no loopback HTTP on the request path
+        transport: net ? inProcessTransport(createRpcMethods(net)) : undefined,
         upstream: net ? "localnet" : new URL(upstream[name]!).host,
         passphrase: net ? net.passphrase : passphrases[name],
         pollMs: config.WATCHER_POLL_MS,

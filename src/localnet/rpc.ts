@@ -253,3 +253,13 @@ export function handleJsonRpcText(methods: Record<string, (p: Params) => unknown
   }
   return handleJsonRpc(methods, body);
 }
+
+/**
+ * The RPC as a function instead of over HTTP, for a relay that embeds this network: the same JSON in
+ * and out (the caller checks the answers as it checks an upstream's), without a socket.
+ */
+export function inProcessTransport(
+  methods: Record<string, (p: Params) => unknown>,
+): (body: string) => Promise<{ status: number; text: string }> {
+  return async (body) => ({ status: 200, text: JSON.stringify(handleJsonRpcText(methods, body)) });
+}

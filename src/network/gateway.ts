@@ -13,7 +13,7 @@ import {
 } from "@stellar/stellar-sdk";
 import type { Static } from "@sinclair/typebox";
 import { LedgerWatcher, type Confirmed } from "./ledger-watcher.ts";
-import { RpcClient, RpcFailure, messageOf } from "./rpc-client.ts";
+import { RpcClient, RpcFailure, httpTransport, messageOf, type RpcTransport } from "./rpc-client.ts";
 import * as S from "./rpc-schemas.ts";
 import { X, fromB64, resultSummary, type LedgerEntryDataW } from "../stellar/xdr.ts";
 import type { Logger } from "../log.ts";
@@ -26,6 +26,8 @@ export const NETWORKS: readonly NetworkName[] = ["testnet", "mainnet"];
 export interface GatewayOptions {
   name: NetworkName;
   rpcUrl: string;
+  /** How calls reach the RPC; default over HTTP to `rpcUrl` (an embedded network is called in-process). */
+  transport?: RpcTransport;
   /** "localnet" for an embedded network, else the upstream host. */
   upstream: string;
   /** Known passphrase (embedded networks); otherwise read with getNetwork. */
@@ -71,7 +73,7 @@ export class Gateway {
   constructor(private readonly opts: GatewayOptions) {
     this.name = opts.name;
     this.upstream = opts.upstream;
-    this.client = new RpcClient(opts.rpcUrl, opts.timeoutMs);
+    this.client = new RpcClient(opts.transport ?? httpTransport(opts.rpcUrl), opts.timeoutMs);
     this.watcher = new LedgerWatcher(this.client, { pollMs: opts.pollMs, log: opts.log, network: opts.name });
   }
 

@@ -32,11 +32,22 @@ const Envelope = Type.Object({
   error: Type.Optional(Type.Object({ code: Type.Number(), message: Type.String() })),
 });
 
+/** Carries one JSON-RPC request body to the network and brings back the HTTP status and body. */
+export type RpcTransport = (body: string, signal: AbortSignal) => Promise<{ status: number; text: string }>;
+
+/** Over HTTP(S) to `url`. */
+export const httpTransport =
+  (url: string): RpcTransport =>
+  async (body, signal) => {
+    const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body, signal });
+    return { status: res.status, text: await res.text() };
+  };
+
 export class RpcClient {
   private nextId = 1;
 
   constructor(
-    private readonly url: string,
+    private readonly transport: RpcTransport,
     private readonly timeoutMs: number,
   ) {}
 
@@ -50,14 +61,11 @@ export class RpcClient {
     const id = this.nextId++;
     let text: string;
     try {
-      const res = await fetch(this.url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      text = await res.text();
-      if (!res.ok && !text.startsWith("{")) throw new RpcFailure(method, "bad_answer", `HTTP ${res.status}`);
+      const body = JSON.stringify({ jsonrpc: "2.0", id, method, params });
+      const res = await this.transport(body, AbortSignal.timeout(timeoutMs));
+      text = res.text;
+      const ok = res.status >= 200 && res.status < 300;
+      if (!ok && !text.startsWith("{")) throw new RpcFailure(method, "bad_answer", `HTTP ${res.status}`);
     } catch (e) {
       if (e instanceof RpcFailure) throw e;
       const timedOut = e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError");
