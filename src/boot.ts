@@ -236,6 +236,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
         upstream: net ? "localnet" : new URL(upstream[name]!).host,
         passphrase: net ? net.passphrase : passphrases[name],
         pollMs: config.WATCHER_POLL_MS,
+        fastPollMs: config.WATCHER_FAST_POLL_MS,
         timeoutMs: config.RPC_TIMEOUT_MS,
         log,
       });

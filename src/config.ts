@@ -65,7 +65,10 @@ export const ConfigSchema = Type.Object({
   MAX_FEE_RATE: NumberFromEnv(100_000, 100),
   IDEMPOTENCY_TTL_MS: NumberFromEnv(24 * 3600 * 1000, 1),
   MAX_BODY_BYTES: NumberFromEnv(262_144, 1024),
+  /** The longest time between two polls of an upstream network's latest ledger. */
   WATCHER_POLL_MS: NumberFromEnv(1000, 10),
+  /** The poll period from shortly before an upstream ledger's expected close until it is seen. */
+  WATCHER_FAST_POLL_MS: NumberFromEnv(20, 5),
   /** The longest one call to a network's RPC may take before the relay gives up on it. */
   RPC_TIMEOUT_MS: NumberFromEnv(5000, 50),
   /** How often submissions without an outcome (a crash, an unanswered 504) are resolved against the network. */

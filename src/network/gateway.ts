@@ -32,7 +32,10 @@ export interface GatewayOptions {
   upstream: string;
   /** Known passphrase (embedded networks); otherwise read with getNetwork. */
   passphrase?: string;
+  /** The longest time between two polls of the watcher. */
   pollMs: number;
+  /** The watcher's poll period around an expected ledger close. */
+  fastPollMs: number;
   /** The longest any one RPC call may take. */
   timeoutMs: number;
   log: Logger;
@@ -74,7 +77,12 @@ export class Gateway {
     this.name = opts.name;
     this.upstream = opts.upstream;
     this.client = new RpcClient(opts.transport ?? httpTransport(opts.rpcUrl), opts.timeoutMs);
-    this.watcher = new LedgerWatcher(this.client, { pollMs: opts.pollMs, log: opts.log, network: opts.name });
+    this.watcher = new LedgerWatcher(this.client, {
+      pollMs: opts.pollMs,
+      fastPollMs: opts.fastPollMs,
+      log: opts.log,
+      network: opts.name,
+    });
   }
 
   /** Reads the passphrase (unless configured) and starts the watcher; throws when the passphrase cannot be had. */

@@ -28,10 +28,18 @@ export interface Confirmed {
 }
 
 const PAGE = 200;
+/** How long before a ledger's expected close the watcher starts polling fast. */
+const EARLY_MS = 150;
+/** Recent ledger intervals kept for the estimate. */
+const INTERVAL_SAMPLES = 9;
+
+const median = (xs: number[]): number | null => (xs.length ? [...xs].sort((a, b) => a - b)[xs.length >> 1]! : null);
 
 export class LedgerWatcher {
   private readonly pending = new Map<string, Set<(c: Confirmed) => void>>();
   private readonly ledgerWaiters = new Set<() => void>();
+  /** Recent times between ledgers (ms), as first seen. */
+  private readonly intervals: number[] = [];
   /** The last ledger whose transactions were read. */
   private last = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -55,7 +63,7 @@ export class LedgerWatcher {
 
   constructor(
     private readonly client: RpcClient,
-    private readonly opts: { pollMs: number; log: Logger; network: string },
+    private readonly opts: { pollMs: number; fastPollMs: number; log: Logger; network: string },
   ) {}
 
   get pollMs(): number {
@@ -131,21 +139,41 @@ export class LedgerWatcher {
     });
   }
 
+  /**
+   * Polls at most `pollMs` apart, and every `fastPollMs` from shortly before the next ledger is
+   * expected (the last close seen plus the median of recent intervals) until it is seen: a close
+   * is noticed within about `fastPollMs` while the upstream gets a few calls per ledger.
+   */
   private schedule(): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.poke();
       this.schedule();
-    }, this.opts.pollMs);
+    }, this.nextDelay(Date.now()));
+  }
+
+  private nextDelay(now: number): number {
+    const fast = Math.min(this.opts.fastPollMs, this.opts.pollMs);
+    const interval = median(this.intervals);
+    if (interval === null || !this.latestSeenAt) return this.opts.pollMs;
+    const wakeAt = this.latestSeenAt + interval - EARLY_MS;
+    return Math.min(this.opts.pollMs, Math.max(fast, wakeAt - now));
+  }
+
+  /** A new latest ledger: the time since the previous one is an interval sample when exactly one closed in between. */
+  private seen(sequence: number, now: number): void {
+    if (sequence === this.latestLedger + 1 && this.latestSeenAt) {
+      this.intervals.push(now - this.latestSeenAt);
+      if (this.intervals.length > INTERVAL_SAMPLES) this.intervals.shift();
+    }
+    this.latestLedger = sequence;
+    this.latestSeenAt = now;
   }
 
   private async poll(): Promise<void> {
     try {
       const { sequence } = await this.client.call("getLatestLedger", {}, LatestLedger);
-      if (sequence > this.latestLedger) {
-        this.latestLedger = sequence;
-        this.latestSeenAt = Date.now();
-      }
+      if (sequence > this.latestLedger) this.seen(sequence, Date.now());
       if (this.last === 0)
         this.last = sequence; // the first answer: watch from here on
       else if (sequence > this.last)
