@@ -99,7 +99,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
     schema: config.DATABASE_SCHEMA,
     metrics,
   });
-  const submissions = new SubmissionsRepo(database.db);
+  const submissions = new SubmissionsRepo(database.db, database.kind === "postgres" ? 3 : 1);
   const channels = new ChannelsRepo(database.db);
   const box = SecretBox.open(config.CHANNEL_ENCRYPTION_KEY, config.DATA_DIR);
   const startingBalance = BigInt(config.CHANNEL_STARTING_BALANCE);

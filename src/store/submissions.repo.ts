@@ -1,15 +1,17 @@
 /**
  * Submission intents and outcomes in the database, and the credit journal entries that go with
  * them: a credit reservation is journaled with the intent, in one statement; the outcome releases
- * it and charges what the network charged, in one statement. Each statement that reads a
+ * it and charges what the network charged, in one statement. The request path's intents, outcomes
+ * and look-ups are grouped (group-commit.ts): a batch of them is one statement. Each statement that reads a
  * submission's journal to write it runs after a row lock on the submission, in a transaction: a
  * request and recovery settling one submission at once see each other's entries (READ COMMITTED
  * gives the statement after the lock a fresh snapshot), so nothing is released or charged twice.
  */
-import { and, asc, eq, isNotNull, isNull, gte, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, inArray, isNotNull, isNull, gte, lt, sql, type SQL } from "drizzle-orm";
 import { creditJournal, submissions } from "./schema.ts";
 import type { Db } from "./db.ts";
 import { readOutcome } from "./outcome-codec.ts";
+import { GroupCommit } from "./group-commit.ts";
 import type { Outcome, SettledCredits, SubmissionIntent, SubmissionRecord, SubmissionStore } from "./types.ts";
 
 /** The journal's net reserve for a submission (negative while a reservation is outstanding). */
@@ -19,96 +21,138 @@ const outstanding = (submissionId: SQL) =>
 /** Rows of a raw statement, from either driver (postgres-js answers an array, PGlite `{ rows }`). */
 const rowsOf = <T>(r: unknown): T[] => (Array.isArray(r) ? r : (r as { rows: T[] }).rows);
 
-export class SubmissionsRepo implements SubmissionStore {
-  constructor(private readonly db: Db) {}
+type Intent = { s: SubmissionIntent; hold: bigint };
+type OutcomeWrite = { id: string; outcome: Outcome; feeCharged: bigint | null; credits: boolean };
 
-  /** Runs `statement` in a transaction, after locking the submission's row (if it exists yet). */
-  private async locked(id: string, statement: SQL): Promise<unknown> {
+export class SubmissionsRepo implements SubmissionStore {
+  // writes and reads of the request path, grouped (group-commit.ts): one statement per batch, not per request
+  private readonly intents: GroupCommit<Intent, boolean>;
+  private readonly outcomes: GroupCommit<OutcomeWrite, SettledCredits>;
+  private readonly lookups: GroupCommit<{ network: string; innerHash: string }, SubmissionRecord | null>;
+
+  /** `concurrency`: batches of one kind written at once (1 for a single connection). */
+  constructor(
+    private readonly db: Db,
+    concurrency = 1,
+  ) {
+    this.intents = new GroupCommit((items) => this.writeIntents(items), { key: (i) => i.s.id, concurrency });
+    this.outcomes = new GroupCommit((items) => this.writeOutcomes(items), { key: (o) => o.id, concurrency });
+    this.lookups = new GroupCommit((items) => this.readByInnerHashes(items), { concurrency });
+  }
+
+  /** Runs `statement` in a transaction, after locking the submissions' rows (those that exist yet). */
+  private async locked(ids: string[], statement: SQL): Promise<unknown> {
+    const sorted = [...ids].sort(); // one lock order: two batches cannot deadlock
     return await this.db.transaction(async (tx) => {
-      await tx.execute(sql`select id from ${submissions} where id = ${id} for update`);
+      await tx.execute(sql`select id from ${submissions} where id in ${sorted} order by id for update`);
       return await tx.execute(statement);
     });
   }
 
   /**
-   * One statement (so atomic, and one round trip): upsert the intent and, with a hold, journal the
-   * reservation unless one is still outstanding for this submission (a resumed intent).
+   * Upserts the intent and, with a hold, journals the reservation unless one is still outstanding
+   * for this submission (a resumed intent): one statement for a batch of intents.
    */
-  async recordIntent(s: SubmissionIntent, hold = 0n): Promise<boolean> {
+  recordIntent(s: SubmissionIntent, hold = 0n): Promise<boolean> {
+    return this.intents.run({ s, hold: s.projectId ? hold : 0n });
+  }
+
+  private async writeIntents(items: Intent[]): Promise<boolean[]> {
+    const values = sql.join(
+      items.map(
+        ({ s, hold }) =>
+          sql`(${s.id}::text, ${s.network}::text, ${s.innerHash}::text, ${s.hash}::text, ${s.caller}::text,
+          ${s.projectId}::text, ${s.maxFee}::bigint, ${s.envelope}::text, ${s.sentLedger}::integer, ${hold}::bigint)`,
+      ),
+      sql`, `,
+    );
     const upsert = sql`insert into ${submissions} (id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger)
-      values (${s.id}, ${s.network}, ${s.innerHash}, ${s.hash}, ${s.caller}, ${s.projectId}, ${s.maxFee}, ${s.envelope}, ${s.sentLedger})
+      select id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger from input
       on conflict (id) do update set hash = excluded.hash, max_fee = excluded.max_fee, envelope = excluded.envelope,
         sent_ledger = excluded.sent_ledger, released_at = null, updated_at = now(),
         outcome = null, outcome_kind = null, fee_charged = null,
-        project_id = case when ${outstanding(sql`excluded.id`)} = 0 then excluded.project_id else ${submissions}.project_id end`;
-    if (hold <= 0n || !s.projectId) {
-      await this.db.execute(upsert);
-      return false;
+        project_id = case when ${outstanding(sql`excluded.id`)} = 0 then excluded.project_id else ${submissions}.project_id end
+      returning id`;
+    const input = sql`input (id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger, hold)
+      as (values ${values})`;
+    if (items.every((i) => i.hold <= 0n)) {
+      await this.db.execute(sql`with ${input} ${upsert}`);
+      return items.map(() => false);
     }
     const r = await this.locked(
-      s.id,
-      sql`with up as (${upsert} returning id),
-      j as (select ${outstanding(sql`${s.id}`)} as net)
+      items.map((i) => i.s.id),
+      sql`with ${input}, up as (${upsert}),
+      j as (select input.id, ${outstanding(sql`input.id`)} as net from input)
       insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
-      select ${s.projectId}, 'reserve', ${-hold}, up.id, ${s.hash} from up, j where j.net = 0
-      returning id`,
+      select input.project_id, 'reserve', -input.hold, input.id, input.hash
+      from input join up on up.id = input.id join j on j.id = input.id
+      where j.net = 0 and input.hold > 0
+      returning submission_id`,
     );
-    return rowsOf(r).length > 0;
+    const journaled = new Set(rowsOf<{ submission_id: string }>(r).map((x) => x.submission_id));
+    return items.map((i) => journaled.has(i.s.id));
   }
 
   /**
-   * One statement: record the outcome and, for a submission whose project reserved credits,
-   * release what is outstanding and charge the fee (once). The submission's project is the one
-   * whose reservation is outstanding (the last to journal one), and the one charged.
+   * Records the outcome and, for a submission whose project reserved credits, releases what is
+   * outstanding and charges the fee (once): one statement for a batch. The submission's project is
+   * the one whose reservation is outstanding (the last to journal one), and the one charged.
    */
-  async recordOutcome(
-    id: string,
-    outcome: Outcome,
-    feeCharged: bigint | null,
-    credits: boolean,
-  ): Promise<SettledCredits> {
-    if (!credits) {
-      const [row] = await this.db
-        .update(submissions)
-        .set({ outcome, outcomeKind: outcome.kind, feeCharged, updatedAt: sql`now()` })
-        .where(eq(submissions.id, id))
-        .returning({ projectId: submissions.projectId });
-      return { projectId: row?.projectId ?? null, released: 0n, charged: 0n };
-    }
-    const fee = feeCharged ?? 0n;
-    const r = await this.locked(
-      id,
-      sql`with upd as (
-        update ${submissions} set outcome = ${JSON.stringify(outcome)}::jsonb, outcome_kind = ${outcome.kind}, fee_charged = ${feeCharged}, updated_at = now()
-        where id = ${id} returning project_id, hash),
-      j as (select coalesce(sum(amount) filter (where kind in ('reserve', 'release')), 0) as net,
-                   count(*) filter (where kind = 'reserve') as reserves, count(*) filter (where kind = 'charge') as charges
-            from ${creditJournal} where submission_id = ${id}),
-      entries as (
-        select upd.project_id, 'release' as kind, -j.net as amount, upd.hash from upd, j where upd.project_id is not null and j.net < 0
-        union all
-        select upd.project_id, 'charge', ${-fee}::bigint, upd.hash from upd, j
-        where upd.project_id is not null and j.reserves > 0 and j.charges = 0 and ${fee}::bigint > 0),
-      ins as (insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
-        select project_id, kind, amount, ${id}, hash from entries
-        on conflict (submission_id) where kind = 'charge' do nothing returning kind, amount)
-      select (select project_id from upd) as project_id,
-        (select coalesce(sum(amount) filter (where kind = 'release'), 0) from ins) as released,
-        (select coalesce(-sum(amount) filter (where kind = 'charge'), 0) from ins) as charged`,
+  recordOutcome(id: string, outcome: Outcome, feeCharged: bigint | null, credits: boolean): Promise<SettledCredits> {
+    return this.outcomes.run({ id, outcome, feeCharged, credits });
+  }
+
+  private async writeOutcomes(items: OutcomeWrite[]): Promise<SettledCredits[]> {
+    const values = sql.join(
+      items.map(
+        (o) =>
+          sql`(${o.id}::text, ${JSON.stringify(o.outcome)}::jsonb, ${o.outcome.kind}::text, ${o.feeCharged}::bigint,
+          ${o.feeCharged ?? 0n}::bigint, ${o.credits}::boolean)`,
+      ),
+      sql`, `,
     );
-    const [row] = rowsOf<{ project_id: string | null; released: string | bigint; charged: string | bigint }>(r);
-    return {
-      projectId: row?.project_id ?? null,
-      released: BigInt(row?.released ?? 0),
-      charged: BigInt(row?.charged ?? 0),
-    };
+    const statement = sql`with input (id, outcome, kind, fee_charged, fee, credits) as (values ${values}),
+      upd as (
+        update ${submissions} s set outcome = input.outcome, outcome_kind = input.kind,
+          fee_charged = input.fee_charged, updated_at = now()
+        from input where s.id = input.id returning s.id, s.project_id, s.hash, input.credits, input.fee),
+      j as (select input.id,
+          coalesce(sum(c.amount) filter (where c.kind in ('reserve', 'release')), 0) as net,
+          count(c.id) filter (where c.kind = 'reserve') as reserves, count(c.id) filter (where c.kind = 'charge') as charges
+        from input left join ${creditJournal} c on c.submission_id = input.id where input.credits group by input.id),
+      entries as (
+        select upd.id, upd.project_id, 'release' as kind, -j.net as amount, upd.hash
+        from upd join j on j.id = upd.id where upd.project_id is not null and j.net < 0
+        union all
+        select upd.id, upd.project_id, 'charge', -upd.fee, upd.hash
+        from upd join j on j.id = upd.id
+        where upd.project_id is not null and j.reserves > 0 and j.charges = 0 and upd.fee > 0),
+      ins as (insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
+        select project_id, kind, amount, id, hash from entries
+        on conflict (submission_id) where kind = 'charge' do nothing returning submission_id, kind, amount)
+      select upd.id, upd.project_id,
+        (select coalesce(sum(amount), 0) from ins where ins.submission_id = upd.id and ins.kind = 'release') as released,
+        (select coalesce(-sum(amount), 0) from ins where ins.submission_id = upd.id and ins.kind = 'charge') as charged
+      from upd`;
+    const ids = items.filter((o) => o.credits).map((o) => o.id);
+    const r = ids.length ? await this.locked(ids, statement) : await this.db.execute(statement);
+    type Row = { id: string; project_id: string | null; released: string | bigint; charged: string | bigint };
+    const rows = new Map(rowsOf<Row>(r).map((x) => [x.id, x]));
+    return items.map((o) => {
+      const row = rows.get(o.id);
+      return {
+        projectId: row?.project_id ?? null,
+        released: BigInt(row?.released ?? 0),
+        charged: BigInt(row?.charged ?? 0),
+      };
+    });
   }
 
   async release(id: string, sentLedger?: number | null): Promise<SettledCredits> {
     // only a submission still without an outcome, and (for recovery) not sent again since it was read
     const unchanged = sentLedger === undefined ? sql`true` : sql`sent_ledger is not distinct from ${sentLedger}`;
     const r = await this.locked(
-      id,
+      [id],
       sql`with upd as (
         update ${submissions} set released_at = now()
         where id = ${id} and outcome_kind is null and released_at is null and ${unchanged} returning project_id, hash),
@@ -122,13 +166,23 @@ export class SubmissionsRepo implements SubmissionStore {
     return { projectId: row?.project_id ?? null, released: BigInt(row?.released ?? 0), charged: 0n };
   }
 
-  async byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null> {
-    const [r] = await this.db
-      .select()
-      .from(submissions)
-      .where(and(eq(submissions.network, network), eq(submissions.innerHash, innerHash)))
-      .limit(1);
-    return r ? record(r) : null;
+  byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null> {
+    return this.lookups.run({ network, innerHash });
+  }
+
+  private async readByInnerHashes(
+    items: { network: string; innerHash: string }[],
+  ): Promise<(SubmissionRecord | null)[]> {
+    const found = new Map<string, SubmissionRecord>();
+    for (const network of new Set(items.map((i) => i.network))) {
+      const hashes = items.filter((i) => i.network === network).map((i) => i.innerHash);
+      const rows = await this.db
+        .select()
+        .from(submissions)
+        .where(and(eq(submissions.network, network), inArray(submissions.innerHash, hashes)));
+      for (const r of rows) found.set(`${network}:${r.innerHash}`, record(r));
+    }
+    return items.map((i) => found.get(`${i.network}:${i.innerHash}`) ?? null);
   }
 
   async unsettled(network: string, before: Date, limit: number): Promise<SubmissionRecord[]> {

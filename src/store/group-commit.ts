@@ -1,0 +1,68 @@
+/**
+ * Group commit: calls that arrive while a batch is being written wait and are written together, in
+ * one statement (or one transaction), by the next batch. Each caller still gets its own answer once
+ * its batch is durable, so "written before it is sent" holds per request; a busy relay pays one
+ * round trip per batch instead of one per request, an idle one pays nothing extra (a lone call is
+ * written at once). A batch that fails is written again one call at a time, so one bad call fails
+ * alone.
+ */
+export class GroupCommit<I, O> {
+  private queue: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
+  private running = 0;
+
+  /**
+   * `write` writes a batch and answers one result per item, in order. `key`: calls with the same
+   * key never share a batch (a statement may not touch one row twice).
+   */
+  constructor(
+    private readonly write: (items: I[]) => Promise<O[]>,
+    private readonly opts: { key?: (item: I) => string; maxBatch?: number; concurrency?: number } = {},
+  ) {}
+
+  run(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.queue.length && this.running < (this.opts.concurrency ?? 1)) {
+      const batch = this.take();
+      this.running++;
+      void this.flush(batch).finally(() => {
+        this.running--;
+        this.pump();
+      });
+    }
+  }
+
+  /** The next batch: queued calls in order, at most maxBatch, no key twice (the rest stay queued). */
+  private take(): typeof this.queue {
+    const max = this.opts.maxBatch ?? 500;
+    const key = this.opts.key;
+    if (!key) return this.queue.splice(0, max);
+    const keys = new Set<string>();
+    const batch: typeof this.queue = [];
+    const rest: typeof this.queue = [];
+    for (const call of this.queue) {
+      const k = key(call.item);
+      if (batch.length < max && !keys.has(k)) {
+        keys.add(k);
+        batch.push(call);
+      } else rest.push(call);
+    }
+    this.queue = rest;
+    return batch;
+  }
+
+  private async flush(batch: typeof this.queue): Promise<void> {
+    try {
+      const out = await this.write(batch.map((c) => c.item));
+      batch.forEach((c, i) => c.resolve(out[i]!));
+    } catch (e) {
+      if (batch.length === 1) return batch[0]!.reject(e);
+      for (const c of batch) await this.write([c.item]).then(([o]) => c.resolve(o!), c.reject);
+    }
+  }
+}
