@@ -3,12 +3,13 @@
  * one statement (or one transaction), by the next batch. Each caller still gets its own answer once
  * its batch is durable, so "written before it is sent" holds per request; a busy relay pays one
  * round trip per batch instead of one per request, an idle one pays nothing extra (a lone call is
- * written at once). A batch that fails is written again one call at a time, so one bad call fails
+ * written at the end of its event-loop turn, with the calls the same turn made). A batch that fails is written again one call at a time, so one bad call fails
  * alone.
  */
 export class GroupCommit<I, O> {
   private queue: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
   private running = 0;
+  private scheduled = false;
 
   /**
    * `write` writes a batch and answers one result per item, in order. `key`: calls with the same
@@ -22,7 +23,14 @@ export class GroupCommit<I, O> {
   run(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      this.pump();
+      // the first call of an event-loop turn waits for the turn's other calls (requests read from the same poll)
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => {
+          this.scheduled = false;
+          this.pump();
+        });
+      }
     });
   }
 
