@@ -11,6 +11,7 @@
  * is stopped by the pool (REMOVE).
  */
 import { setup, enqueueActions } from "xstate";
+import { dropHold, putHold } from "./holds.ts";
 
 export interface ChannelContext {
   publicKey: string;
@@ -22,6 +23,8 @@ export interface ChannelContext {
   seq: bigint;
   /** Fees in flight by request id: fee-bumps it pays for, and its own pending transaction. */
   holds: Record<string, bigint>;
+  /** The sum of `holds`. */
+  held: bigint;
   /** The id of its own pending transaction, if any. */
   own: string | null;
   /** The state it was started in (a restored channel may be creating or draining). */
@@ -72,13 +75,15 @@ export type ChannelReply =
   | { type: "reply"; id: string; ok: false; reason: "not_active" | "busy" | "insufficient_balance" };
 
 /** What the account can still pay: balance less its reserve and every fee in flight. */
-export const available = (c: ChannelContext): bigint =>
-  c.balance - c.reserve - Object.values(c.holds).reduce((a, b) => a + b, 0n);
+export const available = (c: ChannelContext): bigint => c.balance - c.reserve - c.held;
 
-const without = (holds: Record<string, bigint>, id: string) => {
-  const { [id]: _, ...rest } = holds;
-  return rest;
-};
+const fee = (f: bigint) => f;
+/** The hold of `id` set to `amount` (in place: holds.ts). */
+const put = (c: ChannelContext, id: string, amount: bigint) => ({
+  holds: c.holds,
+  held: putHold(c.holds, c.held, id, amount, fee),
+});
+const drop = (c: ChannelContext, id: string) => ({ holds: c.holds, held: dropHold(c.holds, c.held, id, fee) });
 
 export const channelMachine = setup({
   types: {
@@ -92,29 +97,29 @@ export const channelMachine = setup({
       if (event.type !== "HOLD") return;
       if (available(c) < event.fee)
         return enqueue.emit({ type: "reply", id: event.id, ok: false, reason: "insufficient_balance" });
-      enqueue.assign({ holds: { ...c.holds, [event.id]: event.fee } });
+      enqueue.assign(put(c, event.id, event.fee));
       enqueue.emit({ type: "reply", id: event.id, ok: true });
     }),
     keep: enqueueActions(({ context: c, event, enqueue }) => {
-      if (event.type === "KEEP") enqueue.assign({ holds: { ...c.holds, [event.id]: event.fee } });
+      if (event.type === "KEEP") enqueue.assign(put(c, event.id, event.fee));
     }),
     release: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "RELEASE" || !(event.id in c.holds)) return;
-      enqueue.assign({ holds: without(c.holds, event.id), balance: c.balance - event.charged });
+      enqueue.assign({ ...drop(c, event.id), balance: c.balance - event.charged });
     }),
     take: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "TAKE") return;
       if (c.own !== null) return enqueue.emit({ type: "reply", id: event.id, ok: false, reason: "busy" });
       if (available(c) < event.fee)
         return enqueue.emit({ type: "reply", id: event.id, ok: false, reason: "insufficient_balance" });
-      enqueue.assign({ own: event.id, seq: c.seq + 1n, holds: { ...c.holds, [event.id]: event.fee } });
+      enqueue.assign({ own: event.id, seq: c.seq + 1n, ...put(c, event.id, event.fee) });
       enqueue.emit({ type: "reply", id: event.id, ok: true, seq: c.seq + 1n });
     }),
     done: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "DONE" || c.own !== event.id) return;
       enqueue.assign({
         own: null,
-        holds: without(c.holds, event.id),
+        ...drop(c, event.id),
         balance: c.balance - event.charged,
         seq: event.consumed ? c.seq : c.seq - 1n,
       });
@@ -151,6 +156,7 @@ export const channelMachine = setup({
     reserve: input.reserve,
     seq: input.seq,
     holds: {},
+    held: 0n,
     own: null,
     startIn: input.state,
   }),

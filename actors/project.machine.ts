@@ -10,6 +10,7 @@
  * journals it), and SETTLE applies what the journal released and charged.
  */
 import { setup, enqueueActions } from "xstate";
+import { dropHold, putHold } from "./holds.ts";
 import { checkRules, type Policy, type SpendRequest } from "./policy.ts";
 import type { ProjectStatus } from "../src/models.ts";
 
@@ -24,6 +25,8 @@ export interface ProjectContext {
   policy: Policy;
   balance: bigint;
   holds: Record<string, Hold>;
+  /** The sum of the holds' amounts. */
+  held: bigint;
   /** UTC day (YYYY-MM-DD) that `spent` counts. */
   spentDay: string;
   spent: bigint;
@@ -90,7 +93,7 @@ function rateState(c: ProjectContext, tokens: number): RateState {
 }
 
 const spentToday = (c: ProjectContext, now: number): bigint => (c.spentDay === utcDay(now) ? c.spent : 0n);
-const held = (c: ProjectContext): bigint => Object.values(c.holds).reduce((a, h) => a + h.amount, 0n);
+const amountOf = (h: Hold) => h.amount;
 const suspended: ReplyError = {
   code: "FORBIDDEN",
   message: "the project is suspended",
@@ -145,7 +148,7 @@ export const projectMachine = setup({
       const { grant } = checked;
       const limit = c.policy.dailySpendLimit;
       const spent = spentToday(c, event.now);
-      if (limit !== null && spent + held(c) + grant > limit) {
+      if (limit !== null && spent + c.held + grant > limit) {
         return fail({
           code: "POLICY_VIOLATION",
           message: `the daily spend limit of ${limit} stroops would be exceeded`,
@@ -153,7 +156,7 @@ export const projectMachine = setup({
             rule: "dailySpendLimit",
             limit: limit.toString(),
             spent: spent.toString(),
-            reserved: held(c).toString(),
+            reserved: c.held.toString(),
             required: grant.toString(),
           },
         });
@@ -166,7 +169,8 @@ export const projectMachine = setup({
         });
       }
       enqueue.assign({
-        holds: { ...c.holds, [event.id]: { amount: grant, credits: event.credits } },
+        holds: c.holds, // updated in place (holds.ts)
+        held: putHold(c.holds, c.held, event.id, { amount: grant, credits: event.credits }, amountOf),
         balance: event.credits ? c.balance - grant : c.balance,
         spent,
         spentDay: utcDay(event.now),
@@ -176,12 +180,17 @@ export const projectMachine = setup({
     settle: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "SETTLE") return;
       const hold = c.holds[event.id];
-      const { [event.id]: _, ...holds } = c.holds;
       // a testnet hold only counts toward the daily spend; a credit hold (or a journal settlement without one) moves the balance
       const credits = hold ? hold.credits : event.journaled;
       const dropped = hold?.credits && !event.journaled ? hold.amount : 0n;
       const balance = credits ? c.balance + dropped + event.released - event.charged : c.balance;
-      enqueue.assign({ holds, balance, spent: spentToday(c, event.now) + event.charged, spentDay: utcDay(event.now) });
+      const total = dropHold(c.holds, c.held, event.id, amountOf); // in place (holds.ts)
+      enqueue.assign({
+        held: total,
+        balance,
+        spent: spentToday(c, event.now) + event.charged,
+        spentDay: utcDay(event.now),
+      });
       enqueue.emit({ type: "reply", id: event.id, ok: true });
     }),
     credit: enqueueActions(({ context: c, event, enqueue }) => {
@@ -210,7 +219,7 @@ export const projectMachine = setup({
       // a new rate keeps the tokens (capped by a smaller burst)
       enqueue.assign({ policy: event.policy, tokens: Math.min(c.tokens, event.policy.burst) });
       if (event.type !== "SYNC") return;
-      enqueue.assign({ balance: event.balance, holds: {} });
+      enqueue.assign({ balance: event.balance, holds: {}, held: 0n });
       if (event.spent !== undefined) enqueue.assign({ spent: event.spent, spentDay: utcDay(event.now) });
     }),
     refuseSuspended: enqueueActions(({ event, enqueue }) => {
@@ -229,6 +238,7 @@ export const projectMachine = setup({
     policy: input.policy,
     balance: input.balance,
     holds: {},
+    held: 0n,
     spentDay: utcDay(input.now),
     spent: input.spent,
     tokens: input.policy.burst,
