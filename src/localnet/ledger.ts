@@ -14,7 +14,7 @@ import { applyTransactions, eventsToB64, type Applied, type LedgerStore } from "
 import { FeeWindow, type LedgerRecord, type TxRecord } from "./history.ts";
 import { headerWire, headerHash, ledgerCloseMeta } from "./entries.ts";
 import { installBuiltins } from "./soroban/contracts.ts";
-import { loadSnapshot, saveSnapshot } from "./persist.ts";
+import { SnapshotFiles } from "./persist.ts";
 import { BASE_FEE, BASE_RESERVE } from "../stellar/protocol.ts";
 
 export const PROTOCOL_VERSION = 27;
@@ -62,7 +62,10 @@ export class Localnet implements LedgerStore {
   private timer: ReturnType<typeof setInterval> | null = null;
   private readonly listeners = new Set<(l: LedgerRecord) => void>();
   private readonly sorobanCapacity: number;
-  private readonly dataDir?: string;
+  private readonly files: SnapshotFiles | null;
+  /** Entries written since the last close was persisted (a journal line holds only these). */
+  private readonly dirtyAccounts = new Set<string>();
+  private readonly dirtyData = new Set<string>();
   private readonly now: () => number;
 
   constructor(opts: LocalnetOptions) {
@@ -71,12 +74,12 @@ export class Localnet implements LedgerStore {
     this.root = Keypair.master(opts.passphrase);
     this.ledgerCloseMs = opts.ledgerCloseMs ?? 5000;
     this.now = opts.now ?? Date.now;
-    this.dataDir = opts.dataDir;
+    this.files = opts.dataDir ? new SnapshotFiles(opts.dataDir, opts.passphrase) : null;
     this.sorobanCapacity = opts.sorobanTxsPerLedger ?? 2000;
     const maxTxSetSize = opts.maxTxSetSize ?? 1000;
     this.queue = new TxQueue({ classic: maxTxSetSize, soroban: this.sorobanCapacity });
     this.startedAt = this.now();
-    const snapshot = this.dataDir ? loadSnapshot(this.dataDir, this.passphrase) : null;
+    const snapshot = this.files?.load() ?? null;
     if (snapshot) {
       this.header = { ...snapshot.header, maxTxSetSize };
       for (const a of snapshot.accounts) this.accounts.set(a.id, a);
@@ -119,12 +122,15 @@ export class Localnet implements LedgerStore {
   }
   putAccount(a: Account): void {
     this.accounts.set(a.id, a);
+    this.dirtyAccounts.add(a.id);
   }
   deleteAccount(id: string): void {
     this.accounts.delete(id);
+    this.dirtyAccounts.add(id);
   }
   putContractData(d: ContractData): void {
     this.data.set(d.key, d);
+    this.dirtyData.add(d.key);
   }
 
   get latestLedger(): LedgerRecord {
@@ -326,9 +332,26 @@ export class Localnet implements LedgerStore {
     const ledger = this.recordLedger(applied, txSetHash);
     this.pushFees(applied.map((a) => this.records.get(a.frame.hashHex)!));
     this.trimQueue(seq);
-    if (this.dataDir) saveSnapshot(this.dataDir, this);
+    this.persist(ledger);
     for (const fn of this.listeners) fn(ledger);
     return ledger;
+  }
+
+  /** Appends what this ledger changed to the data directory's journal (or writes a full snapshot when due). */
+  private persist(ledger: LedgerRecord): void {
+    this.files?.append(this, () => {
+      const ids = [...this.dirtyAccounts];
+      return {
+        header: this.header,
+        accounts: ids.map((id) => this.accounts.get(id)).filter((a) => a !== undefined),
+        deleted: ids.filter((id) => !this.accounts.has(id)),
+        data: [...this.dirtyData].map((k) => this.data.get(k)!),
+        ledger,
+        records: ledger.txHashes.map((h) => this.records.get(h)!),
+      };
+    });
+    this.dirtyAccounts.clear();
+    this.dirtyData.clear();
   }
 
   /** Adds one ledger's transactions to the fee statistics windows. */

@@ -1,8 +1,12 @@
 /**
- * Localnet snapshots: the ledger state and recent history as JSON in a data directory, written
- * atomically after every ledger close so that accounts survive a restart.
+ * Localnet persistence in a data directory, so that accounts and recent history survive a restart.
+ * Every ledger close appends one line to a journal: the header, the entries that ledger changed and
+ * its transactions (cost proportional to the ledger, not to the whole state). Every
+ * COMPACT_LEDGERS ledgers the whole state is written as a snapshot (atomically, by rename) and the
+ * journal starts afresh. Loading reads the snapshot and replays the journal; a last line cut short by
+ * a crash is ignored (that ledger was not acknowledged to anyone: its listeners run after the append).
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Account, ContractData, LedgerHeaderState } from "./state.ts";
 import type { LedgerRecord, TxRecord } from "./history.ts";
@@ -16,8 +20,30 @@ export interface Snapshot {
   records: TxRecord[];
 }
 
+/** What one ledger close changed: a journal line. */
+export interface LedgerChanges {
+  header: LedgerHeaderState;
+  accounts: Account[];
+  deleted: string[];
+  data: ContractData[];
+  ledger: LedgerRecord;
+  records: TxRecord[];
+}
+
+/** The state as the localnet holds it (what a full snapshot is made of). */
+export interface NetState {
+  passphrase: string;
+  header: LedgerHeaderState;
+  accounts: Map<string, Account>;
+  data: Map<string, ContractData>;
+  ledgers: LedgerRecord[];
+  records: Map<string, TxRecord>;
+}
+
 /** History kept across restarts (ledgers); older ledgers and their transactions are dropped. */
 const KEEP_LEDGERS = 2000;
+/** Journal lines between two full snapshots. */
+const COMPACT_LEDGERS = 1000;
 
 const replacer = (_k: string, v: unknown): unknown => {
   if (typeof v === "bigint") return { $n: v.toString() };
@@ -35,39 +61,76 @@ const reviver = (_k: string, v: unknown): unknown => {
   return v;
 };
 
-const fileFor = (dir: string, passphrase: string) =>
-  join(dir, `localnet-${new Bun.CryptoHasher("sha256").update(passphrase).digest("hex").slice(0, 12)}.json`);
+export class SnapshotFiles {
+  private readonly file: string;
+  private readonly journal: string;
+  /** Lines in the journal since the last full snapshot. */
+  private lines = 0;
 
-export function loadSnapshot(dir: string, passphrase: string): Snapshot | null {
-  const file = fileFor(dir, passphrase);
-  if (!existsSync(file)) return null;
-  const s = JSON.parse(readFileSync(file, "utf8"), reviver) as Snapshot;
-  return s.passphrase === passphrase ? s : null;
-}
+  constructor(
+    private readonly dir: string,
+    private readonly passphrase: string,
+  ) {
+    const id = new Bun.CryptoHasher("sha256").update(passphrase).digest("hex").slice(0, 12);
+    this.file = join(dir, `localnet-${id}.json`);
+    this.journal = join(dir, `localnet-${id}.journal`);
+  }
 
-export function saveSnapshot(
-  dir: string,
-  net: {
-    passphrase: string;
-    header: LedgerHeaderState;
-    accounts: Map<string, Account>;
-    data: Map<string, ContractData>;
-    ledgers: LedgerRecord[];
-    records: Map<string, TxRecord>;
-  },
-): void {
-  mkdirSync(dir, { recursive: true });
-  const ledgers = net.ledgers.slice(-KEEP_LEDGERS);
-  const records = ledgers.flatMap((l) => l.txHashes.map((h) => net.records.get(h)!).filter(Boolean));
-  const snap: Snapshot = {
-    passphrase: net.passphrase,
-    header: net.header,
-    accounts: [...net.accounts.values()],
-    data: [...net.data.values()],
-    ledgers,
-    records,
-  };
-  const file = fileFor(dir, net.passphrase);
-  writeFileSync(`${file}.tmp`, JSON.stringify(snap, replacer));
-  renameSync(`${file}.tmp`, file);
+  /** The snapshot with the journal replayed onto it, or null when there is none (for this passphrase). */
+  load(): Snapshot | null {
+    if (!existsSync(this.file)) return null;
+    const s = JSON.parse(readFileSync(this.file, "utf8"), reviver) as Snapshot;
+    if (s.passphrase !== this.passphrase) return null;
+    if (!existsSync(this.journal)) return s;
+    const accounts = new Map(s.accounts.map((a) => [a.id, a]));
+    const data = new Map(s.data.map((d) => [d.key, d]));
+    for (const line of readFileSync(this.journal, "utf8").split("\n")) {
+      let c: LedgerChanges;
+      try {
+        c = JSON.parse(line, reviver) as LedgerChanges;
+      } catch {
+        continue; // an empty last line, or one a crash cut short
+      }
+      if (c.header.sequence <= s.header.sequence) continue;
+      s.header = c.header;
+      for (const a of c.accounts) accounts.set(a.id, a);
+      for (const id of c.deleted) accounts.delete(id);
+      for (const d of c.data) data.set(d.key, d);
+      s.ledgers.push(c.ledger);
+      s.records.push(...c.records);
+      this.lines++;
+    }
+    s.accounts = [...accounts.values()];
+    s.data = [...data.values()];
+    s.ledgers = s.ledgers.slice(-KEEP_LEDGERS);
+    const kept = new Set(s.ledgers.flatMap((l) => l.txHashes));
+    s.records = s.records.filter((r) => kept.has(r.hash));
+    return s;
+  }
+
+  /** Records one closed ledger: a journal line, or a full snapshot when one is due (or none exists yet). */
+  append(net: NetState, changes: () => LedgerChanges): void {
+    if (this.lines >= COMPACT_LEDGERS || !existsSync(this.file)) return this.save(net);
+    appendFileSync(this.journal, `${JSON.stringify(changes(), replacer)}\n`);
+    this.lines++;
+  }
+
+  /** Writes the whole state and starts a new journal. */
+  save(net: NetState): void {
+    mkdirSync(this.dir, { recursive: true });
+    const ledgers = net.ledgers.slice(-KEEP_LEDGERS);
+    const records = ledgers.flatMap((l) => l.txHashes.map((h) => net.records.get(h)!).filter(Boolean));
+    const snap: Snapshot = {
+      passphrase: net.passphrase,
+      header: net.header,
+      accounts: [...net.accounts.values()],
+      data: [...net.data.values()],
+      ledgers,
+      records,
+    };
+    writeFileSync(`${this.file}.tmp`, JSON.stringify(snap, replacer));
+    renameSync(`${this.file}.tmp`, this.file);
+    writeFileSync(this.journal, "");
+    this.lines = 0;
+  }
 }
