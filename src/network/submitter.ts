@@ -21,6 +21,7 @@ import type { Logger } from "../log.ts";
 import { clientResultCodes } from "../stellar/result-codes.ts";
 import type { Gateway, Sent } from "./gateway.ts";
 import type { Confirmed } from "./ledger-watcher.ts";
+import { txHash } from "../stellar/xdr.ts";
 
 export interface RetryPolicy {
   /** How long TRY_AGAIN_LATER is retried before the submission is given up as busy. */
@@ -204,7 +205,7 @@ class Run {
   }
 
   private async beforeSend(envelope: Transaction | FeeBumpTransaction): Promise<void> {
-    this.hash = Buffer.from(envelope.hash()).toString("hex");
+    this.hash = txHash(envelope).toString("hex");
     await this.s.beforeSend(envelope, this.hash, this.rate);
   }
 

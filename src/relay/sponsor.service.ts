@@ -28,6 +28,7 @@ import type { ChannelPool, FeeLease } from "./pool/channel-pool.ts";
 import { submissionFailed } from "./outcome.ts";
 import type { Payer } from "./project-actors.ts";
 import type { SponsorMetrics } from "../metrics.ts";
+import { envelopeXdr } from "../stellar/xdr.ts";
 
 export interface SponsorConfig {
   /** Highest inclusion rate (stroops per operation) the relay bids when the network asks for more. */
@@ -471,7 +472,7 @@ export class SponsorService {
         caller: reservation.payer.scope,
         projectId: reservation.payer.projectId,
         maxFee: jobFee(job, rate),
-        envelope: envelope.toEnvelope().toXDR("base64"),
+        envelope: envelopeXdr(envelope),
         sentLedger: gw.watcher.latestLedger,
       },
       reservation.credits ? reservation.grant : 0n,

@@ -5,6 +5,7 @@
  */
 import { createPrivateKey, sign, type KeyObject } from "node:crypto";
 import { xdr, type FeeBumpTransaction, type Keypair, type Transaction } from "@stellar/stellar-sdk";
+import { txHash } from "./xdr.ts";
 
 const PKCS8_ED25519_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
 const keys = new WeakMap<Keypair, { key: KeyObject; hint: Buffer }>();
@@ -12,7 +13,7 @@ const keys = new WeakMap<Keypair, { key: KeyObject; hint: Buffer }>();
 /** Adds `kp`'s signature over the transaction's hash (as the SDK's `tx.sign(kp)` does). */
 export function signTx(tx: Transaction | FeeBumpTransaction, kp: Keypair): void {
   const k = keys.get(kp) ?? nativeKey(kp);
-  tx.signatures.push(new xdr.DecoratedSignature({ hint: k.hint, signature: sign(null, tx.hash(), k.key) }));
+  tx.signatures.push(new xdr.DecoratedSignature({ hint: k.hint, signature: sign(null, txHash(tx), k.key) }));
 }
 
 function nativeKey(kp: Keypair): { key: KeyObject; hint: Buffer } {

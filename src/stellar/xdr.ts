@@ -3,7 +3,7 @@
  * 64-bit ints, Uint8Array for opaque data). Localnet works on wire objects: they decode about three
  * times faster than the SDK's wrapper classes and are simple to build.
  */
-import { xdr, StrKey } from "@stellar/stellar-sdk";
+import { xdr, StrKey, type FeeBumpTransaction, type Transaction } from "@stellar/stellar-sdk";
 import type { XdrType } from "@stellar/stellar-sdk/xdr";
 
 type WireOf<T> = T extends { schema: XdrType<infer W> } ? W : never;
@@ -206,4 +206,25 @@ export function resultSummary(
   const feeBump = code === Tx.feeBumpInnerSuccess || code === Tx.feeBumpInnerFailed;
   if (feeBump && raw.length < 44) throw new Error("truncated TransactionResult");
   return { feeCharged: view.getBigInt64(0), code, innerHash: feeBump ? toHex(raw.subarray(12, 44)) : null };
+}
+
+type Envelope = Transaction | FeeBumpTransaction;
+const encoded = new WeakMap<Envelope, string>();
+const hashes = new WeakMap<Envelope, Buffer>();
+
+/**
+ * A signed envelope's base64 XDR, encoded once: the intent stores it and the gateway sends it (the
+ * SDK encodes anew on every call). Only for envelopes that are no longer changed (signed).
+ */
+export function envelopeXdr(tx: Envelope): string {
+  let x = encoded.get(tx);
+  if (x === undefined) encoded.set(tx, (x = tx.toEnvelope().toXDR("base64")));
+  return x;
+}
+
+/** A transaction's hash, computed once per object (signing and the submitter both need it). */
+export function txHash(tx: Envelope): Buffer {
+  let h = hashes.get(tx);
+  if (h === undefined) hashes.set(tx, (h = Buffer.from(tx.hash())));
+  return h;
 }
