@@ -229,7 +229,7 @@ export class ProjectActors {
     clearTimeout(t.timer);
     this.timers.delete(actor);
     return this.store
-      .set(t.key, actor.getPersistedSnapshot(), t.ttl)
+      .set(t.key, withoutHolds(actor.getPersistedSnapshot()), t.ttl)
       .catch((e) => this.log.warn({ err: String(e), key: t.key }, "writing a checkpoint failed"));
   }
 
@@ -240,4 +240,13 @@ export class ProjectActors {
     for (const c of this.anonymous.values()) (await c.ready).stop();
     if (this.overflow) (await this.overflow).stop();
   }
+}
+
+/**
+ * A checkpoint without the open holds: they die with the process (a restored actor is sent SYNC,
+ * which clears them), and a busy project holds thousands, which each checkpoint would serialize.
+ */
+function withoutHolds(snapshot: unknown): unknown {
+  const s = snapshot as { context?: Record<string, unknown> };
+  return s.context ? { ...s, context: { ...s.context, holds: {}, held: 0n } } : snapshot;
 }
