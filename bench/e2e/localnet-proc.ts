@@ -1,0 +1,60 @@
+/**
+ * The upstream network: a standalone localnet (`src/localnet/main.ts`) in its own process, like a
+ * quickstart container. Its stdout is one JSON line per ledger closed, with the close instant in
+ * epoch ms; they are kept in `closes` (ledger → closedAtMs) for confirmation delays.
+ */
+import { type Child, freePort, spawnChild, stopChild } from "./procs.ts";
+import { LedgerCloses } from "./ledger-closes.ts";
+
+export const BENCH_PASSPHRASE = "Bench Network ; 2026";
+
+export interface LocalnetProc {
+  rpc: string;
+  friendbot: string;
+  passphrase: string;
+  ledgerMs: number;
+  closes: LedgerCloses;
+  child: Child;
+  stop(): Promise<void>;
+}
+
+export async function startLocalnet(ledgerMs: number): Promise<LocalnetProc> {
+  const port = freePort();
+  const closes = new LedgerCloses();
+  let listening: (v: { rpc: string; friendbot: string }) => void = () => {};
+  const ready = new Promise<{ rpc: string; friendbot: string }>((resolve) => {
+    listening = resolve;
+  });
+  const child = spawnChild(
+    [process.execPath, "run", "src/localnet/main.ts"],
+    {
+      LOCALNET_PORT: String(port),
+      LEDGER_CLOSE_MS: String(ledgerMs),
+      LOCALNET_MAX_TX_SET_SIZE: "100000",
+      LOCALNET_PASSPHRASE: BENCH_PASSPHRASE,
+    },
+    (line) => {
+      if (!line.startsWith("{")) return;
+      const j = JSON.parse(line) as { msg: string; ledger: number; closedAtMs: number; rpc: string; friendbot: string };
+      if (j.msg === "ledger closed") closes.add(j.ledger, j.closedAtMs);
+      else if (j.msg === "localnet listening") listening(j);
+    },
+  );
+  const urls = await Promise.race([
+    ready,
+    child.exited.then((code) => {
+      throw new Error(`localnet exited (${code}): ${child.stderrTail.join("\n")}`);
+    }),
+    Bun.sleep(30_000).then(() => {
+      throw new Error("localnet did not start within 30 s");
+    }),
+  ]);
+  return {
+    ...urls,
+    passphrase: BENCH_PASSPHRASE,
+    ledgerMs,
+    closes,
+    child,
+    stop: async () => void (await stopChild(child)),
+  };
+}

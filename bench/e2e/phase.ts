@@ -1,0 +1,126 @@
+/**
+ * One measured open-loop phase against a running relay: the generator prepares the bodies, the
+ * relay's CPU time is read just before the clock starts and again once every request is answered
+ * (or the cap passed), its RSS after; confirmation delays are answer instants minus the close
+ * instant of the ledger each 200 answer names. The localnet's and the generator's CPU and the
+ * machine's busy share are read over the same span, since they all share the machine. Then two
+ * ledgers pass before anything else runs, over which the relay's idle CPU is read; if the relay
+ * is still busy (a backlog the cap gave up on), the phase also waits for it to quiet down, so
+ * that the next phase starts from an idle relay.
+ */
+import type { Generator } from "./generator-client.ts";
+import type { LedgerCloses } from "./ledger-closes.ts";
+import { cpuMs, machineTicks, rssMb } from "./procs.ts";
+import type { RelayProc } from "./relay-proc.ts";
+import { counts, pct } from "./stats.ts";
+
+export interface PhaseResult {
+  rate: number;
+  seconds: number;
+  /** Accounts in the phase's pool, and the bodies built for it (ms to build). */
+  pool: number;
+  prebuildMs: number;
+  scheduled: number;
+  sent: number;
+  notSent: number;
+  answered: number;
+  unanswered: number;
+  /** "200", or "<status> <code>" for errors. */
+  statuses: Record<string, number>;
+  /** 200 answers per second of the phase (first send to last answer). */
+  okPerSecond: number;
+  latencyMs: { p50: number; p99: number; max: number };
+  confirmationMs: { p50: number; p99: number; samples: number };
+  relayCpuMsPerAnswer: number;
+  /** CPU over the phase's wall time, in cores: the relay, the standalone localnet (null: embedded), the generator. */
+  relayCores: number;
+  localnetCores: number | null;
+  generatorCores: number;
+  /** The whole machine's busy share over the phase (all cores), %. */
+  machineBusyPct: number;
+  /** The relay's CPU, in cores, over the two ledgers after the phase. */
+  relayIdleCores: number;
+  /** How long after those two ledgers the relay took to quiet down (under QUIET_CORES), ms. */
+  settleMs: number;
+  relayRssMb: number;
+  schedulerLagMs: { p99: number; max: number };
+  elapsedMs: number;
+  /** Epoch ms: when the clock started, when the last answer came (or the cap passed). */
+  startedAt: number;
+  endedAt: number;
+}
+
+/** A relay using less CPU than this (cores) is idle. */
+const QUIET_CORES = 0.15;
+const MAX_SETTLE_MS = 60_000;
+
+/** Waits until the relay uses under QUIET_CORES over a second (at most MAX_SETTLE_MS); how long it took. */
+async function settle(pid: number, clkTck: number): Promise<number> {
+  const t0 = performance.now();
+  while (performance.now() - t0 < MAX_SETTLE_MS) {
+    const c0 = cpuMs(pid, clkTck);
+    await Bun.sleep(1000);
+    if (cpuMs(pid, clkTck) - c0 < QUIET_CORES * 1000) break;
+  }
+  return performance.now() - t0;
+}
+
+export interface PhaseTarget {
+  gen: Generator;
+  relay: RelayProc;
+  apiKey: string;
+  /** Where the ledger closes are logged: the standalone localnet or the relay's embedded one. */
+  closes: LedgerCloses;
+  localnetPid: number | null;
+  clkTck: number;
+}
+
+export async function runPhase(t: PhaseTarget, rate: number, seconds: number, capMs: number): Promise<PhaseResult> {
+  const { gen, relay, closes, clkTck } = t;
+  await gen.refresh();
+  const prep = await gen.prepare({ relayUrl: relay.url, apiKey: t.apiKey, rate, seconds });
+  const pids = [relay.pid, t.localnetPid, gen.pid];
+  const cpuOf = () => pids.map((pid) => (pid === null ? 0 : cpuMs(pid, clkTck)));
+  const cpu0 = cpuOf();
+  const m0 = machineTicks();
+  const startedAt = Date.now();
+  const r = await gen.run(capMs);
+  const endedAt = Date.now();
+  const m1 = machineTicks();
+  const [cpu, localnetCpu, genCpu] = cpuOf().map((v, i) => v - cpu0[i]!) as [number, number, number];
+  const rss = rssMb(relay.pid);
+  const answered = r.status.length;
+  const ok = r.status.filter((s) => s === 200).length;
+  const delays = closes.delays(r.answeredAt, r.ledger);
+  const idle0 = { cpu: cpuMs(relay.pid, clkTck), at: performance.now() };
+  await closes.waitFor(2);
+  const idleCores = (cpuMs(relay.pid, clkTck) - idle0.cpu) / (performance.now() - idle0.at);
+  const settleMs = idleCores > QUIET_CORES ? await settle(relay.pid, clkTck) : 0;
+  return {
+    rate,
+    seconds,
+    pool: prep.pool,
+    prebuildMs: prep.ms,
+    scheduled: r.scheduled,
+    sent: r.sent,
+    notSent: r.notSent,
+    answered,
+    unanswered: r.unanswered,
+    statuses: counts(r.status.map((s, i) => (s === 200 ? "200" : `${s} ${r.code[i]}`))),
+    okPerSecond: (ok * 1000) / r.elapsedMs,
+    latencyMs: { p50: pct(r.latencyMs, 50), p99: pct(r.latencyMs, 99), max: pct(r.latencyMs, 100) },
+    confirmationMs: { p50: pct(delays, 50), p99: pct(delays, 99), samples: delays.length },
+    relayCpuMsPerAnswer: cpu / Math.max(1, answered),
+    relayCores: cpu / r.elapsedMs,
+    localnetCores: t.localnetPid === null ? null : localnetCpu / r.elapsedMs,
+    generatorCores: genCpu / r.elapsedMs,
+    machineBusyPct: (100 * (m1.busy - m0.busy)) / Math.max(1, m1.total - m0.total),
+    relayIdleCores: idleCores,
+    settleMs,
+    relayRssMb: rss,
+    schedulerLagMs: { p99: r.lagP99Ms, max: r.lagMaxMs },
+    elapsedMs: r.elapsedMs,
+    startedAt,
+    endedAt,
+  };
+}

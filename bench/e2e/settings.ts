@@ -1,0 +1,68 @@
+/**
+ * What one `bun run bench:e2e` measures, from the environment:
+ * - BENCH_DB: pglite | postgres | both (default both): the relay's database;
+ * - BENCH_RATES (comma-separated req/s, default 500,1000,2000,3000,5000) and BENCH_SECONDS (10): the open-loop phases;
+ * - BENCH_PROFILE: 0 skips the CPU profile at 1,000 req/s (default: once, on Postgres unless BENCH_DB=pglite);
+ * - BENCH_QUICK=1: a short run for development (rates 200,500 for 3 s, fewer latency samples);
+ * - BENCH_LATENCY_PAIRS (default 40,12; quick 8,3): latency pairs at 1 s and at 5 s ledgers, 0 to skip;
+ * - BENCH_STEPS (default fast,slow,embedded): which networks to run: `fast` the 1 s standalone localnet
+ *   (latency, load, profile), `slow` the 5 s one (latency), `embedded` the relay's own mainnet.
+ */
+import type { Db } from "./relay-proc.ts";
+
+export const STEPS = ["fast", "slow", "embedded"] as const;
+export type Step = (typeof STEPS)[number];
+
+export interface Settings {
+  dbs: Db[];
+  steps: Step[];
+  rates: number[];
+  seconds: number;
+  /** Latency pairs (direct + relay) at 1 s and at 5 s ledgers. */
+  pairsFast: number;
+  pairsSlow: number;
+  /** The embedded-network run: rate and seconds. */
+  embeddedRate: number;
+  embeddedSeconds: number;
+  /** Rate of the profiled phase; null: no profile. */
+  profileRate: number | null;
+  profileDb: Db;
+  /** Users on the 1 s network: 3 s of the highest rate. */
+  accounts: number;
+  /** Wait for a phase's last answers at most this long after its last send. */
+  capMs: number;
+}
+
+export function loadSettings(env = process.env): Settings {
+  const quick = env.BENCH_QUICK === "1";
+  const db = env.BENCH_DB ?? "both";
+  if (!["pglite", "postgres", "both"].includes(db)) throw new Error("BENCH_DB must be pglite, postgres or both");
+  const dbs: Db[] = db === "both" ? ["pglite", "postgres"] : [db as Db];
+  const rates = (env.BENCH_RATES ?? (quick ? "200,500" : "500,1000,2000,3000,5000"))
+    .split(",")
+    .map((r) => Number(r.trim()))
+    .filter((r) => r > 0);
+  if (rates.length === 0) throw new Error("BENCH_RATES must list rates in req/s, e.g. 500,1000");
+  const seconds = Number(env.BENCH_SECONDS ?? (quick ? 3 : 10));
+  if (!(seconds > 0)) throw new Error("BENCH_SECONDS must be a positive number");
+  const pairs = (env.BENCH_LATENCY_PAIRS ?? (quick ? "8,3" : "40,12")).split(",").map(Number);
+  if (pairs.some((p) => !(p >= 0))) throw new Error("BENCH_LATENCY_PAIRS must be two counts, e.g. 40,12");
+  const steps = (env.BENCH_STEPS ?? STEPS.join(",")).split(",").map((x) => x.trim()) as Step[];
+  if (steps.some((x) => !STEPS.includes(x))) throw new Error(`BENCH_STEPS must list some of ${STEPS.join(", ")}`);
+  const profileRate = env.BENCH_PROFILE === "0" ? null : quick ? 500 : 1000;
+  const highest = Math.max(...rates, profileRate ?? 0);
+  return {
+    dbs,
+    steps,
+    rates,
+    seconds,
+    pairsFast: pairs[0] ?? 40,
+    pairsSlow: pairs[1] ?? 12,
+    embeddedRate: 200,
+    embeddedSeconds: quick ? 3 : 5,
+    profileRate,
+    profileDb: dbs.includes("postgres") ? "postgres" : "pglite",
+    accounts: Math.max(200, Math.ceil((highest * 3) / 100) * 100),
+    capMs: 45_000,
+  };
+}
