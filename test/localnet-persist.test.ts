@@ -36,7 +36,7 @@ test("a restart replays the journal: accounts, ledgers and transactions are back
   dirs.push(dir);
   const a = open(dir);
   const users = [Keypair.random(), Keypair.random(), Keypair.random()];
-  users.forEach((u, i) => create(a, u.publicKey(), String(10 + i)));
+  for (const [i, u] of users.entries()) create(a, u.publicKey(), String(10 + i));
   const journal = readdirSync(dir).find((f) => f.endsWith(".journal"))!;
   expect(statSync(join(dir, journal)).size).toBeGreaterThan(0); // the closes after the first went to the journal
   const latest = a.latestLedger;
@@ -47,7 +47,7 @@ test("a restart replays the journal: accounts, ledgers and transactions are back
   const b = open(dir);
   expect(b.latestLedger.sequence).toBe(latest.sequence);
   expect(b.latestLedger.hash).toBe(latest.hash);
-  users.forEach((u, i) => expect(b.account(u.publicKey())?.balance).toBe(BigInt(10 + i) * 10_000_000n));
+  for (const [i, u] of users.entries()) expect(b.account(u.publicKey())?.balance).toBe(BigInt(10 + i) * 10_000_000n);
   for (const h of hashes) expect(b.records.get(h)?.hash).toBe(h);
   // and it goes on from there
   create(b, Keypair.random().publicKey(), "5");

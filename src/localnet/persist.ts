@@ -110,7 +110,10 @@ export class SnapshotFiles {
 
   /** Records one closed ledger: a journal line, or a full snapshot when one is due (or none exists yet). */
   append(net: NetState, changes: () => LedgerChanges): void {
-    if (this.lines >= COMPACT_LEDGERS || !existsSync(this.file)) return this.save(net);
+    if (this.lines >= COMPACT_LEDGERS || !existsSync(this.file)) {
+      this.save(net);
+      return;
+    }
     appendFileSync(this.journal, `${JSON.stringify(changes(), replacer)}\n`);
     this.lines++;
   }

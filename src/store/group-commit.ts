@@ -67,7 +67,7 @@ export class GroupCommit<I, O> {
   private async flush(batch: typeof this.queue): Promise<void> {
     try {
       const out = await this.write(batch.map((c) => c.item));
-      batch.forEach((c, i) => c.resolve(out[i]!));
+      for (const [i, c] of batch.entries()) c.resolve(out[i]!);
     } catch (e) {
       if (batch.length === 1) return batch[0]!.reject(e);
       for (const c of batch) await this.write([c.item]).then(([o]) => c.resolve(o!), c.reject);

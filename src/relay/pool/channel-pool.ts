@@ -58,6 +58,10 @@ export class ChannelPool {
   /** Loaded and reconciled once: it can take requests. */
   ready = false;
 
+  /** When "no channel available" was last logged, and how many requests it refused since. */
+  private exhaustedAt = 0;
+  private refused = 0;
+
   constructor(private readonly deps: PoolDeps) {
     this.network = deps.network;
     this.channels = new Channels(deps.funder);
@@ -67,6 +71,7 @@ export class ChannelPool {
       most: deps.config.startingBalance - ACCOUNT_RESERVE,
       waitMs: deps.config.waitMs,
       stopped: () => this.stopped,
+      exhausted: (fee) => this.exhausted(fee),
       upkeep: (pk) => {
         const s = this.channels.channel(pk);
         if (s && (s.value === "draining" || s.context.balance < deps.config.topUpThreshold)) void this.kick();
@@ -219,17 +224,29 @@ export class ChannelPool {
       lastError: this.lastError,
     };
   }
+
+  /** A warning when requests are refused for want of a channel that can pay: at most one every 10 s, with the count. */
+  private exhausted(fee: bigint): void {
+    this.refused++;
+    if (Date.now() - this.exhaustedAt < 10_000) return;
+    this.exhaustedAt = Date.now();
+    this.deps.log.warn(
+      { network: this.network, fee: fee.toString(), refused: this.refused, target: this.list().target },
+      "requests refused: no channel account can pay their fees (503); add channels or raise CHANNEL_STARTING_BALANCE",
+    );
+    this.refused = 0;
+  }
 }
 
 function view(pk: string, ref: ChannelRef): ChannelView {
   const s = ref.getSnapshot();
-  const holds = Object.values(s.context.holds);
+  const holds = Object.keys(s.context.holds);
   return {
     publicKey: pk,
     state: String(s.value),
     balance: s.context.balance.toString(),
     available: (s.value === "creating" ? 0n : available(s.context)).toString(),
     sequence: s.context.seq.toString(),
-    inFlight: { count: holds.length, fees: sum(holds).toString() },
+    inFlight: { count: holds.length, fees: s.context.held.toString() },
   };
 }

@@ -36,6 +36,8 @@ export interface LeaseOptions {
   /** A lease ended on a channel that now needs upkeep (draining, or low). */
   upkeep(pk: string): void;
   stopped(): boolean;
+  /** A request found no channel that could pay its fee within `waitMs` (it is answered 503). */
+  exhausted(fee: bigint): void;
 }
 
 export class Leases {
@@ -100,6 +102,7 @@ export class Leases {
       const pk = await pick();
       if (pk) return pk;
       if (this.opts.stopped() || Date.now() >= deadline) {
+        if (!this.opts.stopped()) this.opts.exhausted(fee);
         throw unavailable(
           `no ${network} channel account can pay a fee of ${fee} stroops now`,
           { network, fee: fee.toString(), reason: "no_channel_available" },
