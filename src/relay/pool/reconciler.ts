@@ -8,17 +8,13 @@
 import { Account, Asset, Keypair, Operation, TransactionBuilder, type xdr } from "@stellar/stellar-sdk";
 import type { ChannelReply } from "../../../actors/channel.machine.ts";
 import { ask } from "../../../actors/ask.ts";
+import type { PoolDeps } from "./channel-pool.ts";
 import { signTx } from "../../stellar/sign.ts";
-import type { Logger } from "../../log.ts";
-import type { FeePercentile, Gateway, NetworkName } from "../../network/gateway.ts";
 import { BASE_FEE, BASE_RESERVE } from "../../stellar/protocol.ts";
 import type { Confirmed } from "../../network/ledger-watcher.ts";
-import type { Submitter } from "../../network/submitter.ts";
 import { formatXlm } from "../../stellar/amount.ts";
 import { clientResultCodes } from "../../stellar/result-codes.ts";
-import type { ChannelsRepo } from "../../store/channels.repo.ts";
 import { MAX_OPS_PER_TX } from "../decode.ts";
-import type { SecretBox } from "../secret-box.ts";
 import type { AccountSync } from "./account-sync.ts";
 import type { AnyChannel, Channels } from "./channels.ts";
 
@@ -28,17 +24,10 @@ const INTERNAL_TIMEOUT_MS = 60_000;
 const OWN_RATE_CAP = 8n;
 const OWN_TX_TIMEOUT_SECONDS = 120;
 
-export interface ReconcilerDeps {
-  network: NetworkName;
-  gateway: Gateway;
-  submitter: Submitter;
-  funder: Keypair;
-  repo: ChannelsRepo;
-  box: SecretBox;
+/** The pool's dependencies, its channels and account reader, and its target count. */
+export interface ReconcilerDeps extends PoolDeps {
   channels: Channels;
   sync: AccountSync;
-  config: { startingBalance: bigint; topUpThreshold: bigint; feePercentile: FeePercentile };
-  log: Logger;
   target(): number;
   stopped(): boolean;
 }
