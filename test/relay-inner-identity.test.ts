@@ -15,7 +15,7 @@ import {
   type Transaction,
 } from "@stellar/stellar-sdk";
 import postgres from "postgres";
-import { startTestRelay, type TestRelay } from "./support/relay.ts";
+import { AFTER_504_ENV, startTestRelay, type TestRelay } from "./support/relay.ts";
 import { fundedMainnetUser, mainnetPayment, rawTransaction } from "./support/mainnet.ts";
 import { localFunder } from "../src/boot.ts";
 
@@ -163,12 +163,10 @@ test("recovery gives back the reservation of a fee-bump the network dropped; a l
 }, async () => {
   // each ledger holds 2 operations and a rival outbids the capped fee-bump until the queue drops it (4 ledgers)
   r = await startTestRelay({
-    LEDGER_CLOSE_MS: "0",
+    ...AFTER_504_ENV,
     LOCALNET_MAX_TX_SET_SIZE: "2",
     TESTNET_CHANNELS: "1",
     MAINNET_CHANNELS: "1",
-    SUBMISSION_TIMEOUT_MS: "300",
-    RECOVERY_INTERVAL_MS: "100",
   });
   const p = await r.project({ credits: CREDITS, policy: { maxFee: "400", requestsPerSecond: 1000, burst: 1000 } });
   const net = r.localnets.mainnet!;

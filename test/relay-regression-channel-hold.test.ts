@@ -4,7 +4,7 @@
  * lands later (settled by recovery) the channel actor's balance is never lowered by the fee.
  */
 import { afterEach, expect, test } from "bun:test";
-import { startTestRelay, type TestRelay } from "./support/relay.ts";
+import { AFTER_504_ENV, startTestRelay, type TestRelay } from "./support/relay.ts";
 
 let r: TestRelay;
 afterEach(() => r?.stop());
@@ -13,9 +13,7 @@ test("after a 504 the channel keeps its fee hold while the fee-bump is queued, a
   timeout: 30_000,
 }, async () => {
   r = await startTestRelay({
-    LEDGER_CLOSE_MS: "0",
-    SUBMISSION_TIMEOUT_MS: "300",
-    RECOVERY_INTERVAL_MS: "100",
+    ...AFTER_504_ENV,
     TESTNET_CHANNELS: "1",
   });
   const user = await r.funded();

@@ -7,7 +7,7 @@
 import { afterEach, expect, test } from "bun:test";
 import { TransactionBuilder, type FeeBumpTransaction } from "@stellar/stellar-sdk";
 import { sql } from "drizzle-orm";
-import { startTestRelay, type TestRelay } from "./support/relay.ts";
+import { AFTER_504_ENV, startTestRelay, type TestRelay } from "./support/relay.ts";
 import { fundedMainnetUser, journalSum, mainnetPayment, sqlRows } from "./support/mainnet.ts";
 
 let r: TestRelay;
@@ -18,9 +18,7 @@ test("a channel retired while its 504 fee-bump is queued keeps the hold until re
   timeout: 30_000,
 }, async () => {
   r = await startTestRelay({
-    LEDGER_CLOSE_MS: "0",
-    SUBMISSION_TIMEOUT_MS: "300",
-    RECOVERY_INTERVAL_MS: "100",
+    ...AFTER_504_ENV,
     MAINNET_CHANNELS: "2",
   });
   const net = r.localnets.mainnet!;

@@ -6,7 +6,7 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import postgres from "postgres";
-import { startTestRelay, type TestRelay } from "./support/relay.ts";
+import { AFTER_504_ENV, startTestRelay, type TestRelay } from "./support/relay.ts";
 import { fundedMainnetUser, journalSum, mainnetPayment } from "./support/mainnet.ts";
 
 let r: TestRelay;
@@ -18,7 +18,7 @@ test.skipIf(!process.env.TEST_DATABASE_URL)(
   "recovery and a client's retry settling the same applied submission: the journal nets to the fee",
   { timeout: 30_000 },
   async () => {
-    r = await startTestRelay({ LEDGER_CLOSE_MS: "0", SUBMISSION_TIMEOUT_MS: "300", RECOVERY_INTERVAL_MS: "100" });
+    r = await startTestRelay(AFTER_504_ENV);
     const net = r.localnets.mainnet!;
     const p = await r.project({ credits: CREDITS, policy: { requestsPerSecond: 1000, burst: 1000 } });
     const user = await fundedMainnetUser(r);

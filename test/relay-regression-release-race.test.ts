@@ -8,7 +8,7 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import type { FeeBumpTransaction, Transaction } from "@stellar/stellar-sdk";
-import { startTestRelay, type TestRelay } from "./support/relay.ts";
+import { AFTER_504_ENV, startTestRelay, type TestRelay } from "./support/relay.ts";
 import { fundedMainnetUser, journalSum, mainnetPayment } from "./support/mainnet.ts";
 import { RelayError } from "../src/errors.ts";
 
@@ -19,7 +19,7 @@ const CREDITS = 100_000_000n;
 test("recovery does not release a submission a concurrent retry has just resent; it is charged when it lands", {
   timeout: 30_000,
 }, async () => {
-  r = await startTestRelay({ LEDGER_CLOSE_MS: "0", SUBMISSION_TIMEOUT_MS: "300", RECOVERY_INTERVAL_MS: "100" });
+  r = await startTestRelay(AFTER_504_ENV);
   const net = r.localnets.mainnet!;
   const p = await r.project({ credits: CREDITS, policy: { requestsPerSecond: 1000, burst: 1000 } });
   const user = await fundedMainnetUser(r);

@@ -6,7 +6,7 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { until } from "./support/harness.ts";
-import { startTestRelay, type TestRelay } from "./support/relay.ts";
+import { AFTER_504_ENV, startTestRelay, type TestRelay } from "./support/relay.ts";
 import { fundedMainnetUser, journalSum, mainnetPayment, rawTransaction } from "./support/mainnet.ts";
 
 let r: TestRelay;
@@ -16,7 +16,7 @@ const CREDITS = 100_000_000n;
 test("a submission retried after a non-final 422 is recovered, and a retry answers 200 when the network applied it", {
   timeout: 30_000,
 }, async () => {
-  r = await startTestRelay({ LEDGER_CLOSE_MS: "0", SUBMISSION_TIMEOUT_MS: "300", RECOVERY_INTERVAL_MS: "100" });
+  r = await startTestRelay(AFTER_504_ENV);
   const net = r.localnets.mainnet!;
   const p = await r.project({ credits: CREDITS, policy: { requestsPerSecond: 1000, burst: 1000 } });
   const user = await fundedMainnetUser(r);

@@ -45,6 +45,12 @@ export interface TestRelay extends Omit<Relay, "stop"> {
 }
 
 export const TEST_ADMIN_TOKEN = "test-admin-token-0123456789";
+
+/**
+ * For tests of what follows a 504: ledgers close only when the test says, a request gives up after
+ * 300 ms, and recovery runs every 100 ms.
+ */
+export const AFTER_504_ENV = { LEDGER_CLOSE_MS: "0", SUBMISSION_TIMEOUT_MS: "300", RECOVERY_INTERVAL_MS: "100" };
 /** How many testnet accounts `funded()` has friendbot fund at once (each waits for a ledger otherwise). */
 const FUNDED_AHEAD = 16;
 
