@@ -409,7 +409,8 @@ describe("friendbot", () => {
   test("funding the same address twice: 400 on the second", async () => {
     const kp = Keypair.random();
     const first = fetch(`${t.url}/friendbot?addr=${kp.publicKey()}`);
-    await Bun.sleep(5);
+    const root = t.net.root.publicKey();
+    for (let i = 0; i < 2000 && !t.net.queue.bySource.has(root); i++) await Bun.sleep(1);
     t.close();
     const r1 = await first;
     expect(r1.status).toBe(200);

@@ -59,10 +59,15 @@ export async function startLocalnet(opts: Partial<LocalnetOptions> & TestNetHttp
     close: () => net.closeLedger().sequence,
     async funded() {
       const kp = Keypair.random();
-      const res = fetch(`${url}/friendbot?addr=${kp.publicKey()}`);
-      if (manual) {
-        await Bun.sleep(5);
-        net.closeLedger();
+      let done = false;
+      const res = fetch(`${url}/friendbot?addr=${kp.publicKey()}`).finally(() => {
+        done = true;
+      });
+      // Manual ledgers: close once friendbot's transaction is queued (a fixed sleep raced a slow machine).
+      const root = net.root.publicKey();
+      while (manual && !done) {
+        if (net.queue.bySource.has(root)) net.closeLedger();
+        await Bun.sleep(1);
       }
       const r = await res;
       if (r.status !== 200) throw new Error(`friendbot: ${r.status} ${await r.text()}`);
