@@ -76,6 +76,8 @@ export type ChannelReply =
 
 /** What the account can still pay: balance less its reserve and every fee in flight. */
 export const available = (c: ChannelContext): bigint => c.balance - c.reserve - c.held;
+/** Nothing of the channel in flight: no own transaction, no fee-bump hold. */
+export const idle = (c: ChannelContext): boolean => c.own === null && Object.keys(c.holds).length === 0;
 
 const fee = (f: bigint) => f;
 /** The hold of `id` set to `amount` (in place: holds.ts). */

@@ -84,17 +84,28 @@ function refill(c: ProjectContext, now: number): number {
   return Math.min(c.policy.burst, c.tokens + elapsed * c.policy.requestsPerSecond);
 }
 
-function rateState(c: ProjectContext, tokens: number): RateState {
+export function rateState(policy: Policy, tokens: number): RateState {
   return {
-    limit: c.policy.burst,
+    limit: policy.burst,
     remaining: Math.floor(tokens),
-    resetSeconds: Math.ceil((c.policy.burst - tokens) / c.policy.requestsPerSecond),
+    resetSeconds: Math.ceil((policy.burst - tokens) / policy.requestsPerSecond),
+  };
+}
+
+/** RATE_LIMIT_EXCEEDED with `tokens` left in the bucket. */
+export function rateLimited(policy: Policy, tokens: number): ReplyError {
+  const retryAfterSeconds = Math.max(1, Math.ceil((1 - tokens) / policy.requestsPerSecond));
+  return {
+    code: "RATE_LIMIT_EXCEEDED",
+    message: `rate limit of ${policy.requestsPerSecond} requests per second (burst ${policy.burst}) exceeded; retry in ${retryAfterSeconds} s`,
+    details: { limit: policy.burst, requestsPerSecond: policy.requestsPerSecond, retryAfter: retryAfterSeconds },
+    retryAfterSeconds,
   };
 }
 
 const spentToday = (c: ProjectContext, now: number): bigint => (c.spentDay === utcDay(now) ? c.spent : 0n);
 const amountOf = (h: Hold) => h.amount;
-const suspended: ReplyError = {
+export const suspended: ReplyError = {
   code: "FORBIDDEN",
   message: "the project is suspended",
   details: { reason: "project_suspended" },
@@ -113,26 +124,16 @@ export const projectMachine = setup({
       const tokens = refill(c, event.now);
       if (tokens >= 1) {
         enqueue.assign({ tokens: tokens - 1, refilledAt: event.now });
-        enqueue.emit({ type: "reply", id: event.id, ok: true, rate: rateState(c, tokens - 1) });
+        enqueue.emit({ type: "reply", id: event.id, ok: true, rate: rateState(c.policy, tokens - 1) });
         return;
       }
-      const retryAfterSeconds = Math.max(1, Math.ceil((1 - tokens) / c.policy.requestsPerSecond));
       enqueue.assign({ tokens, refilledAt: event.now });
       enqueue.emit({
         type: "reply",
         id: event.id,
         ok: false,
-        rate: rateState(c, tokens),
-        error: {
-          code: "RATE_LIMIT_EXCEEDED",
-          message: `rate limit of ${c.policy.requestsPerSecond} requests per second (burst ${c.policy.burst}) exceeded; retry in ${retryAfterSeconds} s`,
-          details: {
-            limit: c.policy.burst,
-            requestsPerSecond: c.policy.requestsPerSecond,
-            retryAfter: retryAfterSeconds,
-          },
-          retryAfterSeconds,
-        },
+        rate: rateState(c.policy, tokens),
+        error: rateLimited(c.policy, tokens),
       });
     }),
     reserve: enqueueActions(({ context: c, event, enqueue }) => {

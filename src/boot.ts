@@ -23,12 +23,15 @@ import { ProjectsRepo } from "./store/projects.repo.ts";
 import { CreditsRepo } from "./store/credits.repo.ts";
 import { openCheckpoints } from "./store/checkpoints.ts";
 import { ProjectActors } from "./relay/project-actors.ts";
-import { ProjectsService } from "./relay/projects.service.ts";
+import { ProjectsService, type ProjectNotice } from "./relay/projects.service.ts";
 import { PROJECT_POLICY_DEFAULTS, anonymousPolicy } from "./relay/policy.ts";
-import { ChannelPool } from "./relay/pool/channel-pool.ts";
+import { ChannelPool, type PoolNotice } from "./relay/pool/channel-pool.ts";
 import { SecretBox } from "./relay/secret-box.ts";
 import { ChannelsRepo } from "./store/channels.repo.ts";
 import type { Logger } from "./log.ts";
+import { lockDataDir } from "./store/instance-lock.ts";
+import { Cluster } from "./store/cluster.ts";
+import { hostname } from "node:os";
 
 const PUBLIC_PASSPHRASES: Record<NetworkName, string> = { testnet: Networks.TESTNET, mainnet: Networks.PUBLIC };
 
@@ -60,23 +63,50 @@ export interface Relay {
   stop(): Promise<void>;
 }
 
+const perNetwork = <T>(testnet: T, mainnet: T): Record<NetworkName, T> => ({ testnet, mainnet });
+
+/** The networks' settings: an upstream RPC (or an embedded localnet), funder, channel count, passphrase. */
+const networkSettings = (c: Config) => ({
+  upstream: perNetwork(c.TESTNET_RPC_URL, c.MAINNET_RPC_URL),
+  secrets: perNetwork(c.TESTNET_FUNDER_SECRET, c.MAINNET_FUNDER_SECRET),
+  channelCounts: perNetwork(c.TESTNET_CHANNELS, c.MAINNET_CHANNELS),
+  passphrases: perNetwork(c.TESTNET_PASSPHRASE, c.MAINNET_PASSPHRASE),
+});
+
+/** Whether this instance must be the only one: it uses something embedded (PGlite, in-memory Redis, a localnet). */
+export const singleInstance = (config: Config): boolean =>
+  !config.DATABASE_URL || !config.REDIS_URL || !config.TESTNET_RPC_URL || !config.MAINNET_RPC_URL;
+
 export async function startRelay(config: Config, log: Logger): Promise<Relay> {
-  const upstream: Record<NetworkName, string | undefined> = {
-    testnet: config.TESTNET_RPC_URL,
-    mainnet: config.MAINNET_RPC_URL,
-  };
-  const secrets: Record<NetworkName, string | undefined> = {
-    testnet: config.TESTNET_FUNDER_SECRET,
-    mainnet: config.MAINNET_FUNDER_SECRET,
-  };
-  const channelCounts: Record<NetworkName, number> = {
-    testnet: config.TESTNET_CHANNELS,
-    mainnet: config.MAINNET_CHANNELS,
-  };
-  const passphrases: Record<NetworkName, string | undefined> = {
-    testnet: config.TESTNET_PASSPHRASE,
-    mainnet: config.MAINNET_PASSPHRASE,
-  };
+  const unlockDataDir = singleInstance(config) ? lockDataDir(config.DATA_DIR) : () => {};
+  try {
+    return await start(config, log, unlockDataDir);
+  } catch (e) {
+    unlockDataDir();
+    throw e;
+  }
+}
+
+/** Redis commands of the coordination between instances give up after this long. */
+const CLUSTER_COMMAND_TIMEOUT_MS = 2000;
+
+/** The coordination of several instances (all on Postgres, Redis and upstream networks). */
+async function openCluster(config: Config): Promise<Cluster> {
+  if (!config.CHANNEL_ENCRYPTION_KEY)
+    throw new Error(
+      "several instances share the channel accounts: set CHANNEL_ENCRYPTION_KEY, the same on every instance",
+    );
+  return await Cluster.open({
+    url: config.REDIS_URL!,
+    prefix: config.REDIS_PREFIX,
+    id: config.INSTANCE_ID ?? `${hostname()}:${process.pid}`,
+    leaseMs: config.CLUSTER_LEASE_MS,
+    timeoutMs: CLUSTER_COMMAND_TIMEOUT_MS,
+  });
+}
+
+async function start(config: Config, log: Logger, unlockDataDir: () => void): Promise<Relay> {
+  const { upstream, secrets, channelCounts, passphrases } = networkSettings(config);
   const localnets: Partial<Record<NetworkName, Localnet>> = {};
   for (const name of NETWORKS) {
     if (upstream[name]) continue;
@@ -98,8 +128,10 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
     dataDir: config.DATA_DIR,
     schema: config.DATABASE_SCHEMA,
     metrics,
+    exclusive: singleInstance(config),
   });
-  const submissions = new SubmissionsRepo(database.db, database.kind === "postgres" ? 3 : 1);
+  // several instances reserve a project's credits: the journal, not one actor, checks the balance
+  const submissions = new SubmissionsRepo(database.db, database.kind === "postgres" ? 3 : 1, !singleInstance(config));
   const channels = new ChannelsRepo(database.db);
   const box = SecretBox.open(config.CHANNEL_ENCRYPTION_KEY, config.DATA_DIR);
   const startingBalance = BigInt(config.CHANNEL_STARTING_BALANCE);
@@ -110,6 +142,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
     feePercentile: config.FEE_PERCENTILE,
   };
   const idempotencyKeys = new IdempotencyRepo(database.db);
+  const cluster = singleInstance(config) ? null : await openCluster(config);
   const checkpoints = await openCheckpoints({
     url: config.REDIS_URL,
     prefix: config.REDIS_PREFIX,
@@ -123,6 +156,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
       maxAnonymousClients: config.ANONYMOUS_MAX_CLIENTS,
     },
     log,
+    cluster,
   );
   const projects = new ProjectsService({
     projects: new ProjectsRepo(database.db),
@@ -131,8 +165,23 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
     actors,
     defaults: PROJECT_POLICY_DEFAULTS,
     log,
+    sharedCredits: cluster !== null,
   });
   await projects.boot();
+  if (cluster) {
+    projects.publish = (n) => cluster.publish(n);
+    // applied one after another, in the order published (a project's creation before its credits)
+    let applying = Promise.resolve();
+    await cluster.subscribe((n) => {
+      if (n.from === cluster.id) return;
+      const pool = "network" in n ? pools[n.network as NetworkName] : undefined;
+      applying = applying
+        .then(() =>
+          pool ? pool.applyNotice(n as unknown as PoolNotice) : projects.applyNotice(n as unknown as ProjectNotice),
+        )
+        .catch((e) => log.error({ err: String(e), notice: n.topic }, "applying another instance's change failed"));
+    });
+  }
   const prune = () =>
     idempotencyKeys.prune().catch((e) => log.warn({ err: String(e) }, "pruning idempotency keys failed"));
   await prune();
@@ -159,6 +208,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
       maxFeeRate: BigInt(config.MAX_FEE_RATE),
       submissionTimeoutMs: config.SUBMISSION_TIMEOUT_MS,
     },
+    shared: cluster,
   });
   // the networks whose channel pool is configured: readiness waits for each
   const poolsExpected = NETWORKS.filter((n) => !upstream[n] || secrets[n]);
@@ -197,7 +247,8 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   const recovering = new Set<NetworkName>();
   const recover = () => {
     for (const name of Object.keys(gateways) as NetworkName[]) {
-      if (recovering.has(name)) continue;
+      // several instances: the one running the network's upkeep recovers its submissions
+      if (recovering.has(name) || pools[name]?.leads === false) continue;
       recovering.add(name);
       sponsor
         .recover(name)
@@ -216,14 +267,16 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
     // new /v1 requests get 503; those in flight finish while the networks and watchers are still up
     if (!(await lifecycle.drain(config.SHUTDOWN_GRACE_MS)))
       log.warn({ inFlight: lifecycle.inFlight }, "shutdown grace ended with requests in flight");
-    for (const p of Object.values(pools)) p.stop();
+    await Promise.all(Object.values(pools).map((p) => p.stop())); // with others: hands its channels back
     clearInterval(pruneTimer);
     for (const g of Object.values(gateways)) g.stop();
     for (const n of Object.values(localnets)) n.stop();
     await app.stop(true);
     await actors.stop();
     await checkpoints.store.close();
+    await cluster?.close();
     await database.close();
+    unlockDataDir();
   };
   try {
     for (const name of NETWORKS) {
@@ -292,6 +345,7 @@ export async function startRelay(config: Config, log: Logger): Promise<Relay> {
         box,
         log,
         config: { ...poolConfig, channels: channelCounts[name] },
+        cluster: cluster && { coordination: cluster, tell: (n) => cluster.publish(n) },
       });
       pools[name] = pool;
       if (net) await startLocalPool(pool, net);

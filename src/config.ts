@@ -82,6 +82,12 @@ export const ConfigSchema = Type.Object({
   /** Prefix of the relay's Redis keys. */
   REDIS_PREFIX: Type.String({ default: "relay:" }),
   CHECKPOINT_DEBOUNCE_MS: NumberFromEnv(250, 0),
+  /** This instance's name among several (logs, leases); default: the host name and pid. */
+  INSTANCE_ID: Type.Optional(
+    Type.String({ pattern: "^[A-Za-z0-9_.:-]{1,100}$", description: "1 to 100 of A-Z a-z 0-9 _ . : -" }),
+  ),
+  /** Several instances: how long a dead instance's channel accounts and upkeep stay its own. */
+  CLUSTER_LEASE_MS: NumberFromEnv(6000, 300),
   /** JSON policy fields overriding the anonymous testnet relay's defaults (per client IP). */
   ANONYMOUS_POLICY: Type.Optional(Type.String({ minLength: 2 })),
   ANONYMOUS_MAX_CLIENTS: NumberFromEnv(10_000, 1),

@@ -176,6 +176,9 @@ export type ChannelView = Static<typeof ChannelView>;
 export const PoolView = Type.Object(
   {
     network: Type.String(),
+    instance: Type.Union([Type.String(), Type.Null()], {
+      description: "the answering instance (several share the channels: each lists those it holds); null: the only one",
+    }),
     funder: Type.Object({ publicKey: Type.String(), balance: poolStroops }),
     target: Type.Number({ description: "the channel count asked for" }),
     current: Type.Number({ description: "channels creating or active (draining ones excluded)" }),

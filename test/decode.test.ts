@@ -19,7 +19,7 @@ import {
   type Transaction,
 } from "@stellar/stellar-sdk";
 import { RelayError } from "../src/errors.ts";
-import { decodeTransaction, MAX_OPS_PER_TX } from "../src/relay/decode.ts";
+import { decodeTransaction, MAX_OPS_PER_TX, sdkInner } from "../src/relay/decode.ts";
 import { hex } from "./support/localnet.ts";
 
 const PASSPHRASE = Networks.TESTNET;
@@ -64,8 +64,8 @@ describe("a valid transaction", () => {
     const t = tx([payment()]);
     const d = decodeTransaction(b64(t), PASSPHRASE, SIGNED);
     expect(d.innerHash).toBe(hex(t));
-    expect(d.inner.hash()).toEqual(t.hash());
-    expect(d.inner.signatures).toHaveLength(1);
+    expect(sdkInner(d, PASSPHRASE).hash()).toEqual(t.hash());
+    expect(sdkInner(d, PASSPHRASE).signatures).toHaveLength(1);
     expect(d).toMatchObject({
       wasFeeBump: false,
       isSoroban: false,
@@ -99,8 +99,10 @@ describe("a valid transaction", () => {
     expect(d.wasFeeBump).toBe(true);
     expect(d.innerHash).toBe(hex(inner));
     expect(d.innerHash).not.toBe(hex(fb));
-    expect(d.inner.source).toBe(user.publicKey());
-    expect(d.inner.signatures.map((s) => s.signature)).toEqual(inner.signatures.map((s) => s.signature));
+    expect(sdkInner(d, PASSPHRASE).source).toBe(user.publicKey());
+    expect(sdkInner(d, PASSPHRASE).signatures.map((s) => s.signature)).toEqual(
+      inner.signatures.map((s) => s.signature),
+    );
     expect(d.operationTypes).toEqual(["payment"]);
   });
 

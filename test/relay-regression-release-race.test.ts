@@ -7,7 +7,7 @@
  * reached the network) and recovery's getTransaction lookup is held until the retry has sent.
  */
 import { afterEach, expect, test } from "bun:test";
-import type { FeeBumpTransaction, Transaction } from "@stellar/stellar-sdk";
+import { TransactionBuilder } from "@stellar/stellar-sdk";
 import { AFTER_504_ENV, startTestRelay, type TestRelay } from "./support/relay.ts";
 import { fundedMainnetUser, journalSum, mainnetPayment } from "./support/mainnet.ts";
 import { RelayError } from "../src/errors.ts";
@@ -41,8 +41,10 @@ test("recovery does not release a submission a concurrent retry has just resent;
   };
   let sends = 0;
   let resent = false;
-  const isOurs = (t: Transaction | FeeBumpTransaction) =>
-    "innerTransaction" in t && Buffer.from(t.innerTransaction.hash()).toString("hex") === innerHash;
+  const isOurs = (envelope: string) => {
+    const t = TransactionBuilder.fromXDR(envelope, gw.passphrase);
+    return "innerTransaction" in t && Buffer.from(t.innerTransaction.hash()).toString("hex") === innerHash;
+  };
   gw.send = async (t) => {
     if (isOurs(t) && sends++ === 0) throw new RelayError("NETWORK_UNAVAILABLE", "timeout", { reason: "timeout" }); // lost before the network saw it
     const s = await send(t);

@@ -10,9 +10,10 @@ import type { Gateway, Sent } from "../src/network/gateway.ts";
 import type { Confirmed } from "../src/network/ledger-watcher.ts";
 import { RETRY_POLICY, Submitter, type Submission } from "../src/network/submitter.ts";
 import { RelayError } from "../src/errors.ts";
+import { signedOf } from "../src/stellar/envelope.ts";
 
 const source = Keypair.random();
-const tx = (rate: bigint): Transaction => {
+const sdkTx = (rate: bigint): Transaction => {
   const t = new TransactionBuilder(new Account(source.publicKey(), "1"), {
     fee: rate.toString(),
     networkPassphrase: Networks.TESTNET,
@@ -23,7 +24,7 @@ const tx = (rate: bigint): Transaction => {
   t.sign(source);
   return t;
 };
-const hashOf = (t: Transaction) => Buffer.from(t.hash()).toString("hex");
+const tx = (rate: bigint) => signedOf(sdkTx(rate));
 
 const errorResult = (code: "txBadSeq" | "txInsufficientFee" | "txTooLate") =>
   new xdr.TransactionResult({
@@ -72,8 +73,9 @@ function network(answers: (Sent | (() => Sent))[], landed: (hash: string) => boo
         return true;
       },
     },
-    send: async (t: Transaction) => {
-      sent.push({ hash: hashOf(t), fee: t.fee });
+    send: async (envelope: string) => {
+      const t = TransactionBuilder.fromXDR(envelope, Networks.TESTNET);
+      sent.push({ hash: Buffer.from(t.hash()).toString("hex"), fee: t.fee });
       const a = answers.shift() ?? { status: "PENDING", hash: "", latestLedger: ledger, latestLedgerCloseTime: "0" };
       return typeof a === "function" ? a() : a;
     },

@@ -18,7 +18,8 @@ export interface LocalnetProc {
   stop(): Promise<void>;
 }
 
-export async function startLocalnet(ledgerMs: number): Promise<LocalnetProc> {
+/** `passphrase`: the network's (default BENCH_PASSPHRASE; the cluster benchmark uses the public ones). */
+export async function startLocalnet(ledgerMs: number, passphrase = BENCH_PASSPHRASE): Promise<LocalnetProc> {
   const port = freePort();
   const closes = new LedgerCloses();
   let listening: (v: { rpc: string; friendbot: string }) => void = () => {};
@@ -31,7 +32,7 @@ export async function startLocalnet(ledgerMs: number): Promise<LocalnetProc> {
       LOCALNET_PORT: String(port),
       LEDGER_CLOSE_MS: String(ledgerMs),
       LOCALNET_MAX_TX_SET_SIZE: "100000",
-      LOCALNET_PASSPHRASE: BENCH_PASSPHRASE,
+      LOCALNET_PASSPHRASE: passphrase,
     },
     (line) => {
       if (!line.startsWith("{")) return;
@@ -51,7 +52,7 @@ export async function startLocalnet(ledgerMs: number): Promise<LocalnetProc> {
   ]);
   return {
     ...urls,
-    passphrase: BENCH_PASSPHRASE,
+    passphrase,
     ledgerMs,
     closes,
     child,

@@ -7,14 +7,15 @@
  * takes it out of the phase.
  *
  * `prepare` builds and signs every body first (pool × per-account transactions), so the clock
- * measures only sending and answers.
+ * measures only sending and answers. With `relayUrls` (several relay instances, no load balancer)
+ * request i goes to relayUrls[i mod n], and each answer records which one it came from (`via`).
  */
 import type { Accounts } from "./accounts.ts";
 import type { EnvelopeFactory } from "./envelopes.ts";
 import type { PrepareReply, RelayTarget, RunReply } from "./protocol.ts";
 import { callSponsor, sponsorBody } from "./sponsor-call.ts";
 
-/** Seconds of requests the account pool covers: enough while the relay answers within that. */
+/** Seconds of requests the account pool covers: enough while the relay answers within that (PrepareCmd.poolSeconds). */
 const POOL_SECONDS = 3;
 
 export class OpenLoopPhase {
@@ -24,7 +25,7 @@ export class OpenLoopPhase {
   constructor(
     private readonly accounts: Accounts,
     private readonly factory: EnvelopeFactory,
-    private readonly target: RelayTarget,
+    private readonly target: RelayTarget & { poolSeconds?: number },
     private readonly rate: number,
     private readonly seconds: number,
   ) {}
@@ -36,7 +37,8 @@ export class OpenLoopPhase {
   prepare(): PrepareReply {
     const t0 = performance.now();
     const clean = this.accounts.clean();
-    this.pool = clean.slice(0, Math.min(clean.length, Math.ceil(this.rate * POOL_SECONDS)));
+    const poolSeconds = this.target.poolSeconds ?? POOL_SECONDS;
+    this.pool = clean.slice(0, Math.min(clean.length, Math.ceil(this.rate * poolSeconds)));
     const perAccount = Math.ceil(this.total / Math.max(1, this.pool.length)) + 1;
     this.bodies = this.pool.map((a) =>
       Array.from({ length: perAccount }, (_, j) =>
@@ -68,6 +70,9 @@ export class OpenLoopPhase {
       elapsedMs: 0,
     };
     const lags: number[] = [];
+    // one target per relay instance when there are several
+    const targets = target.relayUrls?.length ? target.relayUrls.map((relayUrl) => ({ ...target, relayUrl })) : null;
+    if (targets) out.via = [];
     const abort = new AbortController();
     const pending = new Set<number>();
     let allAnswered: () => void = () => {};
@@ -75,10 +80,12 @@ export class OpenLoopPhase {
       const a = this.pool[p]!;
       const body = this.bodies[p]![used[p]++]!;
       pending.add(p);
+      const to = targets ? out.sent % targets.length : 0;
       out.sent++;
       const sentAt = performance.now();
-      void callSponsor(target, body, abort.signal).then((r) => {
+      void callSponsor(targets ? targets[to]! : target, body, abort.signal).then((r) => {
         if (abort.signal.aborted) return;
+        out.via?.push(to);
         out.latencyMs.push(performance.now() - sentAt);
         out.answeredAt.push(Date.now());
         out.status.push(r.status);

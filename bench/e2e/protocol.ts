@@ -23,6 +23,8 @@ export interface RefreshCmd {
 export interface RelayTarget {
   relayUrl: string;
   apiKey: string;
+  /** Several instances of the relay (no load balancer): an open-loop phase sends round-robin over them. */
+  relayUrls?: string[];
 }
 /** `pairs` times: a direct SDK submission and a relay one sent at the same instant, a random pause before each. */
 export interface LatencyCmd extends RelayTarget {
@@ -35,6 +37,8 @@ export interface PrepareCmd extends RelayTarget {
   cmd: "prepare";
   rate: number;
   seconds: number;
+  /** Seconds of requests the phase's account pool covers (default 3, `open-loop.ts`). */
+  poolSeconds?: number;
 }
 /** Run the prepared phase; replies once every request is answered or `capMs` after the last send. */
 export interface RunCmd {
@@ -86,6 +90,8 @@ export interface RunReply {
   answeredAt: number[];
   /** The ledger of a 200 answer, else 0. */
   ledger: number[];
+  /** With `relayUrls`: which of them (index) each answer came from. */
+  via?: number[];
   /** How late the scheduler sent, ms: p99 and max. */
   lagP99Ms: number;
   lagMaxMs: number;

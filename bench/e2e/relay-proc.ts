@@ -9,6 +9,10 @@
  * "LOCAL NETWORK" warning each embedded network logs at boot); other info lines are counted by
  * message; of the access-log lines ("request", one per HTTP request) the slowest /v1/sponsor ones
  * are kept, to see what a stall was.
+ *
+ * For several instances (`bench/cluster.bench.ts`) the caller passes the schema they share (it owns
+ * and drops it), the cluster's environment, and `ready: "health"` (an instance holds only a share of
+ * the pool, so the caller waits for the spread itself).
  */
 import postgres from "postgres";
 import { LedgerCloses } from "./ledger-closes.ts";
@@ -27,6 +31,12 @@ export interface RelayOpts {
   embeddedLedgerMs?: number;
   /** Run under `bun --cpu-prof --cpu-prof-md`, writing the profile here on exit. */
   cpuProfDir?: string;
+  /** Postgres: a schema the caller owns (several instances share it); stop() leaves it. Default: one of its own. */
+  schema?: string;
+  /** More environment, applied last (over the defaults above). */
+  env?: Record<string, string>;
+  /** Ready when: GET /health answers 200 and the mainnet pool is all active (default), or /health only. */
+  ready?: "pool" | "health";
 }
 
 /** A problem the relay logged: how often, and the first line. */
@@ -61,7 +71,7 @@ export interface RelayProc {
 export async function startRelay(opts: RelayOpts): Promise<RelayProc> {
   const port = freePort();
   const dataDir = tempDir("relay-e2e-");
-  const schema = `bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  const schema = opts.schema ?? `bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
   const env: Record<string, string> = {
     PORT: String(port),
     DATA_DIR: dataDir,
@@ -78,8 +88,9 @@ export async function startRelay(opts: RelayOpts): Promise<RelayProc> {
     env.MAINNET_PASSPHRASE = opts.upstream.passphrase;
     env.MAINNET_FUNDER_SECRET = opts.upstream.funderSecret;
   } else env.LEDGER_CLOSE_MS = String(opts.embeddedLedgerMs ?? 1000);
+  Object.assign(env, opts.env);
   const dropSchema = async () => {
-    if (opts.db !== "postgres") return;
+    if (opts.db !== "postgres" || opts.schema) return;
     const sql = postgres(PG_URL, { onnotice: () => {}, max: 1 });
     await sql.unsafe(`drop schema if exists "${schema}" cascade`);
     await sql.end();
@@ -154,7 +165,7 @@ export async function startRelay(opts: RelayOpts): Promise<RelayProc> {
     },
   };
   try {
-    await waitReady(relay);
+    await waitReady(relay, opts.ready ?? "pool");
   } catch (e) {
     await relay.stop();
     throw e;
@@ -168,8 +179,8 @@ interface PoolView {
   lastError: string | null;
 }
 
-/** Waits for GET /health to answer 200 and the mainnet pool to have every channel active. */
-async function waitReady(relay: RelayProc, timeoutMs = 120_000): Promise<void> {
+/** Waits for GET /health to answer 200 and (ready "pool") the mainnet pool to have every channel active. */
+async function waitReady(relay: RelayProc, ready: "pool" | "health", timeoutMs = 120_000): Promise<void> {
   const t0 = Date.now();
   let last = "no answer yet";
   let exited: number | null = null;
@@ -181,6 +192,7 @@ async function waitReady(relay: RelayProc, timeoutMs = 120_000): Promise<void> {
     try {
       const health = await fetch(`${relay.url}/health`);
       if (health.status !== 200) last = `health ${health.status}`;
+      else if (ready === "health") return;
       else {
         const pool = await relay.admin<PoolView>("GET", "/channels?network=mainnet");
         if (pool.totals.active >= pool.target && pool.totals.creating === 0) return;

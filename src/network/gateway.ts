@@ -15,7 +15,7 @@ import type { Static } from "@sinclair/typebox";
 import { LedgerWatcher, type Confirmed } from "./ledger-watcher.ts";
 import { RpcClient, RpcFailure, httpTransport, messageOf, type RpcTransport } from "./rpc-client.ts";
 import * as S from "./rpc-schemas.ts";
-import { X, envelopeXdr, fromB64, resultSummary, type LedgerEntryDataW } from "../stellar/xdr.ts";
+import { X, fromB64, resultSummary, type LedgerEntryDataW } from "../stellar/xdr.ts";
 import type { Logger } from "../log.ts";
 import { BASE_RESERVE } from "../stellar/protocol.ts";
 import { RelayError } from "../errors.ts";
@@ -95,9 +95,9 @@ export class Gateway {
     this.watcher.stop();
   }
 
-  /** Submits a signed transaction. */
-  async send(tx: Transaction | FeeBumpTransaction): Promise<Sent> {
-    const sent = await this.call("sendTransaction", { transaction: envelopeXdr(tx) }, S.SendResult);
+  /** Submits a signed envelope (base64 XDR). */
+  async send(envelope: string): Promise<Sent> {
+    const sent = await this.call("sendTransaction", { transaction: envelope }, S.SendResult);
     if (sent.status === "ERROR") {
       if (!sent.errorResultXdr) throw this.badAnswer("sendTransaction", "ERROR without errorResultXdr");
       this.decodable("sendTransaction", sent.errorResultXdr);

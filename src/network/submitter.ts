@@ -15,13 +15,12 @@
  * It answers what the network did, or that it cannot be known yet; what that means for credits,
  * channels and the client is the caller's business.
  */
-import type { FeeBumpTransaction, Transaction } from "@stellar/stellar-sdk";
 import { RelayError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { clientResultCodes } from "../stellar/result-codes.ts";
 import type { Gateway, Sent } from "./gateway.ts";
 import type { Confirmed } from "./ledger-watcher.ts";
-import { txHash } from "../stellar/xdr.ts";
+import type { Signed } from "../stellar/envelope.ts";
 
 export interface RetryPolicy {
   /** How long TRY_AGAIN_LATER is retried before the submission is given up as busy. */
@@ -59,11 +58,11 @@ export interface Submission {
   /** Give up waiting at this time (Date.now() ms): the answer is then `unknown`. */
   deadline: number;
   /** An earlier run of this submission may be queued or applied: errors are checked, not believed. */
-  resumed?: { hash: string; envelope?: Transaction | FeeBumpTransaction };
+  resumed?: { hash: string; envelope?: Signed };
   /** The envelope bidding `rate`. */
-  build(rate: bigint): Transaction | FeeBumpTransaction;
+  build(rate: bigint): Signed;
   /** Runs before each envelope is sent (the caller writes its intent first). */
-  beforeSend(envelope: Transaction | FeeBumpTransaction, hash: string, rate: bigint): Promise<void>;
+  beforeSend(envelope: Signed, hash: string, rate: bigint): Promise<void>;
   /** After tx_bad_seq: re-reads the source's sequence number (absent: tx_bad_seq is final). */
   resync?(): Promise<void>;
   /** The relay's own applied transaction with this inner or envelope hash, or null. */
@@ -157,7 +156,7 @@ class Run {
       const watch = this.inner ?? gw.watcher.watch(this.hash, this.left());
       let sent: Sent;
       try {
-        sent = await gw.send(envelope);
+        sent = await gw.send(envelope.xdr);
       } catch (e) {
         if (!this.inner) watch.cancel();
         if (this.mayBeQueued || mayHaveLanded(e)) return this.unknown("network_unavailable");
@@ -204,8 +203,8 @@ class Run {
     }
   }
 
-  private async beforeSend(envelope: Transaction | FeeBumpTransaction): Promise<void> {
-    this.hash = txHash(envelope).toString("hex");
+  private async beforeSend(envelope: Signed): Promise<void> {
+    this.hash = envelope.hash.toString("hex");
     await this.s.beforeSend(envelope, this.hash, this.rate);
   }
 
@@ -245,7 +244,7 @@ class Run {
       this.rate = bid;
       const replacement = s.build(bid);
       await this.beforeSend(replacement);
-      const sent = await gw.send(replacement).catch(() => null);
+      const sent = await gw.send(replacement.xdr).catch(() => null);
       since = sent?.latestLedger ?? gw.watcher.latestLedger;
       if (sent?.status !== "PENDING" && sent?.status !== "DUPLICATE") {
         // not taken: the queued one stands, and stays the one a resumed submission sends again

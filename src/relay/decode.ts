@@ -3,16 +3,19 @@
  * (VALIDATION_ERROR with details.reason) before anything reaches the network. A fee-bump envelope
  * is unwrapped: the relay re-wraps its inner transaction and drops the client's outer signature.
  */
-import { FeeBumpTransaction, TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
-import { BASE64, X, Op, SOROBAN_OPS, fromB64, invokedContract } from "../stellar/xdr.ts";
+import { TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
+import { BASE64, X, Op, SOROBAN_OPS, fromB64, invokedContract, toB64, type EnvelopeW } from "../stellar/xdr.ts";
+import { innerBytes, innerHashOf, type InnerBytes } from "../stellar/envelope.ts";
 import { validationError } from "../errors.ts";
 import { MAX_OPS_PER_TX } from "../stellar/protocol.ts";
 
 export { MAX_OPS_PER_TX };
 
 export interface DecodedTx {
-  /** The transaction the relay sponsors (the inner one of a client fee-bump). */
-  inner: Transaction;
+  /** The transaction the relay sponsors (the inner one of a client fee-bump), as bytes. */
+  inner: InnerBytes;
+  /** The inner transaction's fee (its inclusion bid plus the Soroban resource fee). */
+  innerFee: bigint;
   innerHash: string;
   wasFeeBump: boolean;
   isSoroban: boolean;
@@ -39,31 +42,32 @@ export function decodeTransaction(
   require: { signatures: boolean; sorobanData: boolean },
 ): DecodedTx {
   if (!b64 || !BASE64.test(b64)) throw invalid("not base64");
-  let wire;
+  let wire: EnvelopeW;
+  const raw = fromB64(b64);
   try {
-    wire = X.envelope.decode(fromB64(b64));
+    wire = X.envelope.decode(raw);
   } catch (e) {
     throw invalid(
       /trailing/i.test(String(e)) ? "trailing bytes after the TransactionEnvelope" : "not a TransactionEnvelope",
     );
   }
-  const parsed = TransactionBuilder.fromXDR(b64, passphrase);
-  const wasFeeBump = parsed instanceof FeeBumpTransaction;
-  const inner = wasFeeBump ? (parsed as FeeBumpTransaction).innerTransaction : (parsed as Transaction);
-  const ops = (wire.type === 5 ? wire.feeBump.tx.innerTx.v1.tx : wire.type === 2 ? wire.v1.tx : wire.v0.tx).operations;
+  const innerTx = wire.type === 5 ? wire.feeBump.tx.innerTx.v1 : wire.type === 2 ? wire.v1 : wire.v0;
+  const ops = innerTx.tx.operations;
   if (ops.length === 0) throw invalid("the transaction has no operations");
   if (ops.length > MAX_OPS_PER_TX)
     throw invalid(`the transaction has ${ops.length} operations; the protocol allows ${MAX_OPS_PER_TX}`);
-  if (require.signatures && inner.signatures.length === 0) throw invalid("the transaction has no signatures");
+  if (require.signatures && innerTx.signatures.length === 0) throw invalid("the transaction has no signatures");
   const soroban = ops.filter((o) => SOROBAN_OPS.has(o.body.type)).length;
   if (soroban && ops.length !== 1) throw invalid("a Soroban transaction must have exactly one operation");
   const data = wire.type === 5 ? wire.feeBump.tx.innerTx.v1.tx.ext : wire.type === 2 ? wire.v1.tx.ext : null;
   if (require.sorobanData && soroban && data?.v !== 1)
     throw invalid("a Soroban transaction must carry sorobanData (simulate and assemble it first)");
+  const inner = innerBytes(raw, wire);
   return {
     inner,
-    innerHash: Buffer.from(inner.hash()).toString("hex"),
-    wasFeeBump,
+    innerFee: BigInt(innerTx.tx.fee),
+    innerHash: innerHashOf(inner.tx, passphrase).toString("hex"),
+    wasFeeBump: wire.type === 5,
     isSoroban: soroban > 0,
     operations: ops.length,
     operationTypes: ops.map((o) => OP_NAMES[o.body.type] ?? `operation${o.body.type}`),
@@ -73,3 +77,7 @@ export function decodeTransaction(
     resourceFee: data && data.v === 1 ? data.sorobanData.resourceFee : 0n,
   };
 }
+
+/** The inner transaction as an SDK object (to simulate it). */
+export const sdkInner = (d: DecodedTx, passphrase: string): Transaction =>
+  TransactionBuilder.fromXDR(toB64(d.inner.envelope), passphrase) as Transaction;

@@ -4,20 +4,21 @@
  * fee is shaped, and which channel account sends it: a fee source lease for a fee-bump (the one
  * that signed an earlier run, to send that envelope again), a channel's sequence number otherwise.
  */
-import { Account, TransactionBuilder, type FeeBumpTransaction, type Transaction } from "@stellar/stellar-sdk";
+import { Account, TransactionBuilder } from "@stellar/stellar-sdk";
 import type { DecodedTx } from "./decode.ts";
 import { buildFeeBump } from "./fee-bump.ts";
 import { signTx } from "../stellar/sign.ts";
+import { signedOf, type Signed } from "../stellar/envelope.ts";
 import type { DecodedOperation } from "./invoke.ts";
 import type { ChannelPool, FeeLease } from "./pool/channel-pool.ts";
 
 /** The channel account that sends one submission: a fee-bump's fee source, or an own transaction's source. */
 export interface Sender {
   /** A resumed submission's envelope, sent again exactly as before (so it joins itself in the queue), and its rate. */
-  resumed?: { envelope: FeeBumpTransaction; rate: bigint };
+  resumed?: { envelope: Signed; rate: bigint };
   /** A fee-bump's fee source lease (kept past a 504 while the fee-bump may still be queued). */
   lease?: FeeLease;
-  envelope(rate: bigint): Transaction | FeeBumpTransaction;
+  envelope(rate: bigint): Signed;
   /** After tx_bad_seq, for an own transaction: re-read the sequence number. */
   badSeq?(): Promise<void>;
   end(charged: bigint, consumed: boolean): void;
@@ -59,7 +60,7 @@ export function feeBumpJob(d: DecodedTx, passphrase: string): Job {
       const lease = parked ?? ((before && pool.keep(before.feeSource, maxFee)) || (await pool.assign(maxFee)));
       const resumed =
         before && before.feeSource === lease.keypair.publicKey()
-          ? { envelope: before, rate: (BigInt(before.fee) - d.resourceFee) / feeOps }
+          ? { envelope: before.envelope, rate: (before.fee - d.resourceFee) / feeOps }
           : undefined;
       return {
         resumed,
@@ -96,7 +97,7 @@ export function operationJob(
             .setTimeout(OWN_TX_TIMEOUT_SECONDS)
             .build();
           signTx(tx, lease.keypair);
-          return tx;
+          return signedOf(tx);
         },
         badSeq: () => lease.resync(),
         end: (charged, consumed) => lease.end(charged, consumed),
@@ -106,11 +107,15 @@ export function operationJob(
 }
 
 /** A stored envelope of this inner transaction that the relay can send again (a fee-bump), or null. */
-function resumable(envelope: string, passphrase: string, innerHash: string): FeeBumpTransaction | null {
+function resumable(
+  envelope: string,
+  passphrase: string,
+  innerHash: string,
+): { envelope: Signed; feeSource: string; fee: bigint } | null {
   try {
     const tx = TransactionBuilder.fromXDR(envelope, passphrase);
     return "innerTransaction" in tx && Buffer.from(tx.innerTransaction.hash()).toString("hex") === innerHash
-      ? tx
+      ? { envelope: { xdr: envelope, hash: Buffer.from(tx.hash()) }, feeSource: tx.feeSource, fee: BigInt(tx.fee) }
       : null;
   } catch {
     return null;

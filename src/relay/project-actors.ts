@@ -12,6 +12,9 @@
 import { createActor, type Actor } from "xstate";
 import {
   projectMachine,
+  rateLimited,
+  rateState,
+  suspended,
   type ProjectReply,
   type ProjectStatus,
   type RateState,
@@ -34,6 +37,11 @@ export interface Payer {
   reserve(id: string, credits: boolean, request: SpendRequest): Promise<bigint>;
   /** Ends a reservation with what the journal released and the network charged. */
   settle(id: string, s: { charged: bigint; released: bigint; journaled: boolean }): void;
+}
+
+/** Rate-limit buckets shared by every instance (Redis): one per project or client IP. */
+export interface GlobalBuckets {
+  take(name: string, perSecond: number, burst: number): Promise<{ taken: boolean; tokens: number }>;
 }
 
 export interface ActorsConfig {
@@ -76,11 +84,16 @@ export class ProjectActors {
     ProjectActor,
     { key: string; ttl?: number; timer: ReturnType<typeof setTimeout> }
   >();
+  /** Each actor's checkpoint key (also its global bucket's name). */
+  private readonly keys = new WeakMap<ProjectActor, string>();
+  private bucketsFailedAt = 0;
 
+  /** `buckets`: several instances share the rate limits there; null: each actor's own bucket. */
   constructor(
     private readonly store: CheckpointStore,
     private readonly config: ActorsConfig,
     private readonly log: Logger,
+    private readonly buckets: GlobalBuckets | null = null,
   ) {}
 
   /** Starts (or restores) a project's actor with the durable truth from Postgres. */
@@ -193,10 +206,31 @@ export class ProjectActors {
     return this.overflow;
   }
 
-  /** Takes a rate-limit token (the first thing every /v1 request does). */
+  /**
+   * Takes a rate-limit token (the first thing every /v1 request does): from the global bucket when
+   * instances share one (the actor's own if Redis fails to answer: the limit is then per instance
+   * for that request, and a warning says so, at most once a minute).
+   */
   async admit(
     actor: ProjectActor,
   ): Promise<{ ok: true; rate: RateState } | { ok: false; error: RelayError; rate?: RateState }> {
+    const key = this.keys.get(actor);
+    if (this.buckets && key) {
+      const snapshot = actor.getSnapshot();
+      // what the actor's ADMIT refuses before its bucket: a suspended project
+      if (snapshot.value === "suspended") return { ok: false, error: replyError(suspended) };
+      const { policy } = snapshot.context;
+      try {
+        const { taken, tokens } = await this.buckets.take(key, policy.requestsPerSecond, policy.burst);
+        const rate = rateState(policy, tokens);
+        return taken ? { ok: true, rate } : { ok: false, error: replyError(rateLimited(policy, tokens)), rate };
+      } catch (e) {
+        if (Date.now() - this.bucketsFailedAt > OVERFLOW_WARN_MS) {
+          this.bucketsFailedAt = Date.now();
+          this.log.warn({ err: String(e) }, "the global rate-limit bucket did not answer: this instance's own is used");
+        }
+      }
+    }
     const r = await ask<ProjectReply>(actor, { type: "ADMIT", id: crypto.randomUUID(), now: Date.now() });
     return r.ok ? { ok: true, rate: r.rate! } : { ok: false, error: replyError(r.error), rate: r.rate };
   }
@@ -217,6 +251,7 @@ export class ProjectActors {
   }
 
   private watch(actor: ProjectActor, key: string, ttl?: number): void {
+    this.keys.set(actor, key);
     actor.subscribe(() => {
       if (this.timers.has(actor)) return;
       this.timers.set(actor, { key, ttl, timer: setTimeout(() => this.flush(actor), this.config.debounceMs) });

@@ -40,7 +40,17 @@ export const keyView = (k: KeyRow): KeyView => ({
   revokedAt: k.revokedAt?.toISOString() ?? null,
 });
 
+/** A change made through one instance that the others apply (several instances share Redis). */
+export type ProjectNotice =
+  | { topic: "project"; projectId: string }
+  | { topic: "key-created"; hash: string }
+  | { topic: "key-revoked"; keyId: string }
+  | { topic: "credits"; projectId: string; amount: string };
+
 export class ProjectsService {
+  /** Tells the other instances about a change (set when several share Redis; failures are logged, not thrown). */
+  publish: (n: ProjectNotice) => Promise<void> = async () => {};
+
   /** Live keys by hash; revoking through this service removes them at once. */
   private readonly keys = new Map<string, KeyRow>();
   private readonly unknown = new Map<string, number>();
@@ -55,6 +65,8 @@ export class ProjectsService {
       actors: ProjectActors;
       defaults: Policy;
       log: Logger;
+      /** Several instances reserve the credits: the balance shown is the journal's, not this instance's actor's. */
+      sharedCredits?: boolean;
     },
   ) {}
 
@@ -154,14 +166,16 @@ export class ProjectsService {
     return a;
   }
 
-  private view(p: ProjectRow): ProjectView {
+  private async view(p: ProjectRow): Promise<ProjectView> {
     const c = this.actorOf(p.id).getSnapshot().context;
-    const reserved = Object.values(c.holds).reduce((a, h) => (h.credits ? a + h.amount : a), 0n);
+    const { balance, reserved } = this.deps.sharedCredits
+      ? await this.deps.credits.summary(p.id)
+      : { balance: c.balance, reserved: Object.values(c.holds).reduce((a, h) => (h.credits ? a + h.amount : a), 0n) };
     return {
       id: p.id,
       name: p.name,
       status: p.status,
-      creditBalance: c.balance.toString(),
+      creditBalance: balance.toString(),
       creditReserved: reserved.toString(),
       policy: policyView(c.policy),
       createdAt: p.createdAt.toISOString(),
@@ -178,11 +192,13 @@ export class ProjectsService {
       balance: 0n,
       spent: 0n,
     });
+    await this.tell({ topic: "project", projectId: row.id });
     return this.view(row);
   }
 
   async list(): Promise<ProjectView[]> {
-    return (await this.deps.projects.list()).filter((p) => this.deps.actors.project(p.id)).map((p) => this.view(p));
+    const rows = (await this.deps.projects.list()).filter((p) => this.deps.actors.project(p.id));
+    return await Promise.all(rows.map((p) => this.view(p)));
   }
 
   private async row(id: string): Promise<ProjectRow> {
@@ -211,6 +227,7 @@ export class ProjectsService {
       policy: effectivePolicy(this.deps.defaults, row.policy),
       status: row.status,
     });
+    await this.tell({ topic: "project", projectId: id });
     return this.view(row);
   }
 
@@ -230,6 +247,7 @@ export class ProjectsService {
     });
     this.unknown.delete(hash);
     this.keys.set(hash, row);
+    await this.tell({ topic: "key-created", hash });
     return { ...keyView(row), key };
   }
 
@@ -241,9 +259,51 @@ export class ProjectsService {
   async revokeKey(projectId: string, keyId: string): Promise<KeyView> {
     const row = await this.deps.projects.revokeKey(projectId, keyId);
     if (!row) throw notFound("key");
+    this.forget(keyId);
+    await this.tell({ topic: "key-revoked", keyId });
+    return keyView(row);
+  }
+
+  private forget(keyId: string): void {
     this.revoked.add(keyId);
     for (const [hash, k] of this.keys) if (k.id === keyId) this.keys.delete(hash);
-    return keyView(row);
+  }
+
+  // ---- several instances ---------------------------------------------------------------------
+
+  private async tell(n: ProjectNotice): Promise<void> {
+    await this.publish(n).catch((e) =>
+      this.deps.log.error({ err: String(e), topic: n.topic }, "telling the other instances of a change failed"),
+    );
+  }
+
+  /** Applies a change another instance made: its caches and the project's actor here. */
+  async applyNotice(n: ProjectNotice): Promise<void> {
+    switch (n.topic) {
+      case "key-created":
+        this.unknown.delete(n.hash);
+        return;
+      case "key-revoked":
+        this.forget(n.keyId);
+        return;
+      case "credits":
+        this.deps.actors.project(n.projectId)?.send({ type: "CREDIT", amount: BigInt(n.amount) });
+        return;
+      case "project": {
+        const row = await this.deps.projects.get(n.projectId);
+        if (!row) return;
+        const policy = effectivePolicy(this.deps.defaults, row.policy);
+        const actor = this.deps.actors.project(row.id);
+        if (actor) actor.send({ type: "CONFIGURE", policy, status: row.status });
+        else {
+          const balance = (await this.deps.credits.balances()).get(row.id) ?? 0n;
+          await this.deps.actors.start({ id: row.id, status: row.status, policy, balance, spent: 0n });
+        }
+        return;
+      }
+      default:
+        return n satisfies never;
+    }
   }
 
   // ---- credits ------------------------------------------------------------------------------------
@@ -277,7 +337,11 @@ export class ProjectsService {
       await this.deps.credits.append({ projectId, kind, amount, reference, reason });
       actor.send({ type: "CREDIT", amount });
     }
-    return { creditBalance: actor.getSnapshot().context.balance.toString() };
+    await this.tell({ topic: "credits", projectId, amount: amount.toString() });
+    const balance = this.deps.sharedCredits
+      ? (await this.deps.credits.summary(projectId)).balance
+      : actor.getSnapshot().context.balance;
+    return { creditBalance: balance.toString() };
   }
 
   async journal(projectId: string, limit: number, before?: bigint): Promise<CreditJournal> {

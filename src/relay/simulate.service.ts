@@ -6,7 +6,7 @@ import { RelayError } from "../errors.ts";
 import { X, fromB64 } from "../stellar/xdr.ts";
 import { StrKey } from "@stellar/stellar-sdk";
 import type { Gateway } from "../network/gateway.ts";
-import { decodeTransaction, type DecodedTx } from "./decode.ts";
+import { decodeTransaction, sdkInner, type DecodedTx } from "./decode.ts";
 import { innerRate } from "./fee-bump.ts";
 import type { FeePlanner } from "./fee-plan.ts";
 import type { EstimateResult, SimulateResult, SimulationEvent } from "../models.ts";
@@ -56,14 +56,15 @@ export class SimulateService {
   }
 
   private async simulateDecoded(gw: Gateway, d: DecodedTx): Promise<SimulateResult> {
-    const ops = d.inner.operations;
+    const inner = sdkInner(d, gw.passphrase);
+    const ops = inner.operations;
     if (ops.length !== 1 || !isSorobanOp(ops[0].type)) {
       throw new RelayError("VALIDATION_ERROR", `transaction: ${SIMULATABLE}`, {
         field: "transaction",
         reason: SIMULATABLE,
       });
     }
-    const raw = await gw.simulate(d.inner);
+    const raw = await gw.simulate(inner);
     const events = describeEvents(raw.events);
     if (raw.error) throw new RelayError("SIMULATION_FAILED", raw.error, { events });
     return {

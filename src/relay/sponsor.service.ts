@@ -10,7 +10,7 @@
  * channel account: simulated in enforce mode, assembled, signed by the channel with the sequence
  * number its actor gives, then the same intent / send / settle path.
  */
-import { Account, TransactionBuilder, type FeeBumpTransaction, type Transaction } from "@stellar/stellar-sdk";
+import { Account, TransactionBuilder } from "@stellar/stellar-sdk";
 import { RelayError, isRetryable, unavailable } from "../errors.ts";
 import type { Gateway, NetworkName } from "../network/gateway.ts";
 import type { Submitter } from "../network/submitter.ts";
@@ -28,7 +28,7 @@ import type { ChannelPool, FeeLease } from "./pool/channel-pool.ts";
 import { submissionFailed } from "./outcome.ts";
 import type { Payer } from "./project-actors.ts";
 import type { SponsorMetrics } from "../metrics.ts";
-import { envelopeXdr } from "../stellar/xdr.ts";
+import type { Signed } from "../stellar/envelope.ts";
 
 export interface SponsorConfig {
   /** Highest inclusion rate (stroops per operation) the relay bids when the network asks for more. */
@@ -50,6 +50,11 @@ export interface SponsorDeps {
   settleProject(projectId: string, s: SettledCredits): void;
   /** Outcomes and fees paid, for GET /metrics. */
   metrics?: SponsorMetrics;
+  /** Several instances: one runs an inner transaction at a time (a lease), the others wait for its outcome. */
+  shared?: {
+    claim(name: string, ttlMs: number): Promise<boolean>;
+    release(name: string): Promise<void>;
+  } | null;
 }
 
 /** One request's reservation, settled exactly once. */
@@ -64,6 +69,10 @@ interface Reservation {
 
 /** Ledgers after which no envelope sent before can be in any queue (dropped after 4, banned for 10). */
 const QUEUE_LEDGERS = 12;
+/** Several instances: how often a request waits on another instance's run checks for its outcome. */
+const SHARED_POLL_MS = 100;
+/** Several instances: an inner transaction's lease outlives a submission's timeout by this much. */
+const SHARED_MARGIN_MS = 5_000;
 /** Submissions recovery looks at in one pass. */
 const RECOVERY_BATCH = 100;
 
@@ -273,9 +282,42 @@ export class SponsorService {
     const key = `${gw.name}:${job.innerHash}`;
     const running = this.inflight.get(key);
     if (running) return await running; // another request pays for it; this one's reservation is released by the caller
-    const run = this.once(gw, job, h.plan, h.reservation).finally(() => this.inflight.delete(key));
+    const run = this.exclusive(gw, job, () => this.once(gw, job, h.plan, h.reservation)).finally(() =>
+      this.inflight.delete(key),
+    );
     this.inflight.set(key, run);
     return await run;
+  }
+
+  /**
+   * Several instances: runs `fn` while holding the inner transaction's lease (for as long as a
+   * submission may take); while another instance holds it, waits for that run's recorded outcome,
+   * and runs `fn` if the lease frees without one. 504 with the hash if neither comes in time.
+   */
+  private async exclusive(gw: Gateway, job: Job, fn: () => Promise<Outcome>): Promise<Outcome> {
+    const shared = this.deps.shared;
+    if (!shared) return await fn();
+    const name = `inner:${gw.name}:${job.innerHash}`;
+    const { submissionTimeoutMs } = this.deps.config;
+    const deadline = Date.now() + submissionTimeoutMs;
+    for (;;) {
+      if (await shared.claim(name, submissionTimeoutMs + SHARED_MARGIN_MS)) {
+        try {
+          return await fn();
+        } finally {
+          await shared.release(name).catch(() => {}); // it lapses by itself otherwise
+        }
+      }
+      const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
+      const answered = finalOutcome(prior);
+      if (answered) return answered;
+      if (Date.now() > deadline)
+        throw new RelayError("SUBMISSION_TIMEOUT", "another instance is still submitting this transaction", {
+          hash: prior?.hash ?? job.innerHash,
+          reason: "pending",
+        });
+      await Bun.sleep(SHARED_POLL_MS);
+    }
   }
 
   /** The first bid: the network's fee statistics, at least `floor`, at most MAX_FEE_RATE. */
@@ -459,7 +501,7 @@ export class SponsorService {
     job: Job,
     reservation: Reservation,
     id: string,
-    envelope: Transaction | FeeBumpTransaction,
+    envelope: Signed,
     hash: string,
     rate: bigint,
   ): Promise<void> {
@@ -472,7 +514,7 @@ export class SponsorService {
         caller: reservation.payer.scope,
         projectId: reservation.payer.projectId,
         maxFee: jobFee(job, rate),
-        envelope: envelopeXdr(envelope),
+        envelope: envelope.xdr,
         sentLedger: gw.watcher.latestLedger,
       },
       reservation.credits ? reservation.grant : 0n,

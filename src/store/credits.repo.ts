@@ -43,6 +43,18 @@ export class CreditsRepo {
     return new Map(rows.map((r) => [r.projectId, BigInt(r.total)]));
   }
 
+  /** A project's balance (the sum of its journal) and what is reserved in it (reservations not yet released). */
+  async summary(projectId: string): Promise<{ balance: bigint; reserved: bigint }> {
+    const [r] = await this.db
+      .select({
+        balance: sql<string>`coalesce(sum(${creditJournal.amount}), 0)`,
+        reserved: sql<string>`-coalesce(sum(${creditJournal.amount}) filter (where ${creditJournal.kind} in ('reserve', 'release')), 0)`,
+      })
+      .from(creditJournal)
+      .where(eq(creditJournal.projectId, projectId));
+    return { balance: BigInt(r?.balance ?? 0), reserved: BigInt(r?.reserved ?? 0) };
+  }
+
   /** Newest first; `before` is the id of the last entry of the previous page. */
   async page(projectId: string, opts: { limit: number; before?: bigint }): Promise<JournalEntry[]> {
     return this.db

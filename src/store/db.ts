@@ -14,6 +14,7 @@ import postgres from "postgres";
 import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import type { DatabaseMetrics } from "../metrics.ts";
+import { SCALING_HINT } from "./instance-lock.ts";
 
 export type Db = PgDatabase<PgQueryResultHKT>;
 
@@ -32,6 +33,8 @@ export async function openDatabase(opts: {
   dataDir: string;
   schema?: string;
   metrics?: DatabaseMetrics;
+  /** Refuse a Postgres database another instance holds exclusively, and hold it (an instance without Redis). */
+  exclusive?: boolean;
 }): Promise<Database> {
   const migrationsSchema = opts.schema ?? "drizzle";
   if (opts.url) {
@@ -40,6 +43,7 @@ export async function openDatabase(opts: {
       onnotice: () => {},
       ...(opts.schema ? { connection: { search_path: opts.schema } } : {}),
     });
+    const release = opts.exclusive ? await holdExclusively(client, migrationsSchema) : null;
     if (opts.schema) await client.unsafe(`create schema if not exists "${opts.schema.replace(/"/g, "")}"`);
     const db = drizzlePg(opts.metrics ? timedPostgres(client, opts.metrics) : client);
     await migratePg(db, { migrationsFolder: MIGRATIONS, migrationsSchema });
@@ -47,7 +51,10 @@ export async function openDatabase(opts: {
       db: db as unknown as Db,
       kind: "postgres",
       ping: () => ping(db as unknown as Db),
-      close: () => client.end(),
+      close: async () => {
+        release?.();
+        await client.end();
+      },
     };
   }
   const dir = join(opts.dataDir, "pglite");
@@ -61,6 +68,24 @@ export async function openDatabase(opts: {
     ping: () => ping(db as unknown as Db),
     close: () => client.close(),
   };
+}
+
+/**
+ * A session-level advisory lock on the relay's schema, on a connection kept for it: another
+ * instance that tries it while this one lives is refused. Answers the release.
+ */
+async function holdExclusively(client: postgres.Sql, schema: string): Promise<() => void> {
+  const conn = await client.reserve();
+  const key = `stellar-sponsor-relay:${schema}`;
+  const [row] = await conn`select pg_try_advisory_lock(hashtext(${key})) as locked`;
+  if (!row?.locked) {
+    conn.release();
+    await client.end();
+    throw new Error(
+      `another relay instance without REDIS_URL is using this database (schema ${schema}): ${SCALING_HINT}`,
+    );
+  }
+  return () => conn.release(); // closing the pool closes this session, which releases the lock
 }
 
 async function ping(db: Db): Promise<boolean> {

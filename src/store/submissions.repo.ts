@@ -8,7 +8,8 @@
  * gives the statement after the lock a fresh snapshot), so nothing is released or charged twice.
  */
 import { and, asc, eq, inArray, isNotNull, isNull, gte, lt, sql, type SQL } from "drizzle-orm";
-import { creditJournal, submissions } from "./schema.ts";
+import { creditJournal, projects, submissions } from "./schema.ts";
+import { RelayError } from "../errors.ts";
 import type { Db } from "./db.ts";
 import { readOutcome } from "./outcome-codec.ts";
 import { GroupCommit } from "./group-commit.ts";
@@ -22,18 +23,56 @@ const outstanding = (submissionId: SQL) =>
 const rowsOf = <T>(r: unknown): T[] => (Array.isArray(r) ? r : (r as { rows: T[] }).rows);
 
 type Intent = { s: SubmissionIntent; hold: bigint };
+
+/** The intents as rows of a `with` clause named `input`. */
+function intentInput(items: Intent[]): SQL {
+  const values = sql.join(
+    items.map(
+      ({ s, hold }) =>
+        sql`(${s.id}::text, ${s.network}::text, ${s.innerHash}::text, ${s.hash}::text, ${s.caller}::text,
+        ${s.projectId}::text, ${s.maxFee}::bigint, ${s.envelope}::text, ${s.sentLedger}::integer, ${hold}::bigint)`,
+    ),
+    sql`, `,
+  );
+  return sql`input (id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger, hold)
+    as (values ${values})`;
+}
+
+/** Upserts the rows of `input` (a resumed intent keeps its project while its reservation is outstanding). */
+const intentUpsert = sql`insert into ${submissions}
+    (id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger)
+  select id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger from input
+  on conflict (id) do update set hash = excluded.hash, max_fee = excluded.max_fee, envelope = excluded.envelope,
+    sent_ledger = excluded.sent_ledger, released_at = null, updated_at = now(),
+    outcome = null, outcome_kind = null, fee_charged = null,
+    project_id = case when ${outstanding(sql`excluded.id`)} = 0 then excluded.project_id else ${submissions}.project_id end
+  returning id`;
+
+/** Upserts the intents and journals each one's reservation unless one is outstanding; answers those journaled. */
+const intentsWithHolds = (items: Intent[]): SQL => sql`with ${intentInput(items)}, up as (${intentUpsert}),
+  j as (select input.id, ${outstanding(sql`input.id`)} as net from input)
+  insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
+  select input.project_id, 'reserve', -input.hold, input.id, input.hash
+  from input join up on up.id = input.id join j on j.id = input.id
+  where j.net = 0 and input.hold > 0
+  returning submission_id`;
 type OutcomeWrite = { id: string; outcome: Outcome; feeCharged: bigint | null; credits: boolean };
 
 export class SubmissionsRepo implements SubmissionStore {
   // writes and reads of the request path, grouped (group-commit.ts): one statement per batch, not per request
-  private readonly intents: GroupCommit<Intent, boolean>;
+  private readonly intents: GroupCommit<Intent, boolean | RelayError>;
   private readonly outcomes: GroupCommit<OutcomeWrite, SettledCredits>;
   private readonly lookups: GroupCommit<{ network: string; innerHash: string }, SubmissionRecord | null>;
 
-  /** `concurrency`: batches of one kind written at once (1 for a single connection). */
+  /**
+   * `concurrency`: batches of one kind written at once (1 for a single connection). `checkBalance`:
+   * several instances reserve credits of one project (each project actor sees only its own
+   * instance's reservations), so a reservation is journaled only if the journal's balance covers it.
+   */
   constructor(
     private readonly db: Db,
     concurrency = 1,
+    private readonly checkBalance = false,
   ) {
     this.intents = new GroupCommit((items) => this.writeIntents(items), { key: (i) => i.s.id, concurrency });
     this.outcomes = new GroupCommit((items) => this.writeOutcomes(items), { key: (o) => o.id, concurrency });
@@ -53,44 +92,67 @@ export class SubmissionsRepo implements SubmissionStore {
    * Upserts the intent and, with a hold, journals the reservation unless one is still outstanding
    * for this submission (a resumed intent): one statement for a batch of intents.
    */
-  recordIntent(s: SubmissionIntent, hold = 0n): Promise<boolean> {
-    return this.intents.run({ s, hold: s.projectId ? hold : 0n });
+  async recordIntent(s: SubmissionIntent, hold = 0n): Promise<boolean> {
+    const r = await this.intents.run({ s, hold: s.projectId ? hold : 0n });
+    if (r instanceof RelayError) throw r; // not written: nothing of it is sent
+    return r;
   }
 
-  private async writeIntents(items: Intent[]): Promise<boolean[]> {
-    const values = sql.join(
-      items.map(
-        ({ s, hold }) =>
-          sql`(${s.id}::text, ${s.network}::text, ${s.innerHash}::text, ${s.hash}::text, ${s.caller}::text,
-          ${s.projectId}::text, ${s.maxFee}::bigint, ${s.envelope}::text, ${s.sentLedger}::integer, ${hold}::bigint)`,
-      ),
-      sql`, `,
-    );
-    const upsert = sql`insert into ${submissions} (id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger)
-      select id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger from input
-      on conflict (id) do update set hash = excluded.hash, max_fee = excluded.max_fee, envelope = excluded.envelope,
-        sent_ledger = excluded.sent_ledger, released_at = null, updated_at = now(),
-        outcome = null, outcome_kind = null, fee_charged = null,
-        project_id = case when ${outstanding(sql`excluded.id`)} = 0 then excluded.project_id else ${submissions}.project_id end
-      returning id`;
-    const input = sql`input (id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger, hold)
-      as (values ${values})`;
+  private async writeIntents(items: Intent[]): Promise<(boolean | RelayError)[]> {
     if (items.every((i) => i.hold <= 0n)) {
-      await this.db.execute(sql`with ${input} ${upsert}`);
+      await this.db.execute(sql`with ${intentInput(items)} ${intentUpsert}`);
       return items.map(() => false);
     }
+    if (this.checkBalance) return await this.writeCoveredIntents(items);
     const r = await this.locked(
       items.map((i) => i.s.id),
-      sql`with ${input}, up as (${upsert}),
-      j as (select input.id, ${outstanding(sql`input.id`)} as net from input)
-      insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
-      select input.project_id, 'reserve', -input.hold, input.id, input.hash
-      from input join up on up.id = input.id join j on j.id = input.id
-      where j.net = 0 and input.hold > 0
-      returning submission_id`,
+      intentsWithHolds(items),
     );
     const journaled = new Set(rowsOf<{ submission_id: string }>(r).map((x) => x.submission_id));
     return items.map((i) => journaled.has(i.s.id));
+  }
+
+  /**
+   * Intents whose reservations the journal's balance covers (the projects' rows locked, so that
+   * instances reserve one after the other): each is upserted and journaled; the others are not
+   * written and their requests answered INSUFFICIENT_CREDITS.
+   */
+  private async writeCoveredIntents(items: Intent[]): Promise<(boolean | RelayError)[]> {
+    const ids = items.map((i) => i.s.id).sort();
+    const projectIds = [...new Set(items.filter((i) => i.hold > 0n).map((i) => i.s.projectId!))].sort();
+    return await this.db.transaction(async (tx) => {
+      await tx.execute(sql`select id from ${projects} where id in ${projectIds} order by id for update`);
+      await tx.execute(sql`select id from ${submissions} where id in ${ids} order by id for update`);
+      const left = new Map(
+        rowsOf<{ project_id: string; balance: string }>(
+          await tx.execute(sql`select project_id, coalesce(sum(amount), 0)::text as balance from ${creditJournal}
+            where project_id in ${projectIds} group by project_id`),
+        ).map((r) => [r.project_id, BigInt(r.balance)]),
+      );
+      const reserved = new Set(
+        rowsOf<{ id: string }>(
+          await tx.execute(sql`select submission_id as id from ${creditJournal} where submission_id in ${ids}
+            and kind in ('reserve', 'release') group by submission_id having sum(amount) <> 0`),
+        ).map((r) => r.id),
+      );
+      const refused = new Set<string>();
+      for (const { s, hold } of items) {
+        if (hold <= 0n || reserved.has(s.id)) continue;
+        const balance = left.get(s.projectId!) ?? 0n;
+        if (balance < hold) refused.add(s.id);
+        else left.set(s.projectId!, balance - hold);
+      }
+      const covered = items.filter((i) => !refused.has(i.s.id));
+      const r = covered.length ? await tx.execute(intentsWithHolds(covered)) : [];
+      const journaled = new Set(rowsOf<{ submission_id: string }>(r).map((x) => x.submission_id));
+      return items.map((i) =>
+        refused.has(i.s.id)
+          ? new RelayError("INSUFFICIENT_CREDITS", "the project's credit balance does not cover this fee", {
+              required: i.hold.toString(),
+            })
+          : journaled.has(i.s.id),
+      );
+    });
   }
 
   /**

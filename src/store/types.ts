@@ -47,6 +47,8 @@ export interface SubmissionStore {
   /**
    * Writes the intent before the fee-bump is sent (a resend with a new hash updates it) and, with a
    * `hold`, journals the credit reservation unless one is still outstanding; true when it did.
+   * Where instances share the credits, a hold the journal's balance does not cover is refused
+   * (throws INSUFFICIENT_CREDITS) and nothing is written.
    */
   recordIntent(s: SubmissionIntent, hold?: bigint): Promise<boolean>;
   /**

@@ -16,7 +16,14 @@ import type { SecretBox } from "../secret-box.ts";
 import { AccountSync } from "./account-sync.ts";
 import { Channels } from "./channels.ts";
 import { type FeeLease, Leases, type OwnLease } from "./leases.ts";
-import { ACCOUNT_RESERVE, Reconciler } from "./reconciler.ts";
+import { ACCOUNT_RESERVE, Reconciler, type SharedChannels } from "./reconciler.ts";
+import { type Coordination, Ownership } from "./ownership.ts";
+import type { ChannelRow } from "../../store/channels.repo.ts";
+
+/** A change to a network's pool that every instance applies (several instances share Redis). */
+export type PoolNotice =
+  | { topic: "pool"; network: NetworkName }
+  | { topic: "channel-credit"; network: NetworkName; publicKey: string; amount: string };
 
 export type { FeeLease, OwnLease } from "./leases.ts";
 
@@ -42,6 +49,8 @@ export interface PoolDeps {
   box: SecretBox;
   config: PoolConfig;
   log: Logger;
+  /** Several instances: the coordination, and how to tell the others of a change. */
+  cluster?: { coordination: Coordination; tell(n: PoolNotice): Promise<void> } | null;
 }
 
 const sum = (xs: bigint[]) => xs.reduce((a, b) => a + b, 0n);
@@ -52,6 +61,7 @@ export class ChannelPool {
   private readonly sync: AccountSync;
   private readonly leases: Leases;
   private readonly reconciler: Reconciler;
+  private readonly ownership: Ownership | null = null;
   private target = 0;
   private timer: ReturnType<typeof setInterval> | null = null;
   stopped = false;
@@ -77,13 +87,69 @@ export class ChannelPool {
         if (s && (s.value === "draining" || s.context.balance < deps.config.topUpThreshold)) void this.kick();
       },
     });
+    const cluster = deps.cluster;
+    if (cluster) {
+      this.ownership = new Ownership({
+        ...deps,
+        cluster: cluster.coordination,
+        channels: this.channels,
+        key: (r) => this.unseal(r),
+        changed: (upkeep) => {
+          if (upkeep) void this.kick();
+        },
+      });
+    }
+    const shared: SharedChannels | undefined =
+      cluster && this.ownership
+        ? {
+            rows: () => deps.repo.live(deps.network),
+            take: (pk) => this.ownership!.take(pk),
+            credited: (publicKey, amount) =>
+              cluster.tell({ topic: "channel-credit", network: deps.network, publicKey, amount: amount.toString() }),
+          }
+        : undefined;
     this.reconciler = new Reconciler({
       ...deps,
       channels: this.channels,
       sync: this.sync,
       target: () => this.target,
       stopped: () => this.stopped,
+      shared,
     });
+  }
+
+  /** Whether this instance runs the network's upkeep (and recovery): the only one, or the elected one. */
+  get leads(): boolean {
+    return !this.ownership || this.ownership.upkeep;
+  }
+
+  /** This instance's id among several (null: the only one). */
+  get instance(): string | null {
+    return this.deps.cluster?.coordination.id ?? null;
+  }
+
+  /** A channel's key (unsealed once); null if CHANNEL_ENCRYPTION_KEY is not the one it was sealed with. */
+  private unseal(r: ChannelRow): Keypair | null {
+    const known = this.channels.keys.get(r.publicKey);
+    if (known) return known;
+    try {
+      const kp = Keypair.fromSecret(this.deps.box.open(r.secret, `${this.network}:${r.publicKey}`));
+      this.channels.keys.set(r.publicKey, kp);
+      return kp;
+    } catch {
+      this.deps.log.error({ network: this.network, channel: r.publicKey }, "a channel key cannot be unsealed");
+      return null;
+    }
+  }
+
+  /** Applies another instance's change: a new target (the upkeep holder acts on it), a top-up of a channel held here. */
+  async applyNotice(n: PoolNotice): Promise<void> {
+    if (n.topic === "pool") {
+      this.target = (await this.deps.repo.target(this.network)) ?? this.target;
+      void this.kick();
+    } else if (this.channels.refs()[n.publicKey]) {
+      this.channels.send(n.publicKey, { type: "CREDIT", amount: BigInt(n.amount) });
+    }
   }
 
   get funder(): string {
@@ -122,7 +188,9 @@ export class ChannelPool {
     return this.leases.acquire(fee);
   }
 
+  /** Runs the upkeep (with several instances, only on the one holding the network's upkeep). */
   kick(): Promise<void> {
+    if (this.ownership && !this.ownership.upkeep) return Promise.resolve();
     return this.reconciler.kick();
   }
 
@@ -146,6 +214,7 @@ export class ChannelPool {
         );
       }
     }
+    if (this.ownership) return await this.startShared();
     const accounts = await this.deps.gateway.accounts([this.funder, ...rows.map((r) => r.publicKey)]);
     const funder = accounts.get(this.funder);
     if (!funder)
@@ -175,16 +244,33 @@ export class ChannelPool {
     this.ready = true;
   }
 
-  stop(): void {
+  /** Several instances: the funder's account, then the channels this instance takes in its first round. */
+  private async startShared(): Promise<void> {
+    const funder = (await this.deps.gateway.accounts([this.funder])).get(this.funder);
+    if (!funder)
+      throw new Error(`the ${this.network} funder account ${this.funder} does not exist on the network: fund it first`);
+    this.channels.funderActor = createActor(channelMachine, {
+      input: { publicKey: this.funder, ...funder, state: "active" },
+    }).start();
+    await this.ownership!.start();
+    this.timer = setInterval(() => this.kick(), RECONCILE_EVERY_MS);
+    await this.kick();
+    this.ready = true;
+  }
+
+  /** Stops the upkeep; with several instances, lets this one's channels go (the others take them at once). */
+  async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.channels.notify();
+    await this.ownership?.stop();
   }
 
   /** Sets the channel count; the reconciler creates or retires channels to reach it. */
   async resize(count: number): Promise<{ current: number; target: number }> {
     await this.deps.repo.setTarget(this.network, count);
     this.target = count;
+    await this.deps.cluster?.tell({ topic: "pool", network: this.network });
     void this.kick();
     return { current: this.channels.liveCount(), target: count };
   }
@@ -192,11 +278,23 @@ export class ChannelPool {
   /** Retires one channel (drain, then merge into the funder); the target drops by one. */
   async retire(publicKey: string): Promise<boolean> {
     const s = this.channels.channel(publicKey);
+    if (!s && this.ownership) return await this.retireElsewhere(publicKey);
     if (!s || s.value === "draining") return false;
     this.target = Math.max(0, this.target - 1);
     await this.deps.repo.setTarget(this.network, this.target);
     await this.reconciler.drain([publicKey]);
     void this.kick();
+    return true;
+  }
+
+  /** Retires a channel another instance holds: draining in Postgres (its holder lets it go once idle). */
+  private async retireElsewhere(publicKey: string): Promise<boolean> {
+    const row = (await this.deps.repo.live(this.network)).find((r) => r.publicKey === publicKey);
+    if (row?.state !== "active") return false;
+    await this.deps.repo.setState(this.network, [publicKey], "draining");
+    this.target = Math.max(0, ((await this.deps.repo.target(this.network)) ?? this.target) - 1);
+    await this.deps.repo.setTarget(this.network, this.target);
+    await this.deps.cluster?.tell({ topic: "pool", network: this.network });
     return true;
   }
 
@@ -206,6 +304,7 @@ export class ChannelPool {
     const funderBalance = this.channels.funderActor?.getSnapshot().context.balance ?? 0n;
     return {
       network: this.network,
+      instance: this.instance,
       funder: { publicKey: this.funder, balance: funderBalance.toString() },
       target: this.target,
       current: this.channels.liveCount(),

@@ -6,10 +6,11 @@
  * the network's submitter like any other.
  */
 import { Account, Asset, Keypair, Operation, TransactionBuilder, type xdr } from "@stellar/stellar-sdk";
-import type { ChannelReply } from "../../../actors/channel.machine.ts";
+import { idle, type ChannelReply } from "../../../actors/channel.machine.ts";
 import { ask } from "../../../actors/ask.ts";
 import type { PoolDeps } from "./channel-pool.ts";
 import { signTx } from "../../stellar/sign.ts";
+import { signedOf } from "../../stellar/envelope.ts";
 import { BASE_FEE, BASE_RESERVE } from "../../stellar/protocol.ts";
 import type { Confirmed } from "../../network/ledger-watcher.ts";
 import { formatXlm } from "../../stellar/amount.ts";
@@ -17,6 +18,7 @@ import { clientResultCodes } from "../../stellar/result-codes.ts";
 import { MAX_OPS_PER_TX } from "../decode.ts";
 import type { AccountSync } from "./account-sync.ts";
 import type { AnyChannel, Channels } from "./channels.ts";
+import type { ChannelRow } from "../../store/channels.repo.ts";
 
 export const ACCOUNT_RESERVE = 2n * BASE_RESERVE;
 const INTERNAL_TIMEOUT_MS = 60_000;
@@ -24,12 +26,24 @@ const INTERNAL_TIMEOUT_MS = 60_000;
 const OWN_RATE_CAP = 8n;
 const OWN_TX_TIMEOUT_SECONDS = 120;
 
+/**
+ * Several instances: the upkeep holder counts every instance's channels (Postgres), retires others'
+ * by marking them draining (their holder lets them go once idle, and this one merges them), tops
+ * up others' low channels (and tells their holder), and takes the channels it creates.
+ */
+export interface SharedChannels {
+  rows(): Promise<ChannelRow[]>;
+  take(pk: string): Promise<boolean>;
+  credited(pk: string, amount: bigint): Promise<void>;
+}
+
 /** The pool's dependencies, its channels and account reader, and its target count. */
 export interface ReconcilerDeps extends PoolDeps {
   channels: Channels;
   sync: AccountSync;
   target(): number;
   stopped(): boolean;
+  shared?: SharedChannels;
 }
 
 export class Reconciler {
@@ -81,24 +95,64 @@ export class Reconciler {
     const target = this.deps.target();
     const snaps = Object.entries(this.deps.channels.refs()).map(([pk, ref]) => ({ pk, s: ref.getSnapshot() }));
     const live = snaps.filter((c) => c.s.value === "active" || c.s.value === "creating");
-    if (live.length > target) {
-      // retire the channels with the least in flight first
+    const rows = (await this.deps.shared?.rows()) ?? null;
+    const elsewhere = rows?.filter((r) => !this.deps.channels.refs()[r.publicKey]) ?? [];
+    await this.settleCreating(elsewhere);
+    const liveCount = live.length + elsewhere.filter((r) => r.state === "active" || r.state === "creating").length;
+    if (liveCount > target) {
+      // retire the channels with the least in flight first; then other instances' (their holders let them go)
       const retire = live
         .filter((c) => c.s.value === "active")
-        .sort((a, b) => Object.keys(a.s.context.holds).length - Object.keys(b.s.context.holds).length);
-      await this.drain(retire.slice(0, live.length - target).map((c) => c.pk));
+        .sort((a, b) => Object.keys(a.s.context.holds).length - Object.keys(b.s.context.holds).length)
+        .slice(0, liveCount - target)
+        .map((c) => c.pk);
+      await this.drain(retire);
+      const others = elsewhere.filter((r) => r.state === "active").slice(0, liveCount - target - retire.length);
+      if (others.length)
+        await this.deps.repo.setState(
+          this.deps.network,
+          others.map((r) => r.publicKey),
+          "draining",
+        );
       this.again = true; // the next pass merges those that are idle already
     }
     for (const c of snaps) {
-      const idle = c.s.context.own === null && Object.keys(c.s.context.holds).length === 0;
-      if (c.s.value === "draining" && idle && !this.merging.has(c.pk) && !this.unconfirmed.has(c.pk)) {
+      if (c.s.value === "draining" && idle(c.s.context) && !this.merging.has(c.pk) && !this.unconfirmed.has(c.pk)) {
         this.merging.add(c.pk);
         void this.merge(c.pk).finally(() => this.merging.delete(c.pk));
       }
     }
-    if (live.length < target) await this.create(target - live.length);
-    const low = snaps.filter((c) => c.s.value === "active" && c.s.context.balance < this.deps.config.topUpThreshold);
-    if (low.length) await this.topUp(low.map((c) => c.pk));
+    if (liveCount < target) await this.create(target - liveCount);
+    const low = snaps
+      .filter((c) => c.s.value === "active" && c.s.context.balance < this.deps.config.topUpThreshold)
+      .map((c) => ({ pk: c.pk, balance: c.s.context.balance }));
+    if (rows) low.push(...(await this.lowElsewhere(elsewhere)));
+    if (low.length) await this.topUp(low);
+  }
+
+  /**
+   * Channels an earlier upkeep holder left creating (it died before the network answered): active
+   * if the network has the account, removed if not. Only the upkeep holder creates channels.
+   */
+  private async settleCreating(rows: ChannelRow[]): Promise<void> {
+    const creating = rows.filter((r) => r.state === "creating").map((r) => r.publicKey);
+    if (!creating.length) return;
+    const accounts = await this.deps.gateway.accounts(creating);
+    const [exist, gone] = [creating.filter((pk) => accounts.has(pk)), creating.filter((pk) => !accounts.has(pk))];
+    if (exist.length) await this.deps.repo.setState(this.deps.network, exist, "active");
+    if (gone.length) await this.deps.repo.remove(this.deps.network, gone);
+    for (const r of rows) if (r.state === "creating") r.state = accounts.has(r.publicKey) ? "active" : "merged";
+  }
+
+  /** Other instances' active channels whose balance on the network is under the threshold. */
+  private async lowElsewhere(rows: ChannelRow[]): Promise<{ pk: string; balance: bigint }[]> {
+    const pks = rows.filter((r) => r.state === "active").map((r) => r.publicKey);
+    if (!pks.length) return [];
+    const accounts = await this.deps.gateway.accounts(pks);
+    return pks
+      .map((pk) => ({ pk, balance: accounts.get(pk)?.balance }))
+      .filter((c): c is { pk: string; balance: bigint } => c.balance !== undefined)
+      .filter((c) => c.balance < this.deps.config.topUpThreshold);
   }
 
   /** Creates `n` channels: keys sealed in Postgres first (state creating), then createAccount from the funder. */
@@ -115,6 +169,8 @@ export class Reconciler {
         })),
       );
       for (const kp of batch) {
+        if (this.deps.shared && !(await this.deps.shared.take(kp.publicKey())))
+          throw new Error(`${kp.publicKey()}: a new channel's lease is another instance's`);
         channels.keys.set(kp.publicKey(), kp);
         channels.pool.send({
           type: "ADD",
@@ -180,19 +236,22 @@ export class Reconciler {
   }
 
   /** Tops up low channels to the starting balance, one funder transaction for up to 100 channels. */
-  private async topUp(pks: string[]): Promise<void> {
+  private async topUp(low: { pk: string; balance: bigint }[]): Promise<void> {
     const { channels, config } = this.deps;
-    for (let i = 0; i < pks.length; i += MAX_OPS_PER_TX) {
-      const batch = pks
+    for (let i = 0; i < low.length; i += MAX_OPS_PER_TX) {
+      const batch = low
         .slice(i, i + MAX_OPS_PER_TX)
-        .map((pk) => ({ pk, amount: config.startingBalance - channels.channel(pk)!.context.balance }))
+        .map((c) => ({ pk: c.pk, amount: config.startingBalance - c.balance }))
         .filter((b) => b.amount > 0n);
       if (!batch.length) continue;
       const ops = batch.map((b) =>
         Operation.payment({ destination: b.pk, asset: Asset.native(), amount: formatXlm(b.amount) }),
       );
       await this.runOwn(this.deps.funder, ops, "top up channels");
-      for (const b of batch) channels.send(b.pk, { type: "CREDIT", amount: b.amount });
+      for (const b of batch) {
+        if (channels.refs()[b.pk]) channels.send(b.pk, { type: "CREDIT", amount: b.amount });
+        else await this.deps.shared?.credited(b.pk, b.amount);
+      }
       await this.deps.sync.resync(this.deps.funder.publicKey());
       this.deps.log.info({ network: this.deps.network, channels: batch.length }, "channel accounts topped up");
     }
@@ -228,7 +287,7 @@ export class Reconciler {
           for (const op of ops) builder.addOperation(op);
           const tx = builder.setTimeout(OWN_TX_TIMEOUT_SECONDS).build();
           signTx(tx, kp);
-          return tx;
+          return signedOf(tx);
         },
         beforeSend: async () => {},
         resync: async () => {
