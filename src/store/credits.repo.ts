@@ -1,6 +1,9 @@
-/** The credit journal: append-only; a project's balance is the sum of its entries. */
-import { and, desc, eq, lt, sql } from "drizzle-orm";
-import { creditJournal } from "./schema.ts";
+/**
+ * The credit journal: append-only; a project's balance is the sum of its entries, kept on the
+ * project's row (`credit_balance`, `credit_reserved`) by a trigger on the journal's inserts.
+ */
+import { and, desc, eq, lt } from "drizzle-orm";
+import { creditJournal, projects } from "./schema.ts";
 import type { Db } from "./db.ts";
 
 export type JournalKind = "topup" | "adjustment" | "reserve" | "release" | "charge";
@@ -36,23 +39,17 @@ export class CreditsRepo {
 
   /** Every project's balance (the sum of its journal). */
   async balances(): Promise<Map<string, bigint>> {
-    const rows = await this.db
-      .select({ projectId: creditJournal.projectId, total: sql<string>`sum(${creditJournal.amount})` })
-      .from(creditJournal)
-      .groupBy(creditJournal.projectId);
-    return new Map(rows.map((r) => [r.projectId, BigInt(r.total)]));
+    const rows = await this.db.select({ id: projects.id, balance: projects.creditBalance }).from(projects);
+    return new Map(rows.map((r) => [r.id, r.balance]));
   }
 
   /** A project's balance (the sum of its journal) and what is reserved in it (reservations not yet released). */
   async summary(projectId: string): Promise<{ balance: bigint; reserved: bigint }> {
     const [r] = await this.db
-      .select({
-        balance: sql<string>`coalesce(sum(${creditJournal.amount}), 0)`,
-        reserved: sql<string>`-coalesce(sum(${creditJournal.amount}) filter (where ${creditJournal.kind} in ('reserve', 'release')), 0)`,
-      })
-      .from(creditJournal)
-      .where(eq(creditJournal.projectId, projectId));
-    return { balance: BigInt(r?.balance ?? 0), reserved: BigInt(r?.reserved ?? 0) };
+      .select({ balance: projects.creditBalance, reserved: projects.creditReserved })
+      .from(projects)
+      .where(eq(projects.id, projectId));
+    return { balance: r?.balance ?? 0n, reserved: r?.reserved ?? 0n };
   }
 
   /** Newest first; `before` is the id of the last entry of the previous page. */

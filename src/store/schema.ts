@@ -58,7 +58,11 @@ export const idempotencyKeys = pgTable(
   (t) => [primaryKey({ columns: [t.scope, t.key] })],
 );
 
-/** Projects: a name, a status and the policy fields that differ from the defaults. */
+/**
+ * Projects: a name, a status and the policy fields that differ from the defaults. `creditBalance`
+ * (the sum of the project's journal) and `creditReserved` (its outstanding reservations) are kept
+ * by a trigger on the journal's inserts (migration 0006), in the inserting transaction.
+ */
 export const projects = pgTable("projects", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
@@ -66,6 +70,8 @@ export const projects = pgTable("projects", {
     .notNull()
     .default("active"),
   policy: jsonb("policy").notNull().default({}),
+  creditBalance: bigint("credit_balance", { mode: "bigint" }).notNull().default(sql`0`),
+  creditReserved: bigint("credit_reserved", { mode: "bigint" }).notNull().default(sql`0`),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });

@@ -113,7 +113,7 @@ export class SubmissionsRepo implements SubmissionStore {
   }
 
   /**
-   * Intents whose reservations the journal's balance covers (the projects' rows locked, so that
+   * Intents whose reservations the project's balance covers (the projects' rows locked, so that
    * instances reserve one after the other): each is upserted and journaled; the others are not
    * written and their requests answered INSUFFICIENT_CREDITS.
    */
@@ -121,13 +121,13 @@ export class SubmissionsRepo implements SubmissionStore {
     const ids = items.map((i) => i.s.id).sort();
     const projectIds = [...new Set(items.filter((i) => i.hold > 0n).map((i) => i.s.projectId!))].sort();
     return await this.db.transaction(async (tx) => {
-      await tx.execute(sql`select id from ${projects} where id in ${projectIds} order by id for update`);
+      // submissions before projects: the order of every journaling statement (the trigger locks the project)
       await tx.execute(sql`select id from ${submissions} where id in ${ids} order by id for update`);
       const left = new Map(
-        rowsOf<{ project_id: string; balance: string }>(
-          await tx.execute(sql`select project_id, coalesce(sum(amount), 0)::text as balance from ${creditJournal}
-            where project_id in ${projectIds} group by project_id`),
-        ).map((r) => [r.project_id, BigInt(r.balance)]),
+        rowsOf<{ id: string; balance: string }>(
+          await tx.execute(sql`select id, credit_balance::text as balance from ${projects}
+            where id in ${projectIds} order by id for update`),
+        ).map((r) => [r.id, BigInt(r.balance)]),
       );
       const reserved = new Set(
         rowsOf<{ id: string }>(
