@@ -15,6 +15,7 @@ import {
   rateLimited,
   rateState,
   suspended,
+  utcDay,
   type ProjectReply,
   type ProjectStatus,
   type RateState,
@@ -39,9 +40,14 @@ export interface Payer {
   settle(id: string, s: { charged: bigint; released: bigint; journaled: boolean }): void;
 }
 
-/** Rate-limit buckets shared by every instance (Redis): one per project or client IP. */
-export interface GlobalBuckets {
+/**
+ * Limits shared by every instance (Redis): a rate-limit bucket and a day's spend per project or
+ * client IP.
+ */
+export interface SharedLimits {
   take(name: string, perSecond: number, burst: number): Promise<{ taken: boolean; tokens: number }>;
+  reserveSpend(name: string, grant: bigint, seed: bigint): Promise<{ spent: bigint; held: bigint }>;
+  settleSpend(name: string, grant: bigint, charged: bigint): Promise<void>;
 }
 
 export interface ActorsConfig {
@@ -86,14 +92,16 @@ export class ProjectActors {
   >();
   /** Each actor's checkpoint key (also its global bucket's name). */
   private readonly keys = new WeakMap<ProjectActor, string>();
-  private bucketsFailedAt = 0;
+  private sharedFailedAt = 0;
+  /** Open holds against a shared day's spend, by reservation id. */
+  private readonly spendHolds = new Map<string, { name: string; grant: bigint }>();
 
-  /** `buckets`: several instances share the rate limits there; null: each actor's own bucket. */
+  /** `shared`: several instances share the rate limits and daily spends there; null: each actor's own. */
   constructor(
     private readonly store: CheckpointStore,
     private readonly config: ActorsConfig,
     private readonly log: Logger,
-    private readonly buckets: GlobalBuckets | null = null,
+    private readonly shared: SharedLimits | null = null,
   ) {}
 
   /** Starts (or restores) a project's actor with the durable truth from Postgres. */
@@ -215,39 +223,90 @@ export class ProjectActors {
     actor: ProjectActor,
   ): Promise<{ ok: true; rate: RateState } | { ok: false; error: RelayError; rate?: RateState }> {
     const key = this.keys.get(actor);
-    if (this.buckets && key) {
+    if (this.shared && key) {
       const snapshot = actor.getSnapshot();
       // what the actor's ADMIT refuses before its bucket: a suspended project
       if (snapshot.value === "suspended") return { ok: false, error: replyError(suspended) };
       const { policy } = snapshot.context;
       try {
-        const { taken, tokens } = await this.buckets.take(key, policy.requestsPerSecond, policy.burst);
+        const { taken, tokens } = await this.shared.take(key, policy.requestsPerSecond, policy.burst);
         const rate = rateState(policy, tokens);
         return taken ? { ok: true, rate } : { ok: false, error: replyError(rateLimited(policy, tokens)), rate };
       } catch (e) {
-        if (Date.now() - this.bucketsFailedAt > OVERFLOW_WARN_MS) {
-          this.bucketsFailedAt = Date.now();
-          this.log.warn({ err: String(e) }, "the global rate-limit bucket did not answer: this instance's own is used");
-        }
+        this.sharedFailed(e, "the global rate-limit bucket did not answer: this instance's own is used");
       }
     }
     const r = await ask<ProjectReply>(actor, { type: "ADMIT", id: crypto.randomUUID(), now: Date.now() });
     return r.ok ? { ok: true, rate: r.rate! } : { ok: false, error: replyError(r.error), rate: r.rate };
   }
 
+  /** A warning (at most once a minute) that Redis did not answer and this instance's own view was used. */
+  private sharedFailed(e: unknown, message: string): void {
+    if (Date.now() - this.sharedFailedAt < OVERFLOW_WARN_MS) return;
+    this.sharedFailedAt = Date.now();
+    this.log.warn({ err: String(e) }, message);
+  }
+
   payer(actor: ProjectActor, projectId: string | null, scope: string): Payer {
     return {
       projectId,
       scope,
-      async reserve(id, credits, request) {
-        const r = await ask<ProjectReply>(actor, { type: "RESERVE", id, now: Date.now(), credits, request });
+      reserve: async (id, credits, request) => {
+        const now = Date.now();
+        const r = await ask<ProjectReply>(actor, { type: "RESERVE", id, now, credits, request });
         if (!r.ok) throw replyError(r.error);
+        await this.reserveShared(actor, id, r.grant!, now);
         return r.grant!;
       },
-      settle(id, s) {
-        actor.send({ type: "SETTLE", id, now: Date.now(), ...s });
-      },
+      settle: (id, s) => this.settle(actor, id, s),
     };
+  }
+
+  private settle(actor: ProjectActor, id: string, s: { charged: bigint; released: bigint; journaled: boolean }): void {
+    actor.send({ type: "SETTLE", id, now: Date.now(), ...s });
+    const hold = this.spendHolds.get(id);
+    if (!hold || !this.shared) return;
+    this.spendHolds.delete(id);
+    this.shared
+      .settleSpend(hold.name, hold.grant, s.charged)
+      .catch((e) => this.sharedFailed(e, "a settlement of the shared daily spend was lost"));
+  }
+
+  /**
+   * With shared limits, the day's spend is checked again across instances after the actor's own
+   * check (which sees only this instance's holds): over the limit, the actor's hold is dropped and
+   * the request refused. Held and spent amounts are exact int64 in Redis; two reservations racing
+   * for the last room may both be refused, never both granted. Without an answer from Redis the
+   * actor's check stands (a warning says so).
+   */
+  private async reserveShared(actor: ProjectActor, id: string, grant: bigint, now: number): Promise<void> {
+    const key = this.keys.get(actor);
+    const c = actor.getSnapshot().context;
+    const limit = c.policy.dailySpendLimit;
+    if (!this.shared || !key || limit === null) return;
+    const name = `${key}:${utcDay(now)}`;
+    const seed = c.spentDay === utcDay(now) ? c.spent : 0n;
+    let totals: { spent: bigint; held: bigint };
+    try {
+      totals = await this.shared.reserveSpend(name, grant, seed);
+    } catch (e) {
+      return this.sharedFailed(e, "the shared daily spend did not answer: this instance's own is used");
+    }
+    this.spendHolds.set(id, { name, grant });
+    if (totals.spent + totals.held <= limit) return;
+    const held = totals.held - grant;
+    this.settle(actor, id, { charged: 0n, released: 0n, journaled: false }); // never used
+    throw replyError({
+      code: "POLICY_VIOLATION",
+      message: `the daily spend limit of ${limit} stroops would be exceeded`,
+      details: {
+        rule: "dailySpendLimit",
+        limit: limit.toString(),
+        spent: totals.spent.toString(),
+        reserved: held.toString(),
+        required: grant.toString(),
+      },
+    });
   }
 
   private watch(actor: ProjectActor, key: string, ttl?: number): void {

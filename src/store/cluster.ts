@@ -50,6 +50,9 @@ redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', now)
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
 return {taken, math.floor(tokens * 1000)}`;
 
+/** A day's spend counters outlive the day by one (a late settlement still finds them). */
+const SPEND_TTL_S = 2 * 24 * 3600;
+
 export interface ClusterOptions {
   url: string;
   prefix: string;
@@ -131,6 +134,35 @@ export class Cluster {
   async take(name: string, perSecond: number, burst: number): Promise<{ taken: boolean; tokens: number }> {
     const r = (await this.redis.eval(TAKE, 1, this.key(`bucket:${name}`), perSecond, burst)) as [number, number];
     return { taken: r[0] === 1, tokens: r[1] / 1000 };
+  }
+
+  /**
+   * Adds `grant` to what is held against the day's spend `name` (its spent starting at `seed` if
+   * the day is new there); answers the spent and held totals after that, exact (int64 in Redis).
+   */
+  async reserveSpend(name: string, grant: bigint, seed: bigint): Promise<{ spent: bigint; held: bigint }> {
+    const key = this.key(`spend:${name}`);
+    const r = await this.redis
+      .multi()
+      .hsetnx(key, "spent", seed.toString())
+      .hincrby(key, "held", grant.toString())
+      .hmget(key, "spent", "held") // bulk strings: ioredis turns integer replies into floats
+      .expire(key, SPEND_TTL_S)
+      .exec();
+    for (const [err] of r ?? []) if (err) throw err;
+    const [spent, held] = (r?.[2]?.[1] ?? []) as (string | null)[];
+    return { spent: BigInt(spent ?? 0), held: BigInt(held ?? 0) };
+  }
+
+  /** Ends a hold of `grant` against the day's spend `name`: `charged` is added to the spent. */
+  async settleSpend(name: string, grant: bigint, charged: bigint): Promise<void> {
+    const key = this.key(`spend:${name}`);
+    const r = await this.redis
+      .multi()
+      .hincrby(key, "held", (-grant).toString())
+      .hincrby(key, "spent", charged.toString())
+      .exec();
+    for (const [err] of r ?? []) if (err) throw err;
   }
 
   /** Tells every instance (this one too) about a change. */
