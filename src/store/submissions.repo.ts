@@ -191,11 +191,13 @@ export class SubmissionsRepo implements SubmissionStore {
         where upd.project_id is not null and j.reserves > 0 and j.charges = 0 and upd.fee > 0),
       ins as (insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
         select project_id, kind, amount, id, hash from entries
-        on conflict (submission_id) where kind = 'charge' do nothing returning submission_id, kind, amount)
-      select upd.id, upd.project_id,
-        (select coalesce(sum(amount), 0) from ins where ins.submission_id = upd.id and ins.kind = 'release') as released,
-        (select coalesce(-sum(amount), 0) from ins where ins.submission_id = upd.id and ins.kind = 'charge') as charged
-      from upd`;
+        on conflict (submission_id) where kind = 'charge' do nothing returning submission_id, kind, amount),
+      settled as (select submission_id,
+          coalesce(sum(amount) filter (where kind = 'release'), 0) as released,
+          coalesce(-sum(amount) filter (where kind = 'charge'), 0) as charged
+        from ins group by submission_id)
+      select upd.id, upd.project_id, coalesce(settled.released, 0) as released, coalesce(settled.charged, 0) as charged
+      from upd left join settled on settled.submission_id = upd.id`;
     const ids = items.filter((o) => o.credits).map((o) => o.id);
     const r = ids.length ? await this.locked(ids, statement) : await this.db.execute(statement);
     type Row = { id: string; project_id: string | null; released: string | bigint; charged: string | bigint };
