@@ -103,6 +103,21 @@ export function rateLimited(policy: Policy, tokens: number): ReplyError {
   };
 }
 
+/** POLICY_VIOLATION of `dailySpendLimit`: what was spent today and is reserved, and what this request needs. */
+export function dailySpendExceeded(limit: bigint, spent: bigint, reserved: bigint, required: bigint): ReplyError {
+  return {
+    code: "POLICY_VIOLATION",
+    message: `the daily spend limit of ${limit} stroops would be exceeded`,
+    details: {
+      rule: "dailySpendLimit",
+      limit: limit.toString(),
+      spent: spent.toString(),
+      reserved: reserved.toString(),
+      required: required.toString(),
+    },
+  };
+}
+
 const spentToday = (c: ProjectContext, now: number): bigint => (c.spentDay === utcDay(now) ? c.spent : 0n);
 const amountOf = (h: Hold) => h.amount;
 export const suspended: ReplyError = {
@@ -150,17 +165,7 @@ export const projectMachine = setup({
       const limit = c.policy.dailySpendLimit;
       const spent = spentToday(c, event.now);
       if (limit !== null && spent + c.held + grant > limit) {
-        return fail({
-          code: "POLICY_VIOLATION",
-          message: `the daily spend limit of ${limit} stroops would be exceeded`,
-          details: {
-            rule: "dailySpendLimit",
-            limit: limit.toString(),
-            spent: spent.toString(),
-            reserved: c.held.toString(),
-            required: grant.toString(),
-          },
-        });
+        return fail(dailySpendExceeded(limit, spent, c.held, grant));
       }
       if (event.credits && grant > c.balance) {
         return fail({

@@ -4,9 +4,8 @@
  * stops renewing, live instances, a global token bucket exact across instances, notices to all.
  */
 import { afterEach, expect, test } from "bun:test";
-import { Redis } from "ioredis";
 import { Cluster } from "../src/store/cluster.ts";
-import { REDIS_URL, redisUp } from "./support/redis.ts";
+import { clearPrefix, REDIS_URL, redisUp } from "./support/redis.ts";
 
 const opened: Cluster[] = [];
 let prefix = "";
@@ -21,10 +20,7 @@ const fresh = () => {
 
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((c) => c.close()));
-  const r = new Redis(REDIS_URL);
-  const keys = await r.keys(`${prefix}*`);
-  if (keys.length) await r.del(...keys);
-  await r.quit();
+  await clearPrefix(prefix);
 });
 
 test.skipIf(!redisUp)("a lease is one instance's until it stops renewing it; then another takes it", async () => {

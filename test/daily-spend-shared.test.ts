@@ -10,16 +10,13 @@ import { ProjectActors } from "../src/relay/project-actors.ts";
 import { PROJECT_POLICY_DEFAULTS, ANONYMOUS_POLICY_DEFAULTS } from "../src/relay/policy.ts";
 import { Cluster } from "../src/store/cluster.ts";
 import { MemoryCheckpoints } from "../src/store/checkpoints.ts";
-import { REDIS_URL, redisUp } from "./support/redis.ts";
+import { clearPrefix, REDIS_URL, redisUp } from "./support/redis.ts";
 
 const prefix = `test:spend:${crypto.randomUUID()}:`;
 const opened: Cluster[] = [];
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((c) => c.close()));
-  const r = new Redis(REDIS_URL);
-  const keys = await r.keys(`${prefix}*`);
-  if (keys.length) await r.del(...keys);
-  await r.quit();
+  await clearPrefix(prefix);
 });
 
 const GRANT = 1000n;

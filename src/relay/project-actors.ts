@@ -11,6 +11,7 @@
  */
 import { createActor, type Actor } from "xstate";
 import {
+  dailySpendExceeded,
   projectMachine,
   rateLimited,
   rateState,
@@ -294,19 +295,8 @@ export class ProjectActors {
     }
     this.spendHolds.set(id, { name, grant });
     if (totals.spent + totals.held <= limit) return;
-    const held = totals.held - grant;
     this.settle(actor, id, { charged: 0n, released: 0n, journaled: false }); // never used
-    throw replyError({
-      code: "POLICY_VIOLATION",
-      message: `the daily spend limit of ${limit} stroops would be exceeded`,
-      details: {
-        rule: "dailySpendLimit",
-        limit: limit.toString(),
-        spent: totals.spent.toString(),
-        reserved: held.toString(),
-        required: grant.toString(),
-      },
-    });
+    throw replyError(dailySpendExceeded(limit, totals.spent, totals.held - grant, grant));
   }
 
   private watch(actor: ProjectActor, key: string, ttl?: number): void {

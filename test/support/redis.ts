@@ -23,3 +23,11 @@ async function reachable(): Promise<boolean> {
 }
 
 export const redisUp = await reachable();
+
+/** Deletes every key under `prefix` (a test's own). */
+export async function clearPrefix(prefix: string): Promise<void> {
+  const r = new Redis(REDIS_URL);
+  const keys = await r.keys(`${prefix}*`);
+  if (keys.length) await r.del(...keys);
+  await r.quit();
+}
