@@ -210,6 +210,7 @@ async function start(config: Config, log: Logger, unlockDataDir: () => void): Pr
     },
     shared: cluster,
   });
+  projects.answered = () => sponsor.written();
   // the networks whose channel pool is configured: readiness waits for each
   const poolsExpected = NETWORKS.filter((n) => !upstream[n] || secrets[n]);
   const lifecycle = new Lifecycle(() => poolsExpected.filter((n) => !pools[n]?.ready).map((n) => `${n} channel pool`));
@@ -267,6 +268,7 @@ async function start(config: Config, log: Logger, unlockDataDir: () => void): Pr
     // new /v1 requests get 503; those in flight finish while the networks and watchers are still up
     if (!(await lifecycle.drain(config.SHUTDOWN_GRACE_MS)))
       log.warn({ inFlight: lifecycle.inFlight }, "shutdown grace ended with requests in flight");
+    await sponsor.written();
     await Promise.all(Object.values(pools).map((p) => p.stop())); // with others: hands its channels back
     clearInterval(pruneTimer);
     for (const g of Object.values(gateways)) g.stop();

@@ -50,6 +50,8 @@ export type ProjectNotice =
 export class ProjectsService {
   /** Tells the other instances about a change (set when several share Redis; failures are logged, not thrown). */
   publish: (n: ProjectNotice) => Promise<void> = async () => {};
+  /** Resolves once outcomes already answered are journaled (set by the composition root): views read after them. */
+  answered: () => Promise<void> = async () => {};
 
   /** Live keys by hash; revoking through this service removes them at once. */
   private readonly keys = new Map<string, KeyRow>();
@@ -167,6 +169,7 @@ export class ProjectsService {
   }
 
   private async view(p: ProjectRow): Promise<ProjectView> {
+    await this.answered();
     const c = this.actorOf(p.id).getSnapshot().context;
     const { balance, reserved } = this.deps.sharedCredits
       ? await this.deps.credits.summary(p.id)
@@ -345,7 +348,7 @@ export class ProjectsService {
   }
 
   async journal(projectId: string, limit: number, before?: bigint): Promise<CreditJournal> {
-    await this.row(projectId);
+    await Promise.all([this.row(projectId), this.answered()]);
     const rows = await this.deps.credits.page(projectId, { limit, before });
     return {
       entries: rows.map(entryView),

@@ -65,6 +65,8 @@ interface Reservation {
   grant: bigint;
   journaled: boolean;
   done: boolean;
+  /** The outcome's write, when it was answered before its outcome was durable (settled when it ends). */
+  writing?: Promise<void>;
 }
 
 /** Ledgers after which no envelope sent before can be in any queue (dropped after 4, banned for 10). */
@@ -96,6 +98,8 @@ export class SponsorService {
   private readonly inflight = new Map<string, Promise<Outcome>>();
   /** Fee-source leases of submissions answered 504 whose fee-bump may still be queued, by submission id. */
   private readonly parked = new Map<string, FeeLease>();
+  /** Outcomes answered and still being written. */
+  private readonly writes = new Set<Promise<void>>();
 
   constructor(private readonly deps: SponsorDeps) {}
 
@@ -125,7 +129,7 @@ export class SponsorService {
     } catch (e) {
       return this.observed(network, outcomeOf(e));
     } finally {
-      if (reservation) this.endReservation(reservation.reservation, { released: 0n, charged: 0n });
+      if (reservation) this.finish(reservation.reservation);
     }
   }
 
@@ -164,7 +168,7 @@ export class SponsorService {
     } catch (e) {
       return this.observed(network, outcomeOf(e));
     } finally {
-      if (reservation) this.endReservation(reservation.reservation, { released: 0n, charged: 0n });
+      if (reservation) this.finish(reservation.reservation);
     }
   }
 
@@ -198,6 +202,11 @@ export class SponsorService {
     }
     if (done.settled || done.released) this.deps.log.info({ network, ...done }, "unsettled submissions recovered");
     return done;
+  }
+
+  /** Resolves once the outcomes answered so far are written (before shutdown, or a read of the balances). */
+  async written(): Promise<void> {
+    await Promise.all(this.writes);
   }
 
   /** Submissions this process is sending or waiting on for a network (one per inner transaction). */
@@ -282,19 +291,28 @@ export class SponsorService {
     const key = `${gw.name}:${job.innerHash}`;
     const running = this.inflight.get(key);
     if (running) return await running; // another request pays for it; this one's reservation is released by the caller
-    const run = this.exclusive(gw, job, () => this.once(gw, job, h.plan, h.reservation)).finally(() =>
-      this.inflight.delete(key),
-    );
+    const run = this.exclusive(gw, job, h.reservation, () => this.once(gw, job, h.plan, h.reservation));
     this.inflight.set(key, run);
+    // joined until its outcome is written: a request after the answer finds it here, then in the database
+    void run
+      .then(() => h.reservation.writing)
+      .catch(() => {})
+      .finally(() => this.inflight.delete(key));
     return await run;
   }
 
   /**
    * Several instances: runs `fn` while holding the inner transaction's lease (for as long as a
    * submission may take); while another instance holds it, waits for that run's recorded outcome,
-   * and runs `fn` if the lease frees without one. 504 with the hash if neither comes in time.
+   * and runs `fn` if the lease frees without one. 504 with the hash if neither comes in time. The
+   * lease is held until the outcome `fn` answered is written.
    */
-  private async exclusive(gw: Gateway, job: Job, fn: () => Promise<Outcome>): Promise<Outcome> {
+  private async exclusive(
+    gw: Gateway,
+    job: Job,
+    reservation: Reservation,
+    fn: () => Promise<Outcome>,
+  ): Promise<Outcome> {
     const shared = this.deps.shared;
     if (!shared) return await fn();
     const name = `inner:${gw.name}:${job.innerHash}`;
@@ -302,10 +320,12 @@ export class SponsorService {
     const deadline = Date.now() + submissionTimeoutMs;
     for (;;) {
       if (await shared.claim(name, submissionTimeoutMs + SHARED_MARGIN_MS)) {
+        const free = () => shared.release(name).catch(() => {}); // it lapses by itself otherwise
         try {
           return await fn();
         } finally {
-          await shared.release(name).catch(() => {}); // it lapses by itself otherwise
+          if (reservation.writing) void reservation.writing.then(free);
+          else await free();
         }
       }
       const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
@@ -323,6 +343,13 @@ export class SponsorService {
   /** The first bid: the network's fee statistics, at least `floor`, at most MAX_FEE_RATE. */
   private plan(gw: Gateway, floor: bigint, soroban: boolean): Promise<FeePlan> {
     return this.deps.fees.plan(gw, floor, soroban);
+  }
+
+  /** Drops what is left of a request's reservation once its outcome's write (if any) has ended. */
+  private finish(reservation: Reservation): void {
+    const drop = () => this.endReservation(reservation, { released: 0n, charged: 0n });
+    if (reservation.writing) void reservation.writing.finally(drop);
+    else drop();
   }
 
   /** Ends a reservation once: the journal's release and charge (credits) or the fee paid (for the daily spend). */
@@ -349,7 +376,7 @@ export class SponsorService {
     // its last envelope may still be queued: it is sent again first, and errors are checked against the network
     const resume = prior && !prior.outcome && !prior.releasedAt ? prior : null;
     try {
-      return await this.submit(gw, job, plan, reservation, id, resume);
+      return await this.submit(gw, job, plan, reservation, id, resume, prior === null);
     } catch (e) {
       const o = outcomeOf(e);
       // retryable errors are not final: the intent stays for a retry or recovery (the reservation stays journaled)
@@ -379,8 +406,21 @@ export class SponsorService {
     return f && this.deps.pools[gw.name]?.isRelayAccount(f.feeSource) ? f : null;
   }
 
-  /** Records the network's verdict and settles its project's credits (this request's reservation, if any). */
-  private async settle(network: NetworkName, id: string, c: Confirmed, reservation?: Reservation): Promise<Outcome> {
+  /**
+   * Records the network's verdict and settles its project's credits (this request's reservation, if
+   * any). A submission this request started (`fresh`: no other run or project has journaled
+   * anything for it) is answered as soon as the verdict is known: its reservation is settled at
+   * once as the journal will settle it (the reserve released, the fee charged), and the outcome is
+   * written after (`reservation.writing`). The intent is durable, so if the relay stops before that
+   * write, a retry or recovery finds the transaction on the network and settles it the same way.
+   */
+  private async settle(
+    network: NetworkName,
+    id: string,
+    c: Confirmed,
+    reservation?: Reservation,
+    fresh = false,
+  ): Promise<Outcome> {
     const outcome: Outcome = c.successful
       ? {
           kind: "success",
@@ -389,13 +429,41 @@ export class SponsorService {
       : outcomeOf(submissionFailed(c.hash, c.resultXdr, { ledger: c.ledger, feePaid: c.feeCharged }));
     this.unpark(id, c);
     this.deps.metrics?.feePaid(network, c.feeCharged);
-    this.applySettlement(
-      network,
-      reservation,
-      await this.deps.submissions.recordOutcome(id, outcome, c.feeCharged, network === CREDIT_NETWORK),
-      c.feeCharged,
+    const written = this.deps.submissions.recordOutcome(id, outcome, c.feeCharged, network === CREDIT_NETWORK);
+    if (!reservation || !fresh) {
+      this.applySettlement(network, reservation, await written, c.feeCharged);
+      return outcome;
+    }
+    const told = expectedSettlement(network, reservation, c.feeCharged);
+    this.applySettlement(network, reservation, told, c.feeCharged);
+    const writing = written.then(
+      (s) => this.correct(network, id, told, s),
+      (e) => {
+        const err = e instanceof Error ? e.message : String(e);
+        this.deps.log.warn(
+          { network, submission: id, err },
+          "an answered outcome was not recorded; recovery settles it",
+        );
+        this.correct(network, id, told, null);
+      },
     );
+    reservation.writing = writing;
+    this.writes.add(writing);
+    void writing.finally(() => this.writes.delete(writing));
     return outcome;
+  }
+
+  /**
+   * After an answered outcome's write: the project's actor is told the difference between what it
+   * was told and what the journal did (`s`; null: nothing was written, recovery settles it later).
+   */
+  private correct(network: NetworkName, id: string, told: SettledCredits, s: SettledCredits | null): void {
+    if (network !== CREDIT_NETWORK || !told.projectId) return;
+    const released = (s?.released ?? 0n) - told.released;
+    const charged = (s?.charged ?? 0n) - told.charged;
+    if (released === 0n && charged === 0n) return;
+    if (s) this.deps.log.error({ network, submission: id }, "the journal settled an answered outcome otherwise");
+    this.deps.settleProject(told.projectId, { projectId: told.projectId, released, charged });
   }
 
   /**
@@ -431,6 +499,7 @@ export class SponsorService {
     reservation: Reservation,
     id: string,
     resume: SubmissionRecord | null,
+    fresh: boolean,
   ): Promise<Outcome> {
     const { config } = this.deps;
     // the highest bid the reservation covers
@@ -469,7 +538,7 @@ export class SponsorService {
       switch (r.kind) {
         case "applied":
           charged = r.confirmed.feeCharged;
-          return await this.settle(gw.name, id, r.confirmed, reservation);
+          return await this.settle(gw.name, id, r.confirmed, reservation, resume === null && fresh);
         case "rejected":
           throw submissionFailed(r.hash, r.resultXdr);
         case "unknown":
@@ -521,6 +590,19 @@ export class SponsorService {
     );
     reservation.journaled ||= journaled;
   }
+}
+
+/**
+ * What the journal settles for a submission only this request journaled for: its reserve released
+ * and the fee charged (credits), or nothing (another network: the fee counts toward the daily spend).
+ */
+function expectedSettlement(network: NetworkName, r: Reservation, feeCharged: bigint): SettledCredits {
+  const journal = network === CREDIT_NETWORK && r.journaled;
+  return {
+    projectId: r.payer.projectId,
+    released: journal ? r.grant : 0n,
+    charged: journal ? feeCharged : 0n,
+  };
 }
 
 /** Whether an envelope of this submission may still be queued: sent, not released, within QUEUE_LEDGERS ledgers. */
