@@ -32,6 +32,30 @@ const PAGE = 200;
 const EARLY_MS = 150;
 /** Recent ledger intervals kept for the estimate. */
 const INTERVAL_SAMPLES = 9;
+/** Recent ledgers whose sightings bound the next close (few: real intervals vary). */
+const SIGHTINGS = 4;
+
+/** A ledger first seen at `at` (ms) by a poll; the poll before started at `after`, when it had not closed. */
+export interface Sighting {
+  sequence: number;
+  at: number;
+  after: number;
+}
+
+/**
+ * When ledger `next` is expected to close (ms), from recent sightings and the interval between
+ * ledgers: each sighting bounds it from both sides; the latest lower bound, capped by the earliest
+ * upper one (the bounds disagree when intervals vary).
+ */
+export function expectedClose(sightings: Sighting[], next: number, interval: number): number {
+  let earliest = -Infinity;
+  let latest = Infinity;
+  for (const s of sightings) {
+    earliest = Math.max(earliest, s.after + (next - s.sequence) * interval);
+    latest = Math.min(latest, s.at + (next - s.sequence) * interval);
+  }
+  return Math.min(earliest, latest);
+}
 
 const median = (xs: number[]): number | null => (xs.length ? [...xs].sort((a, b) => a - b)[xs.length >> 1]! : null);
 
@@ -40,6 +64,13 @@ export class LedgerWatcher {
   private readonly ledgerWaiters = new Set<() => void>();
   /** Recent times between ledgers (ms), as first seen. */
   private readonly intervals: number[] = [];
+  /**
+   * Recent ledgers: when each was first seen (ms), and when the poll before it started (it had not
+   * closed then). Each bounds when the next ledger closes, from both sides.
+   */
+  private readonly sightings: Sighting[] = [];
+  /** When the last good poll started. */
+  private lastPollStartedAt = 0;
   /** The last ledger whose transactions were read. */
   private last = 0;
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -141,8 +172,11 @@ export class LedgerWatcher {
 
   /**
    * Polls at most `pollMs` apart, and every `fastPollMs` from shortly before the next ledger is
-   * expected (the last close seen plus the median of recent intervals) until it is seen: a close
-   * is noticed within about `fastPollMs` while the upstream gets a few calls per ledger.
+   * expected until it is seen: a close is noticed within about `fastPollMs` while the upstream
+   * gets a few calls per ledger. A ledger closed after the poll before the one that saw it started
+   * and before it was seen: with the median interval, each recent ledger bounds the next close from
+   * both sides; the latest lower bound (capped by the earliest upper one) is expected. A ledger seen
+   * late (a slow answer, a poll long after the close) thus makes the next window wider, not later.
    */
   private schedule(): void {
     if (this.stopped) return;
@@ -156,24 +190,28 @@ export class LedgerWatcher {
     const fast = Math.min(this.opts.fastPollMs, this.opts.pollMs);
     const interval = median(this.intervals);
     if (interval === null || !this.latestSeenAt) return this.opts.pollMs;
-    const wakeAt = this.latestSeenAt + interval - EARLY_MS;
+    const wakeAt = expectedClose(this.sightings, this.latestLedger + 1, interval) - EARLY_MS;
     return Math.min(this.opts.pollMs, Math.max(fast, wakeAt - now));
   }
 
   /** A new latest ledger: the time since the previous one is an interval sample when exactly one closed in between. */
-  private seen(sequence: number, now: number): void {
+  private seen(sequence: number, now: number, after: number): void {
     if (sequence === this.latestLedger + 1 && this.latestSeenAt) {
       this.intervals.push(now - this.latestSeenAt);
       if (this.intervals.length > INTERVAL_SAMPLES) this.intervals.shift();
     }
     this.latestLedger = sequence;
     this.latestSeenAt = now;
+    this.sightings.push({ sequence, at: now, after: after || now });
+    if (this.sightings.length > SIGHTINGS) this.sightings.shift();
   }
 
   private async poll(): Promise<void> {
+    const startedAt = Date.now();
     try {
       const { sequence } = await this.client.call("getLatestLedger", {}, LatestLedger);
-      if (sequence > this.latestLedger) this.seen(sequence, Date.now());
+      if (sequence > this.latestLedger) this.seen(sequence, Date.now(), this.lastPollStartedAt);
+      this.lastPollStartedAt = startedAt;
       if (this.last === 0)
         this.last = sequence; // the first answer: watch from here on
       else if (sequence > this.last)
