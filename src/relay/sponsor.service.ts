@@ -521,6 +521,7 @@ export class SponsorService {
     let charged = 0n;
     let consumed = false;
     let unresolved = false;
+    let written = false; // an intent of this submission was written (or tried)
     try {
       const r = await this.submitter(gw.name).submit({
         innerHash: job.feeBump ? job.innerHash : undefined,
@@ -529,7 +530,11 @@ export class SponsorService {
         deadline: Date.now() + config.submissionTimeoutMs,
         resumed: resume ? { hash: resume.hash, envelope: sender.resumed?.envelope } : undefined,
         build: (rate) => sender.envelope(rate),
-        beforeSend: (envelope, hash, rate) => this.record(gw, job, reservation, id, envelope, hash, rate),
+        beforeSend: (envelope, hash, rate) => {
+          const first = fresh && !written;
+          written = true;
+          return this.record(gw, job, reservation, id, envelope, hash, rate, first);
+        },
         resync: sender.badSeq,
         lookup: (hash) => this.found(gw, job.innerHash, hash),
       });
@@ -573,6 +578,7 @@ export class SponsorService {
     envelope: Signed,
     hash: string,
     rate: bigint,
+    fresh: boolean,
   ): Promise<void> {
     const journaled = await this.deps.submissions.recordIntent(
       {
@@ -587,6 +593,7 @@ export class SponsorService {
         sentLedger: gw.watcher.latestLedger,
       },
       reservation.credits ? reservation.grant : 0n,
+      fresh,
     );
     reservation.journaled ||= journaled;
   }

@@ -48,9 +48,10 @@ export interface SubmissionStore {
    * Writes the intent before the fee-bump is sent (a resend with a new hash updates it) and, with a
    * `hold`, journals the credit reservation unless one is still outstanding; true when it did.
    * Where instances share the credits, a hold the journal's balance does not cover is refused
-   * (throws INSUFFICIENT_CREDITS) and nothing is written.
+   * (throws INSUFFICIENT_CREDITS) and nothing is written. `fresh`: the first write of a submission
+   * id no one else knows yet (nothing of it is in the database), which needs no row locks.
    */
-  recordIntent(s: SubmissionIntent, hold?: bigint): Promise<boolean>;
+  recordIntent(s: SubmissionIntent, hold?: bigint, fresh?: boolean): Promise<boolean>;
   /**
    * Records the outcome; with `credits` (a network where credits apply), a reserved submission's
    * reservation is released and the fee charged.
