@@ -9,7 +9,8 @@
  *    relay's CPU per answered request and its RSS;
  * 3. the confirmation delay (answer received minus the ledger's close) on the upstream localnet
  *    and on the relay's embedded mainnet;
- * 4. the relay's hottest functions (`bun --cpu-prof`) at 1,000 req/s, once (BENCH_PROFILE=0: not).
+ * 4. the relay's hottest functions (`bun --cpu-prof`) at 1,000 req/s, once (BENCH_PROFILE=0: not);
+ * 5. the relay's RSS after 10,000 and after 100,000 requests.
  * BENCH_QUICK=1 is a short run for development; BENCH_STEPS picks the networks (`bench/e2e/settings.ts`). Progress goes to stderr. The JSON results and the
  * CPU profile stay in a results directory under the system's temp dir, printed at the end; every
  * other process and directory the run made is removed, also on errors and Ctrl-C.
@@ -21,7 +22,7 @@ import { Generator } from "./e2e/generator-client.ts";
 import { atCleanup, cleanup } from "./e2e/procs.ts";
 import { formatReport, type Report } from "./e2e/report.ts";
 import { loadSettings } from "./e2e/settings.ts";
-import { type Ctx, embeddedNetwork, fastNetwork, say, slowNetwork } from "./e2e/steps.ts";
+import { type Ctx, embeddedNetwork, fastNetwork, memoryGrowth, say, slowNetwork } from "./e2e/steps.ts";
 
 const settings = loadSettings();
 const cpu = /model name\s*:\s*(.*)/.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? "unknown";
@@ -38,6 +39,7 @@ const report: Report = {
   phases: [],
   embedded: [],
   profile: null,
+  memory: [],
   problems: [],
   relays: [],
   errors: [],
@@ -55,6 +57,7 @@ try {
   if (settings.steps.includes("fast")) await fastNetwork(ctx);
   if (settings.steps.includes("slow") && settings.pairsSlow > 0) await slowNetwork(ctx);
   if (settings.steps.includes("embedded")) await embeddedNetwork(ctx);
+  if (settings.steps.includes("memory")) await memoryGrowth(ctx);
 } catch (e) {
   report.errors.push(e instanceof Error ? (e.stack ?? e.message) : String(e));
 }

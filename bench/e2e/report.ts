@@ -22,6 +22,8 @@ export interface Report {
   phases: (PhaseResult & { db: Db })[];
   embedded: (PhaseResult & { db: Db })[];
   profile: { db: Db; phase: PhaseResult; summary: ProfileSummary } | null;
+  /** The relay's RSS after each number of requests (sent at one rate, in consecutive phases). */
+  memory: { db: Db; rate: number; points: { requests: number; answered: number; rssMb: number }[] }[];
   problems: (LoggedProblem & { relay: string })[];
   /** Per relay run: its info log lines by message, and its slowest /v1/sponsor requests. */
   relays: {
@@ -165,6 +167,23 @@ function profileSection(p: NonNullable<Report["profile"]>): string {
   ].join("\n");
 }
 
+function memoryTable(r: Report): string {
+  const rows = r.memory.map((m) => {
+    const first = m.points[0];
+    const last = m.points[m.points.length - 1];
+    const growth = first && last ? `${(last.rssMb / first.rssMb).toFixed(2)}x` : "-";
+    return [
+      m.db,
+      n(m.rate),
+      ...m.points.map((p) => `${n(p.requests)} (${n(p.answered)} ok): ${n(Math.round(p.rssMb))} MB`),
+      growth,
+    ];
+  });
+  const width = Math.max(0, ...r.memory.map((m) => m.points.length));
+  const heads = Array.from({ length: width }, (_, i) => (i === 0 ? "RSS after" : "then after"));
+  return table(["database", "req/s", ...heads, "last / first"], rows);
+}
+
 export function formatReport(r: Report): string {
   const h = r.header;
   const out = [`bench:e2e ${h.date}  nproc ${h.nproc}  cpu ${h.cpu}  bun ${h.bun}  commit ${h.commit}`, ""];
@@ -190,6 +209,8 @@ export function formatReport(r: Report): string {
       "",
     );
   if (r.profile) out.push(`4. ${profileSection(r.profile)}`, "");
+  if (r.memory.length)
+    out.push("5. The relay's RSS as requests add up (1 s ledgers, upstream localnet)", memoryTable(r), "");
   if (r.problems.length) {
     out.push("Relay log lines at warn and above (count, message; first example):");
     for (const p of r.problems) out.push(`  [${p.relay}] ${p.level} x${n(p.count)} ${p.msg}`, `      ${p.example}`);

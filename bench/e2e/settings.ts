@@ -5,12 +5,15 @@
  * - BENCH_PROFILE: 0 skips the CPU profile at 1,000 req/s (default: once, on Postgres unless BENCH_DB=pglite);
  * - BENCH_QUICK=1: a short run for development (rates 200,500 for 3 s, fewer latency samples);
  * - BENCH_LATENCY_PAIRS (default 40,12; quick 8,3): latency pairs at 1 s and at 5 s ledgers, 0 to skip;
- * - BENCH_STEPS (default fast,slow,embedded): which networks to run: `fast` the 1 s standalone localnet
- *   (latency, load, profile), `slow` the 5 s one (latency), `embedded` the relay's own mainnet.
+ * - BENCH_STEPS (default fast,slow,embedded,memory): what to run: `fast` the 1 s standalone localnet
+ *   (latency, load, profile), `slow` the 5 s one (latency), `embedded` the relay's own mainnet,
+ *   `memory` the relay's RSS after 10,000 and after 100,000 requests (1 s standalone localnet);
+ * - BENCH_MEMORY_RATE (default 700 req/s) and BENCH_MEMORY_REQUESTS (default 10000,100000; quick
+ *   2000,10000): the memory step's rate and the request counts its RSS is read after.
  */
 import type { Db } from "./relay-proc.ts";
 
-export const STEPS = ["fast", "slow", "embedded"] as const;
+export const STEPS = ["fast", "slow", "embedded", "memory"] as const;
 export type Step = (typeof STEPS)[number];
 
 export interface Settings {
@@ -31,6 +34,9 @@ export interface Settings {
   accounts: number;
   /** Wait for a phase's last answers at most this long after its last send. */
   capMs: number;
+  /** The memory step: its rate, and the total requests after which RSS is read (ascending). */
+  memoryRate: number;
+  memoryAfter: number[];
 }
 
 export function loadSettings(env = process.env): Settings {
@@ -50,7 +56,14 @@ export function loadSettings(env = process.env): Settings {
   const steps = (env.BENCH_STEPS ?? STEPS.join(",")).split(",").map((x) => x.trim()) as Step[];
   if (steps.some((x) => !STEPS.includes(x))) throw new Error(`BENCH_STEPS must list some of ${STEPS.join(", ")}`);
   const profileRate = env.BENCH_PROFILE === "0" ? null : quick ? 500 : 1000;
-  const highest = Math.max(...rates, profileRate ?? 0);
+  const memoryRate = Number(env.BENCH_MEMORY_RATE ?? 700);
+  if (!(memoryRate > 0)) throw new Error("BENCH_MEMORY_RATE must be a positive rate in req/s");
+  const memoryAfter = (env.BENCH_MEMORY_REQUESTS ?? (quick ? "2000,10000" : "10000,100000"))
+    .split(",")
+    .map(Number)
+    .sort((a, b) => a - b);
+  if (memoryAfter.some((r) => !(r > 0))) throw new Error("BENCH_MEMORY_REQUESTS must list request counts");
+  const highest = Math.max(...rates, profileRate ?? 0, memoryRate);
   return {
     dbs,
     steps,
@@ -64,5 +77,7 @@ export function loadSettings(env = process.env): Settings {
     profileDb: dbs.includes("postgres") ? "postgres" : "pglite",
     accounts: Math.max(200, Math.ceil((highest * 3) / 100) * 100),
     capMs: 45_000,
+    memoryRate,
+    memoryAfter,
   };
 }

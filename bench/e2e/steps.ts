@@ -6,6 +6,8 @@
  * - `slowNetwork`: the same with 5 s ledgers, latency pairs only.
  * - `embeddedNetwork`: per database a relay with its own embedded mainnet (1 s ledgers) and a
  *   moderate open-loop phase, for the confirmation delay without a network hop.
+ * - `memoryGrowth`: per database a relay against the 1 s standalone localnet, sent requests at one
+ *   rate in consecutive phases; its RSS is read after each (e.g. after 10,000 and 100,000 in all).
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -17,6 +19,7 @@ import { summarizeProfile } from "./profile.ts";
 import { type Db, projectKey, type RelayOpts, type RelayProc, startRelay } from "./relay-proc.ts";
 import type { Report } from "./report.ts";
 import type { Settings } from "./settings.ts";
+import { n } from "./stats.ts";
 
 export interface Ctx {
   s: Settings;
@@ -89,7 +92,7 @@ async function latency(ctx: Ctx, relay: RelayProc, key: string, db: Db, ledgerMs
 
 /** One open-loop phase; `net` null: the relay's embedded network. */
 async function phase(ctx: Ctx, relay: RelayProc, key: string, net: LocalnetProc | null, rate: number, seconds: number) {
-  say(`  ${rate} req/s for ${seconds} s`);
+  say(`  ${rate} req/s for ${Math.round(seconds * 10) / 10} s`);
   const target = {
     gen: ctx.gen,
     relay,
@@ -181,4 +184,32 @@ export async function embeddedNetwork(ctx: Ctx): Promise<void> {
         });
       }),
     );
+}
+
+export async function memoryGrowth(ctx: Ctx): Promise<void> {
+  const { s, gen, report } = ctx;
+  say("memory: starting the standalone localnet (1 s ledgers)");
+  const net = await startLocalnet(1000);
+  try {
+    await gen.init(net.rpc, net.friendbot);
+    await gen.fund(Math.ceil((s.memoryRate * 3) / 100) * 100);
+    for (const db of s.dbs)
+      await step(ctx, `${db}, memory`, async () =>
+        withRelay(ctx, `${db} memory`, await upstreamOpts(net, db), async (relay, key) => {
+          let sent = 0;
+          const points: { requests: number; answered: number; rssMb: number }[] = [];
+          let answered = 0;
+          for (const after of s.memoryAfter) {
+            say(`${db}: memory, requests ${n(sent + 1)} to ${n(after)} at ${n(s.memoryRate)} req/s`);
+            const p = await phase(ctx, relay, key, net, s.memoryRate, (after - sent) / s.memoryRate);
+            sent = after;
+            answered += p.statuses["200"] ?? 0;
+            points.push({ requests: after, answered, rssMb: p.relayRssMb });
+          }
+          report.memory.push({ db, rate: s.memoryRate, points });
+        }),
+      );
+  } finally {
+    await net.stop();
+  }
 }
