@@ -37,6 +37,20 @@ export interface ProfileSummary {
   sampledMs: number;
   samples: number;
   top: HotFunction[];
+  /**
+   * Sampled time by owner: the package (node_modules) or project file of the innermost frame that
+   * has one; "(native)" when no frame does (the HTTP server, timers, sockets).
+   */
+  owners: { owner: string; ms: number; pct: number }[];
+}
+
+/** The package or project file a frame's path belongs to; null for a native or built-in frame. */
+function ownerOf(path: string): string | null {
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path);
+  if (pkg) return pkg[1]!;
+  if (!path.startsWith("/")) return null;
+  const rel = relative(ROOT, path);
+  return rel.startsWith("..") ? null : rel;
 }
 
 /** The profile in `dir` between two epoch-ms instants, summarised: the `limit` functions with the most self time. */
@@ -48,6 +62,7 @@ export function summarizeProfile(dir: string, fromMs: number, toMs: number, limi
   const prof = JSON.parse(readFileSync(join(dir, file), "utf8")) as CpuProfile;
   const parent = new Map<number, number>();
   const keyOf = new Map<number, string>();
+  const ownerOfNode = new Map<number, string | null>();
   const frames = new Map<string, { name: string; location: string }>();
   for (const node of prof.nodes) {
     for (const c of node.children ?? []) parent.set(c, node.id);
@@ -56,11 +71,13 @@ export function summarizeProfile(dir: string, fromMs: number, toMs: number, limi
     const location = path ? `${path.startsWith("/") ? relative(ROOT, path) : path}:${lineNumber + 1}` : "(native)";
     const key = `${functionName}@${location}`;
     keyOf.set(node.id, key);
+    ownerOfNode.set(node.id, ownerOf(path));
     frames.set(key, { name: functionName || "(anonymous)", location });
   }
   const self = new Map<string, number>();
   const callers = new Map<string, Map<string, number>>();
   const total = new Map<string, number>();
+  const owned = new Map<string, number>();
   let sampledUs = 0;
   let samples = 0;
   let at = prof.startTime;
@@ -79,6 +96,10 @@ export function summarizeProfile(dir: string, fromMs: number, toMs: number, limi
       byCaller.set(keyOf.get(up)!, (byCaller.get(keyOf.get(up)!) ?? 0) + dt);
       callers.set(leaf, byCaller);
     }
+    let owner: string | null = null;
+    for (let o: number | undefined = id; o !== undefined && owner === null; o = parent.get(o))
+      owner = ownerOfNode.get(o) ?? null;
+    owned.set(owner ?? "(native)", (owned.get(owner ?? "(native)") ?? 0) + dt);
     const seen = new Set<string>();
     while (id !== undefined) {
       const k = keyOf.get(id)!;
@@ -99,7 +120,18 @@ export function summarizeProfile(dir: string, fromMs: number, toMs: number, limi
       totalMs: (total.get(k) ?? 0) / 1000,
       caller: topCaller(callers.get(k), frames),
     }));
-  return { file: join(dir, file), markdown: md ? join(dir, md) : null, sampledMs: sampledUs / 1000, samples, top };
+  const owners = [...owned.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, limit)
+    .map(([owner, us]) => ({ owner, ms: us / 1000, pct: (100 * us) / Math.max(1, sampledUs) }));
+  return {
+    file: join(dir, file),
+    markdown: md ? join(dir, md) : null,
+    sampledMs: sampledUs / 1000,
+    samples,
+    top,
+    owners,
+  };
 }
 
 function topCaller(byCaller: Map<string, number> | undefined, frames: Map<string, { name: string; location: string }>) {

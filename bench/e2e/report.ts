@@ -164,6 +164,15 @@ function profileSection(p: NonNullable<Report["profile"]>): string {
       s.top.map((f) => [ms(f.selfMs), f.selfPct.toFixed(1), ms(f.totalMs), f.name, f.location, f.caller]),
       "rrrlll",
     ),
+    "   the same samples by owner (the package or project file of the innermost frame that has one):",
+    table(
+      ["ms", "%", "owner"],
+      s.owners.map((o) => [ms(o.ms), o.pct.toFixed(1), o.owner]),
+      "rrl",
+    ),
+    `   the relay's CPU time over the phase (/proc): ${ms(p.phase.relayCpuMsPerAnswer * p.phase.answered)} ms; ` +
+      "samples also stand for time the relay was runnable but not running (a 2-core machine shared by all processes), " +
+      "which lands on the frame that was running, often a socket write that woke another process",
   ].join("\n");
 }
 
