@@ -413,6 +413,8 @@ export class SponsorService {
    * once as the journal will settle it (the reserve released, the fee charged), and the outcome is
    * written after (`reservation.writing`). The intent is durable, so if the relay stops before that
    * write, a retry or recovery finds the transaction on the network and settles it the same way.
+   * With several instances the outcome is written before the answer (another instance's views
+   * cannot wait for this one's writes).
    */
   private async settle(
     network: NetworkName,
@@ -430,7 +432,8 @@ export class SponsorService {
     this.unpark(id, c);
     this.deps.metrics?.feePaid(network, c.feeCharged);
     const written = this.deps.submissions.recordOutcome(id, outcome, c.feeCharged, network === CREDIT_NETWORK);
-    if (!reservation || !fresh) {
+    // several instances: written first, so that every instance's views show it once it is answered
+    if (!reservation || !fresh || this.deps.shared) {
       this.applySettlement(network, reservation, await written, c.feeCharged);
       return outcome;
     }
