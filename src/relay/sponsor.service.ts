@@ -291,7 +291,7 @@ export class SponsorService {
     const key = `${gw.name}:${job.innerHash}`;
     const running = this.inflight.get(key);
     if (running) return await running; // another request pays for it; this one's reservation is released by the caller
-    const run = this.exclusive(gw, job, h.reservation, () => this.once(gw, job, h.plan, h.reservation));
+    const run = this.exclusive(gw, job, () => this.once(gw, job, h.plan, h.reservation));
     this.inflight.set(key, run);
     // joined until its outcome is written: a request after the answer finds it here, then in the database
     void run
@@ -304,15 +304,9 @@ export class SponsorService {
   /**
    * Several instances: runs `fn` while holding the inner transaction's lease (for as long as a
    * submission may take); while another instance holds it, waits for that run's recorded outcome,
-   * and runs `fn` if the lease frees without one. 504 with the hash if neither comes in time. The
-   * lease is held until the outcome `fn` answered is written.
+   * and runs `fn` if the lease frees without one. 504 with the hash if neither comes in time.
    */
-  private async exclusive(
-    gw: Gateway,
-    job: Job,
-    reservation: Reservation,
-    fn: () => Promise<Outcome>,
-  ): Promise<Outcome> {
+  private async exclusive(gw: Gateway, job: Job, fn: () => Promise<Outcome>): Promise<Outcome> {
     const shared = this.deps.shared;
     if (!shared) return await fn();
     const name = `inner:${gw.name}:${job.innerHash}`;
@@ -320,12 +314,10 @@ export class SponsorService {
     const deadline = Date.now() + submissionTimeoutMs;
     for (;;) {
       if (await shared.claim(name, submissionTimeoutMs + SHARED_MARGIN_MS)) {
-        const free = () => shared.release(name).catch(() => {}); // it lapses by itself otherwise
         try {
           return await fn();
         } finally {
-          if (reservation.writing) void reservation.writing.then(free);
-          else await free();
+          await shared.release(name).catch(() => {}); // it lapses by itself otherwise
         }
       }
       const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
@@ -546,7 +538,7 @@ export class SponsorService {
       switch (r.kind) {
         case "applied":
           charged = r.confirmed.feeCharged;
-          return await this.settle(gw.name, id, r.confirmed, reservation, resume === null && fresh);
+          return await this.settle(gw.name, id, r.confirmed, reservation, fresh);
         case "rejected":
           throw submissionFailed(r.hash, r.resultXdr);
         case "unknown":
