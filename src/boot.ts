@@ -310,8 +310,9 @@ async function start(config: Config, log: Logger, unlockDataDir: () => void): Pr
         net.start();
         net.onLedgerClosed((l) => {
           gw.watcher.poke(); // confirm the moment the embedded ledger closes
-          const closedAtMs = net.header.closeTimeMs;
-          log.info({ network: name, ledger: l.sequence, txs: l.txHashes.length, closedAtMs }, "ledger closed");
+          const closedAtMs = net.header.closeTimeMs; // when the close began; applied by now
+          const at = { closedAtMs, appliedAtMs: Date.now() };
+          log.info({ network: name, ledger: l.sequence, txs: l.txHashes.length, ...at }, "ledger closed");
         });
         if (!net.account(funder!.publicKey()))
           throw new Error(

@@ -1,10 +1,19 @@
 /**
  * The upstream network: a standalone localnet (`src/localnet/main.ts`) in its own process, like a
- * quickstart container. Its stdout is one JSON line per ledger closed, with the close instant in
- * epoch ms; they are kept in `closes` (ledger → closedAtMs) for confirmation delays.
+ * quickstart container. Its stdout is one JSON line per ledger closed, with the instants (epoch ms)
+ * its close began and it was published; they are kept in `closes` for confirmation delays.
  */
 import { type Child, freePort, spawnChild, stopChild } from "./procs.ts";
 import { LedgerCloses } from "./ledger-closes.ts";
+
+interface LocalnetLine {
+  msg: string;
+  ledger: number;
+  closedAtMs: number;
+  appliedAtMs: number;
+  rpc: string;
+  friendbot: string;
+}
 
 export const BENCH_PASSPHRASE = "Bench Network ; 2026";
 
@@ -36,8 +45,8 @@ export async function startLocalnet(ledgerMs: number, passphrase = BENCH_PASSPHR
     },
     (line) => {
       if (!line.startsWith("{")) return;
-      const j = JSON.parse(line) as { msg: string; ledger: number; closedAtMs: number; rpc: string; friendbot: string };
-      if (j.msg === "ledger closed") closes.add(j.ledger, j.closedAtMs);
+      const j = JSON.parse(line) as LocalnetLine;
+      if (j.msg === "ledger closed") closes.add(j.ledger, j.closedAtMs, j.appliedAtMs);
       else if (j.msg === "localnet listening") listening(j);
     },
   );

@@ -30,7 +30,11 @@ export interface PhaseResult {
   /** 200 answers per second of the phase (first send to last answer). */
   okPerSecond: number;
   latencyMs: { p50: number; p99: number; max: number };
+  /** Answer instant minus the publication of the ledger it names (its transactions applied). */
   confirmationMs: { p50: number; p99: number; samples: number };
+  /** The same from the instant the ledger's close began, and how long the network took to apply it. */
+  fromCloseStartMs: { p50: number; p99: number };
+  applyMs: { p50: number; max: number };
   relayCpuMsPerAnswer: number;
   /** CPU over the phase's wall time, in cores: the relay, the standalone localnet (null: embedded), the generator. */
   relayCores: number;
@@ -92,6 +96,8 @@ export async function runPhase(t: PhaseTarget, rate: number, seconds: number, ca
   const answered = r.status.length;
   const ok = r.status.filter((s) => s === 200).length;
   const delays = closes.delays(r.answeredAt, r.ledger);
+  const fromStart = closes.delays(r.answeredAt, r.ledger, "closeStart");
+  const applyMs = closes.applyMs(r.ledger.filter((l) => l > 0));
   const idle0 = { cpu: cpuMs(relay.pid, clkTck), at: performance.now() };
   await closes.waitFor(2);
   const idleCores = (cpuMs(relay.pid, clkTck) - idle0.cpu) / (performance.now() - idle0.at);
@@ -110,6 +116,8 @@ export async function runPhase(t: PhaseTarget, rate: number, seconds: number, ca
     okPerSecond: (ok * 1000) / r.elapsedMs,
     latencyMs: { p50: pct(r.latencyMs, 50), p99: pct(r.latencyMs, 99), max: pct(r.latencyMs, 100) },
     confirmationMs: { p50: pct(delays, 50), p99: pct(delays, 99), samples: delays.length },
+    fromCloseStartMs: { p50: pct(fromStart, 50), p99: pct(fromStart, 99) },
+    applyMs: { p50: pct(applyMs, 50), max: pct(applyMs, 100) },
     relayCpuMsPerAnswer: cpu / Math.max(1, answered),
     relayCores: cpu / r.elapsedMs,
     localnetCores: t.localnetPid === null ? null : localnetCpu / r.elapsedMs,

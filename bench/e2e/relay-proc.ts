@@ -119,13 +119,20 @@ export async function startRelay(opts: RelayOpts): Promise<RelayProc> {
       }
       return;
     }
-    let j: { level?: number; msg?: string; network?: string; ledger?: number; closedAtMs?: number };
+    let j: {
+      level?: number;
+      msg?: string;
+      network?: string;
+      ledger?: number;
+      closedAtMs?: number;
+      appliedAtMs?: number;
+    };
     try {
       j = JSON.parse(line);
     } catch {
       return;
     }
-    if (j.msg === "ledger closed" && j.network === "mainnet") closes.add(j.ledger!, j.closedAtMs!);
+    if (j.msg === "ledger closed" && j.network === "mainnet") closes.add(j.ledger!, j.closedAtMs!, j.appliedAtMs!);
     const level = LEVELS[j.level ?? 0];
     if (!level && j.msg !== "ledger closed") infoCounts.set(j.msg ?? "", (infoCounts.get(j.msg ?? "") ?? 0) + 1);
     if (!level || j.msg?.startsWith("LOCAL NETWORK")) return;

@@ -142,9 +142,13 @@ function confirmationTable(r: Report): string {
     n(p.confirmationMs.samples),
     ms(p.confirmationMs.p50),
     ms(p.confirmationMs.p99),
+    ms(p.applyMs.p50),
+    ms(p.applyMs.max),
+    ms(p.fromCloseStartMs.p50),
+    ms(p.fromCloseStartMs.p99),
   ];
   return table(
-    ["database", "network", "req/s", "samples", "p50 ms", "p99 ms"],
+    ["database", "network", "req/s", "samples", "p50 ms", "p99 ms", "apply p50", "apply max", "start p50", "start p99"],
     [
       ...r.phases.map((p) => row(p, "upstream localnet (1 s)")),
       ...(r.profile ? [row({ ...r.profile.phase, db: r.profile.db }, "upstream, --cpu-prof")] : []),
@@ -207,7 +211,12 @@ export function formatReport(r: Report): string {
     out.push("2. Open-loop load, 1 s ledgers, upstream localnet (latency: send to answer)", phaseTable(rows));
     out.push(...statusLines(rows), "", resourceTable(rows), "");
   }
-  out.push("3. Confirmation delay: answer received minus the close of the ledger it names", confirmationTable(r), "");
+  out.push(
+    "3. Confirmation delay: answer received minus the close of the ledger it names (its publication, " +
+      "transactions applied); the network's time to apply those ledgers; the delay from the start of the close",
+    confirmationTable(r),
+    "",
+  );
   if (r.embedded.length)
     out.push(
       "   embedded runs:",

@@ -20,7 +20,8 @@ const app = new Elysia()
   .use(localnetHttp(net, { base: "", horizonPath: "", friendbotUrl: `http://localhost:${port}/friendbot` }))
   .listen(port);
 net.start();
-// one line per ledger, with the close instant in ms (benchmarks measure confirmation delays from it)
+// one line per ledger: when its close began and when it was published, its transactions applied
+// (benchmarks measure confirmation delays from these)
 net.onLedgerClosed((l) =>
   console.log(
     JSON.stringify({
@@ -28,6 +29,7 @@ net.onLedgerClosed((l) =>
       ledger: l.sequence,
       txs: l.txHashes.length,
       closedAtMs: net.header.closeTimeMs,
+      appliedAtMs: Date.now(),
     }),
   ),
 );

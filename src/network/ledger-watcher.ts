@@ -71,8 +71,10 @@ export class LedgerWatcher {
   private readonly sightings: Sighting[] = [];
   /** When the last good poll started. */
   private lastPollStartedAt = 0;
-  /** The last ledger whose transactions were read. */
+  /** The last ledger whose transactions were read (or passed over while nobody waited). */
   private last = 0;
+  /** Where the last transaction read left getTransactions' pagination; null: none to follow. */
+  private cursor: string | null = null;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private polling: Promise<void> | null = null;
   private again = false;
@@ -209,13 +211,8 @@ export class LedgerWatcher {
   private async poll(): Promise<void> {
     const startedAt = Date.now();
     try {
-      const { sequence } = await this.client.call("getLatestLedger", {}, LatestLedger);
-      if (sequence > this.latestLedger) this.seen(sequence, Date.now(), this.lastPollStartedAt);
-      this.lastPollStartedAt = startedAt;
-      if (this.last === 0)
-        this.last = sequence; // the first answer: watch from here on
-      else if (sequence > this.last)
-        this.last = this.pending.size ? await this.scan(this.last + 1, sequence) : sequence;
+      if (this.pending.size && this.cursor !== null) await this.read({}, startedAt);
+      else await this.probe(startedAt);
       this.lastError = null;
       this.failingSince = null;
       for (const w of [...this.ledgerWaiters]) w();
@@ -242,12 +239,34 @@ export class LedgerWatcher {
   }
 
   /**
-   * Reads the transactions of ledgers [from, to] and resolves the waiting ones; answers the last
-   * ledger read. Ledgers the network no longer keeps (or refuses to page) are skipped: their
-   * waiters time out and their submissions are looked up by hash.
+   * Reads the latest ledger; with hashes waiting, the transactions of the ledgers closed since the
+   * last one read (which leaves a cursor to follow). Nobody waiting: the ledgers are passed over
+   * unread, and the cursor with them.
    */
-  private async scan(from: number, to: number): Promise<number> {
-    let params: Record<string, unknown> = { startLedger: from, pagination: { limit: PAGE } };
+  private async probe(startedAt: number): Promise<void> {
+    const { sequence } = await this.client.call("getLatestLedger", {}, LatestLedger);
+    this.sighted(sequence, startedAt);
+    if (this.last === 0) this.last = sequence; // the first answer: watch from here on
+    if (sequence <= this.last) return;
+    if (!this.pending.size) {
+      this.last = sequence;
+      this.cursor = null;
+      return;
+    }
+    await this.read({ startLedger: this.last + 1 }, startedAt);
+  }
+
+  /**
+   * Reads transactions page by page (from `start`, or after the cursor) until a page is short, and
+   * resolves the waiting ones: then every ledger up to the latest the network reported is read.
+   * Ledgers the network no longer keeps (or refuses to page) are skipped: their waiters time out
+   * and their submissions are looked up by hash.
+   */
+  private async read(start: { startLedger?: number }, startedAt: number): Promise<void> {
+    let params: Record<string, unknown> =
+      start.startLedger === undefined
+        ? { pagination: { cursor: this.cursor, limit: PAGE } }
+        : { ...start, pagination: { limit: PAGE } };
     for (;;) {
       let page;
       try {
@@ -255,19 +274,30 @@ export class LedgerWatcher {
       } catch (e) {
         if (!(e instanceof RpcFailure && e.kind === "rpc_error")) throw e;
         this.opts.log.warn(
-          { network: this.opts.network, from, to, err: e.message },
+          { network: this.opts.network, from: this.last + 1, err: e.message },
           "ledgers skipped: the network would not page them",
         );
-        return to;
+        this.cursor = null;
+        if (start.startLedger !== undefined) this.last = Math.max(this.last, this.latestLedger);
+        return;
       }
+      this.sighted(page.latestLedger, startedAt);
       const txs = page.transactions ?? [];
-      for (const t of txs) {
-        if (t.ledger > to) return to;
-        this.resolve(t);
+      for (const t of txs) this.resolve(t);
+      // the cursor is opaque: kept from a page that held transactions (an empty one may not place it)
+      if (txs.length) this.cursor = page.cursor;
+      if (txs.length < PAGE) {
+        this.last = Math.max(this.last, page.latestLedger);
+        return;
       }
-      if (txs.length < PAGE) return to;
-      params = { pagination: { cursor: page.cursor, limit: PAGE } };
+      params = { pagination: { cursor: this.cursor, limit: PAGE } };
     }
+  }
+
+  /** A latest ledger reported by a poll that started at `startedAt`. */
+  private sighted(sequence: number, startedAt: number): void {
+    if (sequence > this.latestLedger) this.seen(sequence, Date.now(), this.lastPollStartedAt);
+    this.lastPollStartedAt = startedAt;
   }
 
   private resolve(t: { status: string; txHash: string; ledger: number; resultXdr: string; createdAt?: unknown }): void {

@@ -1,0 +1,170 @@
+/**
+ * How the ledger watcher reads new ledgers while hashes wait: after its first read it follows the
+ * cursor getTransactions left, so one call both notices a new ledger and reads its transactions
+ * (no getLatestLedger before it); a busy ledger is read page by page; an idle watcher passes
+ * ledgers over with getLatestLedger and reads nothing. A network closing ledgers on demand, called
+ * in-process; every RPC call the watcher makes is recorded.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { Asset, Keypair, Networks, Operation, TransactionBuilder, Account } from "@stellar/stellar-sdk";
+import { Localnet } from "../src/localnet/ledger.ts";
+import { createRpcMethods, inProcessTransport } from "../src/localnet/rpc.ts";
+import { LedgerWatcher } from "../src/network/ledger-watcher.ts";
+import { RpcClient } from "../src/network/rpc-client.ts";
+import { createLogger } from "../src/log.ts";
+
+const STROOPS = 100_000_000_000n;
+
+interface Setup {
+  net: Localnet;
+  watcher: LedgerWatcher;
+  /** Methods called (with a cursor: "getTransactions@cursor"), since the last `calls.length = 0`. */
+  calls: string[];
+  /** A signed payment from the n-th funded account, its hash hex. */
+  payment(n: number): { xdr: string; hash: string };
+}
+
+let stopAll: (() => void) | null = null;
+afterEach(() => stopAll?.());
+
+function setup(accounts: number): Setup {
+  const users = Array.from({ length: accounts }, () => Keypair.random());
+  const net = new Localnet({
+    passphrase: Networks.STANDALONE,
+    ledgerCloseMs: 0,
+    maxTxSetSize: 10_000,
+    genesisAccounts: users.map((u) => ({ id: u.publicKey(), balance: STROOPS })),
+  });
+  const methods = createRpcMethods(net);
+  const inner = inProcessTransport(methods);
+  const calls: string[] = [];
+  const transport = (body: string) => {
+    const { method, params } = JSON.parse(body) as { method: string; params: { pagination?: { cursor?: string } } };
+    calls.push(params.pagination?.cursor ? `${method}@cursor` : method);
+    return inner(body);
+  };
+  const log = createLogger("silent");
+  const watcher = new LedgerWatcher(new RpcClient(transport, 5000), {
+    pollMs: 60_000, // polls only when poked
+    fastPollMs: 60_000,
+    log,
+    network: "testnet",
+  });
+  stopAll = () => watcher.stop();
+  const seqs = new Map<number, bigint>();
+  return {
+    net,
+    watcher,
+    calls,
+    payment(n) {
+      const u = users[n]!;
+      const seq = seqs.get(n) ?? net.account(u.publicKey())!.seqNum;
+      seqs.set(n, seq + 1n);
+      const tx = new TransactionBuilder(new Account(u.publicKey(), seq.toString()), {
+        fee: "100",
+        networkPassphrase: net.passphrase,
+      })
+        .addOperation(
+          Operation.payment({
+            destination: users[(n + 1) % accounts]!.publicKey(),
+            asset: Asset.native(),
+            amount: "1",
+          }),
+        )
+        .setTimeout(0)
+        .build();
+      tx.sign(u);
+      return { xdr: tx.toXDR(), hash: Buffer.from(tx.hash()).toString("hex") };
+    },
+  };
+}
+
+/** Submits the payments, closes one ledger, and lets the watcher poll once. */
+async function closeWith(s: Setup, txs: { xdr: string }[]): Promise<void> {
+  const send = createRpcMethods(s.net).sendTransaction!;
+  for (const t of txs) expect((send({ transaction: t.xdr }) as { status: string }).status).toBe("PENDING");
+  s.net.closeLedger();
+  await poll(s);
+}
+
+async function poll(s: Setup): Promise<void> {
+  const before = s.watcher.lastPollAt;
+  s.watcher.poke();
+  while (s.watcher.lastPollAt === before) await Bun.sleep(1);
+}
+
+describe("the ledger watcher follows getTransactions' cursor", () => {
+  test("after its first read, one call per ledger notices it and resolves its waiters", async () => {
+    const s = setup(4);
+    await s.watcher.start();
+    expect(s.calls).toEqual(["getLatestLedger"]);
+
+    // the first ledger a hash waits for: read from the ledger after the last one seen
+    const a = s.payment(0);
+    const wa = s.watcher.watch(a.hash, 5000);
+    s.calls.length = 0;
+    await closeWith(s, [a]);
+    expect((await wa.promise)?.hash).toBe(a.hash);
+    expect(s.calls).toEqual(["getLatestLedger", "getTransactions"]);
+
+    // from then on: one call, from the cursor, per poll
+    for (const n of [1, 2, 3]) {
+      const b = s.payment(n);
+      const wb = s.watcher.watch(b.hash, 5000);
+      s.calls.length = 0;
+      await poll(s); // nothing new yet: an empty page, the cursor kept
+      await closeWith(s, [b]);
+      const c = await wb.promise;
+      expect(c?.hash).toBe(b.hash);
+      expect(c?.ledger).toBe(s.net.header.sequence);
+      expect(s.calls).toEqual(["getTransactions@cursor", "getTransactions@cursor"]);
+    }
+    expect(s.watcher.latestLedger).toBe(s.net.header.sequence);
+  });
+
+  test("a ledger of 450 transactions is read in 3 pages, every waiter resolved once", async () => {
+    const s = setup(451);
+    await s.watcher.start();
+    const first = s.payment(450);
+    const w0 = s.watcher.watch(first.hash, 5000);
+    await closeWith(s, [first]);
+    await w0.promise;
+
+    const txs = Array.from({ length: 450 }, (_, i) => s.payment(i));
+    const resolved = new Map<string, number>();
+    const waits = txs.map((t) =>
+      s.watcher.watch(t.hash, 5000).promise.then((c) => {
+        if (c) resolved.set(t.hash, (resolved.get(t.hash) ?? 0) + 1);
+      }),
+    );
+    s.calls.length = 0;
+    await closeWith(s, txs);
+    await Promise.all(waits);
+    expect(resolved.size).toBe(450);
+    expect([...resolved.values()].every((k) => k === 1)).toBe(true);
+    expect(s.calls).toEqual(["getTransactions@cursor", "getTransactions@cursor", "getTransactions@cursor"]);
+  });
+
+  test("nobody waiting: ledgers are passed over unread; the next waiter reads from the latest", async () => {
+    const s = setup(3);
+    await s.watcher.start();
+    const a = s.payment(0);
+    const wa = s.watcher.watch(a.hash, 5000);
+    await closeWith(s, [a]);
+    await wa.promise;
+
+    // while nobody waits, a transaction lands: the watcher only reads the latest ledger's number
+    s.calls.length = 0;
+    await closeWith(s, [s.payment(1)]);
+    expect(s.calls).toEqual(["getLatestLedger"]);
+    expect(s.watcher.latestLedger).toBe(s.net.header.sequence);
+
+    const b = s.payment(2);
+    const wb = s.watcher.watch(b.hash, 5000);
+    s.calls.length = 0;
+    await closeWith(s, [b]);
+    expect((await wb.promise)?.hash).toBe(b.hash);
+    // the cursor was dropped with the ledgers passed over: read from the ledger after the latest
+    expect(s.calls).toEqual(["getLatestLedger", "getTransactions"]);
+  });
+});
