@@ -3,7 +3,8 @@
  * It holds the rate-limit bucket, the credit balance, the open reservations and the day's spend,
  * and answers each request in one event, so that the requests of a project are serialized without
  * locks: ADMIT takes a rate-limit token; RESERVE checks the policy and reserves the fee; SETTLE
- * turns a reservation into what the network charged. No I/O: time comes with the events, replies
+ * turns reservations into what the network charged (several in one event: the settlements of the
+ * answers of one turn). No I/O: time comes with the events, replies
  * are emitted (`reply` with the request's id), journaling is the caller's.
  *
  * `balance` mirrors the credit journal: a credit reservation lowers it at once (the caller
@@ -48,8 +49,7 @@ export interface ProjectInput {
 export type ProjectEvent =
   | { type: "ADMIT"; id: string; now: number }
   | { type: "RESERVE"; id: string; now: number; credits: boolean; request: SpendRequest }
-  /** `journaled`: the reservation reached the journal (its release is in `released`); otherwise it is dropped here. */
-  | { type: "SETTLE"; id: string; now: number; charged: bigint; released: bigint; journaled: boolean }
+  | { type: "SETTLE"; now: number; settlements: Settlement[] }
   /** A top-up or positive adjustment already journaled. */
   | { type: "CREDIT"; amount: bigint }
   /** A negative adjustment: checked against the balance and taken before it is journaled (CREDIT gives it back if that fails). */
@@ -57,6 +57,15 @@ export type ProjectEvent =
   | { type: "CONFIGURE"; policy: Policy; status: ProjectStatus }
   /** The durable truth after a restore: balance and today's spend from Postgres (kept when not given); in-flight holds died with the process. */
   | { type: "SYNC"; now: number; balance: bigint; spent?: bigint; policy: Policy; status: ProjectStatus };
+
+/** What became of one reservation (`id`). */
+export interface Settlement {
+  id: string;
+  charged: bigint;
+  released: bigint;
+  /** The reservation reached the journal (its release is in `released`); otherwise it is dropped here. */
+  journaled: boolean;
+}
 
 export interface RateState {
   limit: number;
@@ -185,19 +194,18 @@ export const projectMachine = setup({
     }),
     settle: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "SETTLE") return;
-      const hold = c.holds[event.id];
-      // a testnet hold only counts toward the daily spend; a credit hold (or a journal settlement without one) moves the balance
-      const credits = hold ? hold.credits : event.journaled;
-      const dropped = hold?.credits && !event.journaled ? hold.amount : 0n;
-      const balance = credits ? c.balance + dropped + event.released - event.charged : c.balance;
-      const total = dropHold(c.holds, c.held, event.id, amountOf); // in place (holds.ts)
-      enqueue.assign({
-        held: total,
-        balance,
-        spent: spentToday(c, event.now) + event.charged,
-        spentDay: utcDay(event.now),
-      });
-      enqueue.emit({ type: "reply", id: event.id, ok: true });
+      let { balance, held } = c;
+      let spent = spentToday(c, event.now);
+      for (const s of event.settlements) {
+        const hold = c.holds[s.id];
+        // a testnet hold only counts toward the daily spend; a credit hold (or a journal settlement without one) moves the balance
+        const credits = hold ? hold.credits : s.journaled;
+        const dropped = hold?.credits && !s.journaled ? hold.amount : 0n;
+        if (credits) balance += dropped + s.released - s.charged;
+        held = dropHold(c.holds, held, s.id, amountOf); // in place (holds.ts)
+        spent += s.charged;
+      }
+      enqueue.assign({ held, balance, spent, spentDay: utcDay(event.now) });
     }),
     credit: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type === "CREDIT") enqueue.assign({ balance: c.balance + event.amount });

@@ -195,15 +195,7 @@ async function start(config: Config, log: Logger, unlockDataDir: () => void): Pr
     log,
     metrics,
     fees,
-    settleProject: (projectId, s) =>
-      actors.project(projectId)?.send({
-        type: "SETTLE",
-        id: crypto.randomUUID(),
-        now: Date.now(),
-        released: s.released,
-        charged: s.charged,
-        journaled: true,
-      }),
+    settleProject: (projectId, s) => actors.settleJournaled(projectId, s),
     config: {
       maxFeeRate: BigInt(config.MAX_FEE_RATE),
       submissionTimeoutMs: config.SUBMISSION_TIMEOUT_MS,

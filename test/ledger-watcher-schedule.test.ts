@@ -4,7 +4,7 @@
  * the next ones late. Ledgers here close every 1,000 ms, at whole seconds.
  */
 import { describe, expect, test } from "bun:test";
-import { expectedClose, type Sighting } from "../src/network/ledger-watcher.ts";
+import { expectedClose, pollDelay, type Sighting } from "../src/network/ledger-watcher.ts";
 
 const I = 1000;
 
@@ -42,5 +42,24 @@ describe("expectedClose", () => {
       { sequence: 21, at: 20_410, after: 20_390 },
     ];
     expect(expectedClose(seen, 22, I)).toBe(21_410);
+  });
+});
+
+describe("pollDelay", () => {
+  const seen: Sighting[] = [{ sequence: 10, at: 10_020, after: 10_000 }]; // 11 expected at 11,000
+  const o = { sightings: seen, next: 11, interval: I, pollMs: 1000, fastPollMs: 20 };
+
+  test("long before the expected close: until shortly before it, or a quarter ledger while hashes wait", () => {
+    expect(pollDelay({ ...o, now: 10_050, waiting: false })).toBe(800); // wakes at 10,850
+    expect(pollDelay({ ...o, now: 10_050, waiting: true })).toBe(250);
+  });
+
+  test("from shortly before the expected close, and past it until seen: every fastPollMs", () => {
+    expect(pollDelay({ ...o, now: 10_900, waiting: true })).toBe(20);
+    expect(pollDelay({ ...o, now: 11_400, waiting: false })).toBe(20);
+  });
+
+  test("no interval known yet: pollMs", () => {
+    expect(pollDelay({ ...o, interval: null, now: 10_050, waiting: true })).toBe(1000);
   });
 });

@@ -107,7 +107,11 @@ describe("SETTLE", () => {
     const { actor, send, ctx } = start({}, 1_000_000n);
     await send({ type: "RESERVE", id: "h", now: T0, credits: true, request: payment });
     expect(ctx().balance).toBe(800_000n);
-    actor.send({ type: "SETTLE", id: "h", now: T0, released: 200_000n, charged: 200n, journaled: true });
+    actor.send({
+      type: "SETTLE",
+      now: T0,
+      settlements: [{ id: "h", released: 200_000n, charged: 200n, journaled: true }],
+    });
     expect(ctx().balance).toBe(999_800n);
     expect(ctx().spent).toBe(200n);
     expect(ctx().holds).toEqual({});
@@ -116,31 +120,55 @@ describe("SETTLE", () => {
   test("a hold that never reached the journal is dropped (nothing charged)", async () => {
     const { actor, send, ctx } = start({}, 1_000_000n);
     await send({ type: "RESERVE", id: "h", now: T0, credits: true, request: payment });
-    actor.send({ type: "SETTLE", id: "h", now: T0, released: 0n, charged: 0n, journaled: false });
+    actor.send({ type: "SETTLE", now: T0, settlements: [{ id: "h", released: 0n, charged: 0n, journaled: false }] });
     expect(ctx().balance).toBe(1_000_000n);
   });
 
   test("a journaled hold left open (no outcome yet) stays off the balance until the journal releases it", async () => {
     const { actor, send, ctx } = start({}, 1_000_000n);
     await send({ type: "RESERVE", id: "h", now: T0, credits: true, request: payment });
-    actor.send({ type: "SETTLE", id: "h", now: T0, released: 0n, charged: 0n, journaled: true });
+    actor.send({ type: "SETTLE", now: T0, settlements: [{ id: "h", released: 0n, charged: 0n, journaled: true }] });
     expect(ctx().balance).toBe(800_000n);
-    actor.send({ type: "SETTLE", id: "later", now: T0, released: 200_000n, charged: 300n, journaled: true });
+    actor.send({
+      type: "SETTLE",
+      now: T0,
+      settlements: [{ id: "later", released: 200_000n, charged: 300n, journaled: true }],
+    });
     expect(ctx().balance).toBe(999_700n);
   });
 
   test("a testnet hold's charge counts toward the spend, never the balance", async () => {
     const { actor, send, ctx } = start({}, 1_000n);
     await send({ type: "RESERVE", id: "t", now: T0, credits: false, request: payment });
-    actor.send({ type: "SETTLE", id: "t", now: T0, released: 0n, charged: 200n, journaled: false });
+    actor.send({ type: "SETTLE", now: T0, settlements: [{ id: "t", released: 0n, charged: 200n, journaled: false }] });
     expect(ctx().balance).toBe(1_000n);
     expect(ctx().spent).toBe(200n);
+  });
+
+  test("settlements sent together leave the actor as one by one would", async () => {
+    const one = start({}, 1_000_000n);
+    const all = start({}, 1_000_000n);
+    const settlements = [
+      { id: "a", released: 200_000n, charged: 200n, journaled: true },
+      { id: "b", released: 0n, charged: 0n, journaled: false }, // never journaled: dropped
+      { id: "c", released: 0n, charged: 300n, journaled: false }, // testnet: the spend only
+    ];
+    for (const x of [one, all]) {
+      await x.send({ type: "RESERVE", id: "a", now: T0, credits: true, request: payment });
+      await x.send({ type: "RESERVE", id: "b", now: T0, credits: true, request: payment });
+      await x.send({ type: "RESERVE", id: "c", now: T0, credits: false, request: payment });
+    }
+    for (const s of settlements) one.actor.send({ type: "SETTLE", now: T0, settlements: [s] });
+    all.actor.send({ type: "SETTLE", now: T0, settlements });
+    const view = (c: ReturnType<typeof one.ctx>) => [c.balance, c.held, c.spent, Object.keys(c.holds).length];
+    expect(view(all.ctx())).toEqual(view(one.ctx()));
+    expect(view(all.ctx())).toEqual([999_800n, 0n, 500n, 0]);
   });
 
   test("the daily spend starts again on a new UTC day", async () => {
     const { actor, send, ctx } = start({ dailySpendLimit: 200_100n });
     await send({ type: "RESERVE", id: "h", now: T0, credits: false, request: payment });
-    actor.send({ type: "SETTLE", id: "h", now: T0, released: 0n, charged: 200n, journaled: false });
+    actor.send({ type: "SETTLE", now: T0, settlements: [{ id: "h", released: 0n, charged: 200n, journaled: false }] });
     expect((await send({ type: "RESERVE", now: T0, credits: false, request: payment })).ok).toBe(false);
     expect((await send({ type: "RESERVE", now: T0 + 24 * 3600_000, credits: false, request: payment })).ok).toBe(true);
     expect(ctx().spent).toBe(0n);

@@ -35,7 +35,7 @@ const INTERVAL_SAMPLES = 9;
 /** Recent ledgers whose sightings bound the next close (few: real intervals vary). */
 const SIGHTINGS = 4;
 
-/** A ledger first seen at `at` (ms) by a poll; the poll before started at `after`, when it had not closed. */
+/** A ledger first seen at `at` (ms) by a poll; the poll before started at `after` (0: unknown), when it had not closed. */
 export interface Sighting {
   sequence: number;
   at: number;
@@ -57,7 +57,34 @@ export function expectedClose(sightings: Sighting[], next: number, interval: num
   return Math.min(earliest, latest);
 }
 
-const median = (xs: number[]): number | null => (xs.length ? [...xs].sort((a, b) => a - b)[xs.length >> 1]! : null);
+/** The median (the lower of the two middle samples: late sightings make intervals too long more than too short). */
+const median = (xs: number[]): number | null =>
+  xs.length ? [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1]! : null;
+
+/** Interval samples needed before only those between two tight sightings are kept. */
+const BOOTSTRAP_SAMPLES = 3;
+
+/**
+ * How long to sleep before the next poll (ms): `fastPollMs` from EARLY_MS before the expected close
+ * until the ledger is seen; before that, at most `pollMs`, and while hashes wait at most a quarter
+ * of the interval (a close expected too late then costs a quarter of a ledger, not a whole one).
+ * Without an interval yet, `pollMs`.
+ */
+export function pollDelay(o: {
+  now: number;
+  sightings: Sighting[];
+  next: number;
+  interval: number | null;
+  pollMs: number;
+  fastPollMs: number;
+  waiting: boolean;
+}): number {
+  const fast = Math.min(o.fastPollMs, o.pollMs);
+  if (o.interval === null || !o.sightings.length) return o.pollMs;
+  const longest = o.waiting ? Math.max(fast, Math.min(o.pollMs, o.interval / 4)) : o.pollMs;
+  const wakeAt = expectedClose(o.sightings, o.next, o.interval) - EARLY_MS;
+  return Math.min(longest, Math.max(fast, wakeAt - o.now));
+}
 
 export class LedgerWatcher {
   private readonly pending = new Map<string, Set<(c: Confirmed) => void>>();
@@ -189,22 +216,36 @@ export class LedgerWatcher {
   }
 
   private nextDelay(now: number): number {
-    const fast = Math.min(this.opts.fastPollMs, this.opts.pollMs);
-    const interval = median(this.intervals);
-    if (interval === null || !this.latestSeenAt) return this.opts.pollMs;
-    const wakeAt = expectedClose(this.sightings, this.latestLedger + 1, interval) - EARLY_MS;
-    return Math.min(this.opts.pollMs, Math.max(fast, wakeAt - now));
+    return pollDelay({
+      now,
+      sightings: this.sightings,
+      next: this.latestLedger + 1,
+      interval: median(this.intervals),
+      pollMs: this.opts.pollMs,
+      fastPollMs: this.opts.fastPollMs,
+      waiting: this.pending.size > 0,
+    });
   }
 
-  /** A new latest ledger: the time since the previous one is an interval sample when exactly one closed in between. */
+  /**
+   * A new latest ledger, seen at `now` by a poll; the poll before started at `after` (0: unknown).
+   * The time since the previous one is an interval sample when exactly one closed in between and,
+   * once a few samples are in, when both were seen tightly (within EARLY_MS of the poll before):
+   * the time between two late sightings says little about the time between two closes.
+   */
   private seen(sequence: number, now: number, after: number): void {
-    if (sequence === this.latestLedger + 1 && this.latestSeenAt) {
-      this.intervals.push(now - this.latestSeenAt);
-      if (this.intervals.length > INTERVAL_SAMPLES) this.intervals.shift();
+    const prev = this.sightings[this.sightings.length - 1];
+    const tight = (s: Sighting) => s.after > 0 && s.at - s.after <= EARLY_MS;
+    const sighting = { sequence, at: now, after };
+    if (prev && sequence === prev.sequence + 1) {
+      if (this.intervals.length < BOOTSTRAP_SAMPLES || (tight(prev) && tight(sighting))) {
+        this.intervals.push(now - prev.at);
+        if (this.intervals.length > INTERVAL_SAMPLES) this.intervals.shift();
+      }
     }
     this.latestLedger = sequence;
     this.latestSeenAt = now;
-    this.sightings.push({ sequence, at: now, after: after || now });
+    this.sightings.push(sighting);
     if (this.sightings.length > SIGHTINGS) this.sightings.shift();
   }
 

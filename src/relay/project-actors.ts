@@ -11,6 +11,7 @@
  */
 import { createActor, type Actor } from "xstate";
 import {
+  type Settlement,
   dailySpendExceeded,
   projectMachine,
   rateLimited,
@@ -96,6 +97,9 @@ export class ProjectActors {
   private sharedFailedAt = 0;
   /** Open holds against a shared day's spend, by reservation id. */
   private readonly spendHolds = new Map<string, { name: string; grant: bigint }>();
+  /** Settlements not yet sent to their actor (see `settle`). */
+  private readonly unsent = new Map<ProjectActor, Settlement[]>();
+  private sendScheduled = false;
 
   /** `shared`: several instances share the rate limits and daily spends there; null: each actor's own. */
   constructor(
@@ -135,8 +139,17 @@ export class ProjectActors {
     return actor;
   }
 
+  /** A project's actor, with the settlements given to it sent (so that what it holds is current). */
   project(id: string): ProjectActor | undefined {
-    return this.projects.get(id);
+    const actor = this.projects.get(id);
+    if (actor) this.sendSettlements(actor);
+    return actor;
+  }
+
+  /** Settles what the journal released and charged for a project's submission outside any reservation of this run. */
+  settleJournaled(projectId: string, s: { charged: bigint; released: bigint }): void {
+    const actor = this.projects.get(projectId);
+    if (actor) this.settle(actor, crypto.randomUUID(), { ...s, journaled: true });
   }
 
   /** Anonymous client actors in memory (at most `maxAnonymousClients`; the overflow actor not counted). */
@@ -237,6 +250,7 @@ export class ProjectActors {
         this.sharedFailed(e, "the global rate-limit bucket did not answer: this instance's own is used");
       }
     }
+    this.sendSettlements(actor);
     const r = await ask<ProjectReply>(actor, { type: "ADMIT", id: crypto.randomUUID(), now: Date.now() });
     return r.ok ? { ok: true, rate: r.rate! } : { ok: false, error: replyError(r.error), rate: r.rate };
   }
@@ -254,6 +268,7 @@ export class ProjectActors {
       scope,
       reserve: async (id, credits, request) => {
         const now = Date.now();
+        this.sendSettlements(actor);
         const r = await ask<ProjectReply>(actor, { type: "RESERVE", id, now, credits, request });
         if (!r.ok) throw replyError(r.error);
         await this.reserveShared(actor, id, r.grant!, now);
@@ -263,8 +278,22 @@ export class ProjectActors {
     };
   }
 
-  private settle(actor: ProjectActor, id: string, s: { charged: bigint; released: bigint; journaled: boolean }): void {
-    actor.send({ type: "SETTLE", id, now: Date.now(), ...s });
+  /**
+   * Settles a reservation: queued, and sent with the turn's other settlements in one SETTLE once
+   * the turn's answers are out (a burst of confirmations is answered first), or before anything
+   * asks or reads the actor, whichever is first.
+   */
+  private settle(actor: ProjectActor, id: string, s: Omit<Settlement, "id">): void {
+    const queued = this.unsent.get(actor);
+    if (queued) queued.push({ id, ...s });
+    else this.unsent.set(actor, [{ id, ...s }]);
+    if (!this.sendScheduled) {
+      this.sendScheduled = true;
+      setImmediate(() => {
+        this.sendScheduled = false;
+        for (const a of [...this.unsent.keys()]) this.sendSettlements(a);
+      });
+    }
     const hold = this.spendHolds.get(id);
     if (!hold || !this.shared) return;
     this.spendHolds.delete(id);
@@ -299,6 +328,13 @@ export class ProjectActors {
     throw replyError(dailySpendExceeded(limit, totals.spent, totals.held - grant, grant));
   }
 
+  private sendSettlements(actor: ProjectActor): void {
+    const settlements = this.unsent.get(actor);
+    if (!settlements) return;
+    this.unsent.delete(actor);
+    actor.send({ type: "SETTLE", now: Date.now(), settlements });
+  }
+
   private watch(actor: ProjectActor, key: string, ttl?: number): void {
     this.keys.set(actor, key);
     actor.subscribe(() => {
@@ -308,6 +344,7 @@ export class ProjectActors {
   }
 
   private flush(actor: ProjectActor): Promise<void> {
+    this.sendSettlements(actor);
     const t = this.timers.get(actor);
     if (!t) return Promise.resolve();
     clearTimeout(t.timer);
@@ -319,6 +356,7 @@ export class ProjectActors {
 
   /** Writes every pending checkpoint and stops the actors. */
   async stop(): Promise<void> {
+    for (const a of [...this.unsent.keys()]) this.sendSettlements(a);
     await Promise.all([...this.timers.keys()].map((a) => this.flush(a)));
     for (const a of this.projects.values()) a.stop();
     for (const c of this.anonymous.values()) (await c.ready).stop();

@@ -41,6 +41,9 @@ export interface LeaseOptions {
 }
 
 export class Leases {
+  /** Leases ended this turn, not yet told to their channels (see `end`). */
+  private ended: [string, ChannelEvent][] = [];
+
   constructor(
     private readonly channels: Channels,
     private readonly sync: AccountSync,
@@ -62,7 +65,8 @@ export class Leases {
     const keypair = this.channels.keys.get(publicKey);
     if (!keypair || !this.channels.channel(publicKey)) return null;
     const id = crypto.randomUUID();
-    this.end(publicKey, { type: "KEEP", id, fee });
+    this.sendEnded();
+    this.channels.send(publicKey, { type: "KEEP", id, fee });
     return { keypair, end: (charged) => this.end(publicKey, { type: "RELEASE", id, charged }) };
   }
 
@@ -99,6 +103,7 @@ export class Leases {
       );
     const deadline = Date.now() + waitMs;
     for (;;) {
+      this.sendEnded(); // a pick sees every lease ended so far
       const pk = await pick();
       if (pk) return pk;
       if (this.opts.stopped() || Date.now() >= deadline) {
@@ -113,8 +118,22 @@ export class Leases {
     }
   }
 
+  /**
+   * Ends a lease: its channel is told with the turn's other ends once the turn's answers are out
+   * (a burst of confirmations is answered first), or before the next pick, whichever is first.
+   */
   private end(pk: string, event: ChannelEvent): void {
-    this.channels.send(pk, event);
-    this.opts.upkeep(pk);
+    this.ended.push([pk, event]);
+    if (this.ended.length === 1) setImmediate(() => this.sendEnded());
+  }
+
+  private sendEnded(): void {
+    if (!this.ended.length) return;
+    const ended = this.ended;
+    this.ended = [];
+    for (const [pk, event] of ended) {
+      this.channels.send(pk, event);
+      this.opts.upkeep(pk);
+    }
   }
 }
