@@ -168,3 +168,21 @@ describe("the ledger watcher follows getTransactions' cursor", () => {
     expect(s.calls).toEqual(["getLatestLedger", "getTransactions"]);
   });
 });
+
+describe("passed", () => {
+  test("true once a ledger after the given one is read; false after the timeout, or at stop", async () => {
+    const s = setup(1);
+    await s.watcher.start();
+    const at = s.net.header.sequence;
+    expect(await s.watcher.passed(at - 1, 1000)).toBe(true); // already read
+    const next = s.watcher.passed(at, 5000);
+    const late = s.watcher.passed(at + 5, 30);
+    const stopped = s.watcher.passed(at + 5, 5000);
+    s.net.closeLedger();
+    await poll(s);
+    expect(await next).toBe(true);
+    expect(await late).toBe(false);
+    s.watcher.stop();
+    expect(await stopped).toBe(false);
+  });
+});

@@ -88,7 +88,7 @@ export function pollDelay(o: {
 
 export class LedgerWatcher {
   private readonly pending = new Map<string, Set<(c: Confirmed) => void>>();
-  private readonly ledgerWaiters = new Set<() => void>();
+  private readonly ledgerWaiters = new Set<{ ledger: number; done: (passed: boolean) => void }>();
   /** Recent times between ledgers (ms), as first seen. */
   private readonly intervals: number[] = [];
   /**
@@ -140,6 +140,7 @@ export class LedgerWatcher {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    for (const w of this.ledgerWaiters) w.done(false);
   }
 
   /**
@@ -164,23 +165,25 @@ export class LedgerWatcher {
     return { promise, cancel: () => done(null) };
   }
 
-  /** Resolves when a ledger after `ledger` has been read (true), or after `timeoutMs` (false). */
-  async passed(ledger: number, timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.last <= ledger) {
-      const left = deadline - Date.now();
-      if (left <= 0 || this.stopped) return false;
-      await new Promise<void>((resolve) => {
-        const done = () => {
+  /**
+   * Resolves when a ledger after `ledger` has been read (true), or after `timeoutMs` or `stop()`
+   * (false). One timer and one entry per call, checked after each good poll.
+   */
+  passed(ledger: number, timeoutMs: number): Promise<boolean> {
+    if (this.last > ledger) return Promise.resolve(true);
+    if (timeoutMs <= 0 || this.stopped) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const w = {
+        ledger,
+        done: (ok: boolean) => {
           clearTimeout(t);
-          this.ledgerWaiters.delete(done);
-          resolve();
-        };
-        const t = setTimeout(done, left);
-        this.ledgerWaiters.add(done);
-      });
-    }
-    return true;
+          this.ledgerWaiters.delete(w);
+          resolve(ok);
+        },
+      };
+      const t = setTimeout(() => w.done(false), timeoutMs);
+      this.ledgerWaiters.add(w);
+    });
   }
 
   /** Polls now (e.g. when an embedded network says a ledger closed). */
@@ -256,7 +259,7 @@ export class LedgerWatcher {
       else await this.probe(startedAt);
       this.lastError = null;
       this.failingSince = null;
-      for (const w of [...this.ledgerWaiters]) w();
+      for (const w of this.ledgerWaiters) if (this.last > w.ledger) w.done(true);
     } catch (e) {
       const message = messageOf(e);
       // an outage is logged when it starts, when its cause changes, and every 10 s: not at every poll
