@@ -38,6 +38,7 @@ const report: Report = {
   latency: [],
   phases: [],
   embedded: [],
+  warmups: [],
   profile: null,
   memory: [],
   problems: [],

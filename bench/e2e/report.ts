@@ -21,6 +21,8 @@ export interface Report {
   latency: LatencyResult[];
   phases: (PhaseResult & { db: Db })[];
   embedded: (PhaseResult & { db: Db })[];
+  /** Each fresh relay's first phase, before what is measured. */
+  warmups: (PhaseResult & { relay: string })[];
   profile: { db: Db; phase: PhaseResult; summary: ProfileSummary } | null;
   /** The relay's RSS after each number of requests (sent at one rate, in consecutive phases). */
   memory: { db: Db; rate: number; points: { requests: number; answered: number; rssMb: number }[] }[];
@@ -197,6 +199,27 @@ function memoryTable(r: Report): string {
   return table(["database", "req/s", ...heads, "last / first"], rows);
 }
 
+/** Each fresh relay's first phase: what a relay just started gives while its code is cold. */
+function warmupSection(rows: Report["warmups"]): string {
+  return [
+    "Warm-up: each relay's first phase, right after it started (cold code), before the measured ones",
+    table(
+      ["relay", "req/s", "sent", "200", "p50 ms", "p99 ms", "confirm p50", "confirm p99", "CPU ms/answer"],
+      rows.map((p) => [
+        p.relay,
+        n(p.rate),
+        n(p.sent),
+        n(p.statuses["200"] ?? 0),
+        ms(p.latencyMs.p50),
+        ms(p.latencyMs.p99),
+        ms(p.confirmationMs.p50),
+        ms(p.confirmationMs.p99),
+        p.relayCpuMsPerAnswer.toFixed(2),
+      ]),
+    ),
+  ].join("\n");
+}
+
 export function formatReport(r: Report): string {
   const h = r.header;
   const out = [`bench:e2e ${h.date}  nproc ${h.nproc}  cpu ${h.cpu}  bun ${h.bun}  commit ${h.commit}`, ""];
@@ -227,6 +250,7 @@ export function formatReport(r: Report): string {
       "",
     );
   if (r.profile) out.push(`4. ${profileSection(r.profile)}`, "");
+  if (r.warmups.length) out.push(warmupSection(r.warmups), "");
   if (r.memory.length)
     out.push("5. The relay's RSS as requests add up (1 s ledgers, upstream localnet)", memoryTable(r), "");
   if (r.problems.length) {

@@ -8,6 +8,8 @@
  * - BENCH_STEPS (default fast,slow,embedded,memory): what to run: `fast` the 1 s standalone localnet
  *   (latency, load, profile), `slow` the 5 s one (latency), `embedded` the relay's own mainnet,
  *   `memory` the relay's RSS after 10,000 and after 100,000 requests (1 s standalone localnet);
+ * - BENCH_WARMUP (default 300,3; 0 for none): each relay's first phase, at that rate for that many
+ *   seconds, before what is measured (a fresh process runs cold code); printed apart;
  * - BENCH_MEMORY_RATE (default 700 req/s) and BENCH_MEMORY_REQUESTS (default 10000,100000; quick
  *   2000,10000): the memory step's rate and the request counts its RSS is read after.
  */
@@ -34,6 +36,8 @@ export interface Settings {
   accounts: number;
   /** Wait for a phase's last answers at most this long after its last send. */
   capMs: number;
+  /** A fresh relay's first phase, apart from the measured ones; null: none. */
+  warmup: { rate: number; seconds: number } | null;
   /** The memory step: its rate, and the total requests after which RSS is read (ascending). */
   memoryRate: number;
   memoryAfter: number[];
@@ -63,7 +67,10 @@ export function loadSettings(env = process.env): Settings {
     .map(Number)
     .sort((a, b) => a - b);
   if (memoryAfter.some((r) => !(r > 0))) throw new Error("BENCH_MEMORY_REQUESTS must list request counts");
-  const highest = Math.max(...rates, profileRate ?? 0, memoryRate);
+  const w = (env.BENCH_WARMUP ?? "300,3").split(",").map(Number);
+  if (w[0] !== 0 && !(w[0]! > 0 && w[1]! > 0)) throw new Error("BENCH_WARMUP must be rate,seconds (e.g. 300,3) or 0");
+  const warmup = w[0] === 0 ? null : { rate: w[0]!, seconds: w[1]! };
+  const highest = Math.max(...rates, profileRate ?? 0, memoryRate, warmup?.rate ?? 0);
   return {
     dbs,
     steps,
@@ -77,6 +84,7 @@ export function loadSettings(env = process.env): Settings {
     profileDb: dbs.includes("postgres") ? "postgres" : "pglite",
     accounts: Math.max(200, Math.ceil((highest * 3) / 100) * 100),
     capMs: 45_000,
+    warmup,
     memoryRate,
     memoryAfter,
   };

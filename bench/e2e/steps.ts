@@ -106,6 +106,14 @@ async function phase(ctx: Ctx, relay: RelayProc, key: string, net: LocalnetProc 
   return p;
 }
 
+/** A fresh relay's first phase (cold code), reported apart from the measured ones. */
+async function warmup(ctx: Ctx, label: string, relay: RelayProc, key: string, net: LocalnetProc | null) {
+  const w = ctx.s.warmup;
+  if (!w) return;
+  say(`${label}: warm-up`);
+  ctx.report.warmups.push({ relay: label, ...(await phase(ctx, relay, key, net, w.rate, w.seconds)) });
+}
+
 export async function fastNetwork(ctx: Ctx): Promise<void> {
   const { s, gen, report } = ctx;
   say("1 s ledgers: starting the standalone localnet");
@@ -118,6 +126,7 @@ export async function fastNetwork(ctx: Ctx): Promise<void> {
     for (const db of s.dbs)
       await step(ctx, `${db}, 1 s ledgers`, async () =>
         withRelay(ctx, `${db} upstream 1 s`, await upstreamOpts(net, db), async (relay, key) => {
+          await warmup(ctx, `${db} upstream 1 s`, relay, key, net);
           await latency(ctx, relay, key, db, 1000, s.pairsFast);
           say(`${db}: open-loop phases`);
           for (const rate of s.rates)
@@ -135,6 +144,7 @@ export async function fastNetwork(ctx: Ctx): Promise<void> {
           `${s.profileDb} --cpu-prof`,
           await upstreamOpts(net, s.profileDb, dir),
           async (relay, key) => {
+            await warmup(ctx, `${s.profileDb} --cpu-prof`, relay, key, net);
             done.phase = await phase(ctx, relay, key, net, rate, s.seconds);
           },
         );
@@ -176,7 +186,9 @@ export async function embeddedNetwork(ctx: Ctx): Promise<void> {
       withRelay(ctx, `${db} embedded`, { db, embeddedLedgerMs: 1000 }, async (relay, key) => {
         const base = `${relay.url}/localnet/mainnet`;
         await gen.init(`${base}/rpc`, `${base}/friendbot`);
-        await gen.fund(Math.max(100, Math.ceil((s.embeddedRate * 3) / 100) * 100));
+        const rate = Math.max(s.embeddedRate, s.warmup?.rate ?? 0);
+        await gen.fund(Math.max(100, Math.ceil((rate * 3) / 100) * 100));
+        await warmup(ctx, `${db} embedded`, relay, key, null);
         say(`${db}: open-loop phase on the embedded mainnet`);
         report.embedded.push({
           db,
