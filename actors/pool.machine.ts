@@ -5,10 +5,11 @@
  * source's balance and no request waits on one channel while another can pay. ACQUIRE picks a
  * channel for an own transaction (func+auth mode): an active channel with no pending transaction
  * of its own. Both answer with an emitted `reply`; the chosen channel is sent HOLD or TAKE in the
- * same step, so two requests can never be given the same fee room or sequence number. No I/O.
+ * same step, so two requests can never be given the same fee room or sequence number. One
+ * channel's own events (KEEP, RELEASE, DONE, SYNC, ...) go straight to its actor. No I/O.
  */
 import { setup, enqueueActions, type ActorRefFrom } from "xstate";
-import { available, channelMachine, type ChannelEvent, type ChannelInput } from "./channel.machine.ts";
+import { available, channelMachine, type ChannelInput } from "./channel.machine.ts";
 
 export type ChannelRef = ActorRefFrom<typeof channelMachine>;
 
@@ -20,8 +21,6 @@ export type PoolEvent =
   | { type: "ADD"; channel: ChannelInput }
   | { type: "ASSIGN"; id: string; fee: bigint }
   | { type: "ACQUIRE"; id: string; fee: bigint }
-  /** An event for one channel (KEEP, RELEASE, DONE, SYNC, CREDIT, ACTIVATE, RETIRE). */
-  | { type: "TO"; publicKey: string; event: ChannelEvent }
   | { type: "REMOVE"; publicKey: string };
 
 export type PoolReply =
@@ -81,12 +80,6 @@ export const poolMachine = setup({
           publicKey: pk,
           seq: context.channels[pk]!.getSnapshot().context.seq + 1n,
         });
-      }),
-    },
-    TO: {
-      actions: enqueueActions(({ context, event, enqueue }) => {
-        const ref = context.channels[event.publicKey];
-        if (ref) enqueue.sendTo(ref, event.event);
       }),
     },
     REMOVE: {

@@ -154,7 +154,7 @@ describe("pool: assignment", () => {
 
   test("retired and creating channels are never assigned", async () => {
     const p = pool([5_000n, 1_000n]);
-    p.actor.send({ type: "TO", publicKey: "G0", event: { type: "RETIRE" } });
+    p.actor.getSnapshot().context.channels.G0!.send({ type: "RETIRE" });
     expect((await p.send({ type: "ASSIGN", fee: 500n })).publicKey).toBe("G1");
     p.actor.send({
       type: "ADD",
@@ -172,7 +172,7 @@ describe("pool: assignment", () => {
     expect((await p.send({ type: "ACQUIRE", fee: 100n })).publicKey).toBe(null);
     // fee-bumps still go to a channel that runs an own transaction
     expect((await p.send({ type: "ASSIGN", fee: 100n })).publicKey).toBe("G0");
-    p.actor.send({ type: "TO", publicKey: "G0", event: { type: "DONE", id: a.id, charged: 100n, consumed: true } });
+    p.actor.getSnapshot().context.channels.G0!.send({ type: "DONE", id: a.id, charged: 100n, consumed: true });
     expect(await p.send({ type: "ACQUIRE", fee: 100n })).toMatchObject({ publicKey: "G0", seq: SEQ + 2n });
   });
 

@@ -39,8 +39,9 @@ export class Channels {
     return pk === this.funder.publicKey() ? (this.funderActor ?? undefined) : this.refs()[pk];
   }
 
+  /** Sends a channel actor an event (straight to it: the pool has no part in one channel's events). */
   send(pk: string, event: ChannelEvent): void {
-    this.pool.send({ type: "TO", publicKey: pk, event });
+    this.refs()[pk]?.send(event);
     this.notify();
   }
 

@@ -88,7 +88,7 @@ export class Reconciler {
   async drain(pks: string[]): Promise<void> {
     if (!pks.length) return;
     await this.deps.repo.setState(this.deps.network, pks, "draining");
-    for (const pk of pks) this.deps.channels.pool.send({ type: "TO", publicKey: pk, event: { type: "RETIRE" } });
+    for (const pk of pks) this.deps.channels.send(pk, { type: "RETIRE" });
   }
 
   private async reconcile(): Promise<void> {
@@ -200,11 +200,7 @@ export class Reconciler {
       await this.deps.sync.resync(this.deps.funder.publicKey());
       // a new account's sequence number is the creating ledger's sequence << 32
       for (const pk of pks) {
-        channels.pool.send({
-          type: "TO",
-          publicKey: pk,
-          event: { type: "ACTIVATE", balance: config.startingBalance, seq: BigInt(c.ledger) << 32n },
-        });
+        channels.send(pk, { type: "ACTIVATE", balance: config.startingBalance, seq: BigInt(c.ledger) << 32n });
         this.unconfirmed.delete(pk);
       }
       this.deps.log.info({ network, created: pks.length, ledger: c.ledger }, "channel accounts created");
