@@ -350,7 +350,7 @@ export class ProjectActors {
     clearTimeout(t.timer);
     this.timers.delete(actor);
     return this.store
-      .set(t.key, withoutHolds(actor.getPersistedSnapshot()), t.ttl)
+      .set(t.key, withoutHolds(actor), t.ttl)
       .catch((e) => this.log.warn({ err: String(e), key: t.key }, "writing a checkpoint failed"));
   }
 
@@ -366,9 +366,10 @@ export class ProjectActors {
 
 /**
  * A checkpoint without the open holds: they die with the process (a restored actor is sent SYNC,
- * which clears them), and a busy project holds thousands, which each checkpoint would serialize.
+ * which clears them), and a busy project holds thousands, which each checkpoint would otherwise
+ * walk and serialize (they are left out before the snapshot is persisted, not after).
  */
-function withoutHolds(snapshot: unknown): unknown {
-  const s = snapshot as { context?: Record<string, unknown> };
-  return s.context ? { ...s, context: { ...s.context, holds: {}, held: 0n } } : snapshot;
+function withoutHolds(actor: ProjectActor): unknown {
+  const s = actor.getSnapshot();
+  return projectMachine.getPersistedSnapshot({ ...s, context: { ...s.context, holds: {}, held: 0n } });
 }
