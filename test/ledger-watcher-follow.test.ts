@@ -87,7 +87,9 @@ async function closeWith(s: Setup, txs: { xdr: string }[]): Promise<void> {
   await poll(s);
 }
 
+/** Lets the watcher poll once (from 2 ms after the last poll ended, so that `lastPollAt` changes). */
 async function poll(s: Setup): Promise<void> {
+  await Bun.sleep(2);
   const before = s.watcher.lastPollAt;
   s.watcher.poke();
   while (s.watcher.lastPollAt === before) await Bun.sleep(1);

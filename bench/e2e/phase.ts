@@ -77,12 +77,14 @@ export interface PhaseTarget {
   closes: LedgerCloses;
   localnetPid: number | null;
   clkTck: number;
+  /** Requests carry idempotency keys. */
+  keyed?: boolean;
 }
 
 export async function runPhase(t: PhaseTarget, rate: number, seconds: number, capMs: number): Promise<PhaseResult> {
   const { gen, relay, closes, clkTck } = t;
   await gen.refresh();
-  const prep = await gen.prepare({ relayUrl: relay.url, apiKey: t.apiKey, rate, seconds });
+  const prep = await gen.prepare({ relayUrl: relay.url, apiKey: t.apiKey, rate, seconds, keyed: t.keyed });
   const pids = [relay.pid, t.localnetPid, gen.pid];
   const cpuOf = () => pids.map((pid) => (pid === null ? 0 : cpuMs(pid, clkTck)));
   const cpu0 = cpuOf();

@@ -25,6 +25,8 @@ export interface RelayTarget {
   apiKey: string;
   /** Several instances of the relay (no load balancer): an open-loop phase sends round-robin over them. */
   relayUrls?: string[];
+  /** Each request carries an X-Idempotency-Key of its own. */
+  keyed?: boolean;
 }
 /** `pairs` times: a direct SDK submission and a relay one sent at the same instant, a random pause before each. */
 export interface LatencyCmd extends RelayTarget {

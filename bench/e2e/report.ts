@@ -19,7 +19,8 @@ export interface LatencyResult {
 export interface Report {
   header: { date: string; nproc: number; cpu: string; bun: string; commit: string };
   latency: LatencyResult[];
-  phases: (PhaseResult & { db: Db })[];
+  /** `keyed`: every request had an idempotency key. */
+  phases: (PhaseResult & { db: Db; keyed?: boolean })[];
   embedded: (PhaseResult & { db: Db })[];
   /** Each fresh relay's first phase, before what is measured. */
   warmups: (PhaseResult & { relay: string })[];
@@ -70,7 +71,10 @@ function latencySection(rows: LatencyResult[]): string {
   );
 }
 
-type Row = PhaseResult & { db: Db };
+type Row = PhaseResult & { db: Db; keyed?: boolean };
+
+/** A row's database, marked when its requests had idempotency keys. */
+const dbOf = (p: Row) => (p.keyed ? `${p.db} +keys` : p.db);
 const cores = (v: number | null) => (v === null ? "-" : v.toFixed(2));
 
 /** Outcomes and latency of each phase. */
@@ -90,7 +94,7 @@ function phaseTable(rows: Row[]): string {
       "p99 ms",
     ].concat(["max ms"]),
     rows.map((p) => [
-      p.db,
+      dbOf(p),
       n(p.rate),
       n(p.sent),
       n(p.answered),
@@ -116,7 +120,7 @@ function resourceTable(rows: Row[]): string {
       "pre-build ms",
     ]),
     rows.map((p) => [
-      p.db,
+      dbOf(p),
       n(p.rate),
       p.relayCpuMsPerAnswer.toFixed(2),
       cores(p.relayCores),
@@ -134,11 +138,11 @@ function resourceTable(rows: Row[]): string {
 const statusLines = (rows: Row[]) =>
   rows
     .filter((p) => p.answered > (p.statuses["200"] ?? 0))
-    .map((p) => `  ${p.db} ${n(p.rate)} req/s errors: ${errorsOf(p.statuses)}`);
+    .map((p) => `  ${dbOf(p)} ${n(p.rate)} req/s errors: ${errorsOf(p.statuses)}`);
 
 function confirmationTable(r: Report): string {
   const row = (p: Row, network: string) => [
-    p.db,
+    dbOf(p),
     network,
     n(p.rate),
     n(p.confirmationMs.samples),

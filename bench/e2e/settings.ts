@@ -8,6 +8,8 @@
  * - BENCH_STEPS (default fast,slow,embedded,memory): what to run: `fast` the 1 s standalone localnet
  *   (latency, load, profile), `slow` the 5 s one (latency), `embedded` the relay's own mainnet,
  *   `memory` the relay's RSS after 10,000 and after 100,000 requests (1 s standalone localnet);
+ * - BENCH_KEYED_RATE (default 1000; quick 0; 0 for none): one more phase at that rate on the 1 s
+ *   network, each request with an X-Idempotency-Key of its own;
  * - BENCH_WARMUP (default 300,3; 0 for none): each relay's first phase, at that rate for that many
  *   seconds, before what is measured (a fresh process runs cold code); printed apart;
  * - BENCH_MEMORY_RATE (default 700 req/s) and BENCH_MEMORY_REQUESTS (default 10000,100000; quick
@@ -36,6 +38,8 @@ export interface Settings {
   accounts: number;
   /** Wait for a phase's last answers at most this long after its last send. */
   capMs: number;
+  /** The keyed phase's rate (requests with idempotency keys); 0: none. */
+  keyedRate: number;
   /** A fresh relay's first phase, apart from the measured ones; null: none. */
   warmup: { rate: number; seconds: number } | null;
   /** The memory step: its rate, and the total requests after which RSS is read (ascending). */
@@ -69,8 +73,10 @@ export function loadSettings(env = process.env): Settings {
   if (memoryAfter.some((r) => !(r > 0))) throw new Error("BENCH_MEMORY_REQUESTS must list request counts");
   const w = (env.BENCH_WARMUP ?? "300,3").split(",").map(Number);
   if (w[0] !== 0 && !(w[0]! > 0 && w[1]! > 0)) throw new Error("BENCH_WARMUP must be rate,seconds (e.g. 300,3) or 0");
+  const keyedRate = Number(env.BENCH_KEYED_RATE ?? (quick ? 0 : 1000));
+  if (!(keyedRate >= 0)) throw new Error("BENCH_KEYED_RATE must be a rate in req/s, or 0");
   const warmup = w[0] === 0 ? null : { rate: w[0]!, seconds: w[1]! };
-  const highest = Math.max(...rates, profileRate ?? 0, memoryRate, warmup?.rate ?? 0);
+  const highest = Math.max(...rates, profileRate ?? 0, memoryRate, warmup?.rate ?? 0, keyedRate);
   return {
     dbs,
     steps,
@@ -84,6 +90,7 @@ export function loadSettings(env = process.env): Settings {
     profileDb: dbs.includes("postgres") ? "postgres" : "pglite",
     accounts: Math.max(200, Math.ceil((highest * 3) / 100) * 100),
     capMs: 45_000,
+    keyedRate,
     warmup,
     memoryRate,
     memoryAfter,

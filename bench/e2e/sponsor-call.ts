@@ -10,12 +10,16 @@ export interface SponsorAnswer {
   ledger: number;
 }
 
-/** Sends a pre-built body (`{"transaction": …, "network": "mainnet"}`) with the project's key. */
+/** Sends a pre-built body (`{"transaction": …, "network": "mainnet"}`) with the project's key (and an idempotency key when `keyed`). */
 export async function callSponsor(target: RelayTarget, body: string, signal?: AbortSignal): Promise<SponsorAnswer> {
   try {
     const res = await fetch(`${target.relayUrl}/v1/sponsor`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": target.apiKey },
+      headers: {
+        "content-type": "application/json",
+        "x-api-key": target.apiKey,
+        ...(target.keyed ? { "x-idempotency-key": crypto.randomUUID() } : {}),
+      },
       body,
       signal,
     });

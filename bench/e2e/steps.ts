@@ -90,9 +90,17 @@ async function latency(ctx: Ctx, relay: RelayProc, key: string, db: Db, ledgerMs
   ctx.report.latency.push({ db, ledgerMs, ...r });
 }
 
-/** One open-loop phase; `net` null: the relay's embedded network. */
-async function phase(ctx: Ctx, relay: RelayProc, key: string, net: LocalnetProc | null, rate: number, seconds: number) {
-  say(`  ${rate} req/s for ${Math.round(seconds * 10) / 10} s`);
+/** One open-loop phase; `net` null: the relay's embedded network; `keyed`: with idempotency keys. */
+async function phase(
+  ctx: Ctx,
+  relay: RelayProc,
+  key: string,
+  net: LocalnetProc | null,
+  rate: number,
+  seconds: number,
+  keyed = false,
+) {
+  say(`  ${rate} req/s for ${Math.round(seconds * 10) / 10} s${keyed ? ", each with an idempotency key" : ""}`);
   const target = {
     gen: ctx.gen,
     relay,
@@ -100,6 +108,7 @@ async function phase(ctx: Ctx, relay: RelayProc, key: string, net: LocalnetProc 
     closes: net ? net.closes : relay.closes,
     localnetPid: net ? net.child.pid : null,
     clkTck: ctx.clkTck,
+    keyed,
   };
   const p = await runPhase(target, rate, seconds, ctx.s.capMs);
   say(`  -> ${p.answered}/${p.sent} answered, ${p.statuses["200"] ?? 0} ok, p50 ${Math.round(p.latencyMs.p50)} ms`);
@@ -131,6 +140,12 @@ export async function fastNetwork(ctx: Ctx): Promise<void> {
           say(`${db}: open-loop phases`);
           for (const rate of s.rates)
             report.phases.push({ db, ...(await phase(ctx, relay, key, net, rate, s.seconds)) });
+          if (s.keyedRate)
+            report.phases.push({
+              db,
+              keyed: true,
+              ...(await phase(ctx, relay, key, net, s.keyedRate, s.seconds, true)),
+            });
         }),
       );
     const rate = s.profileRate;

@@ -13,24 +13,14 @@ import { RelayError } from "../errors.ts";
 import type { Db } from "./db.ts";
 import { readOutcome } from "./outcome-codec.ts";
 import { GroupCommit } from "./group-commit.ts";
+import { column, rowsOf } from "./batch-sql.ts";
 import type { Outcome, SettledCredits, SubmissionIntent, SubmissionRecord, SubmissionStore } from "./types.ts";
 
 /** The journal's net reserve for a submission (negative while a reservation is outstanding). */
 const outstanding = (submissionId: SQL) =>
   sql`(select coalesce(sum(amount), 0) from ${creditJournal} where submission_id = ${submissionId} and kind in ('reserve', 'release'))`;
 
-/** Rows of a raw statement, from either driver (postgres-js answers an array, PGlite `{ rows }`). */
-const rowsOf = <T>(r: unknown): T[] => (Array.isArray(r) ? r : (r as { rows: T[] }).rows);
-
 type Intent = { s: SubmissionIntent; hold: bigint; fresh: boolean };
-
-/**
- * One column of a batch as a single array parameter (its values as text, cast by the statement): a
- * batch's statement has the same text and parameter count whatever its size, so the driver and the
- * server prepare it once, and building it costs the same for 1 row or 500.
- */
-const column = (values: (string | number | bigint | boolean | null)[], type: string): SQL =>
-  sql`${sql.param(values.map((v) => (v === null ? null : String(v))))}::${sql.raw(type)}[]`;
 
 /** The intents as rows of a `with` clause named `input`. */
 function intentInput(items: Intent[]): SQL {
