@@ -68,15 +68,11 @@ export class IdempotencyRepo implements IdempotencyStore {
     const taken = items.filter((c) => !won.has(idOf(c)));
     const records = new Map<string, IdempotencyRecord>();
     if (taken.length) {
+      const keys = (f: (c: Claim) => string) => column(taken.map(f), "text");
       const rows = rowsOf<{ scope: string; key: string; body_hash: string; outcome: unknown }>(
         await this.db.execute(sql`select k.scope, k.key, k.body_hash, k.outcome from ${idempotencyKeys} k
-          join unnest(${column(
-            taken.map((c) => c.scope),
-            "text",
-          )}, ${column(
-            taken.map((c) => c.key),
-            "text",
-          )}) as t (scope, key) on k.scope = t.scope and k.key = t.key`),
+          join unnest(${keys((c) => c.scope)}, ${keys((c) => c.key)}) as t (scope, key)
+            on k.scope = t.scope and k.key = t.key`),
       );
       for (const r of rows) records.set(idOf(r), { bodyHash: r.body_hash, outcome: readOutcome(r.outcome) });
     }
