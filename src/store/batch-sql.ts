@@ -1,13 +1,35 @@
-/** SQL pieces for statements that write or read a whole batch (group-commit.ts) at once. */
-import { sql, type SQL } from "drizzle-orm";
+/** Statements that write or read a whole batch (group-commit.ts) at once. */
+import { sql, type Query, type SQL } from "drizzle-orm";
+import { PgDialect } from "drizzle-orm/pg-core";
+import type { Db } from "./db.ts";
+
+type Value = string | number | bigint | boolean | null;
+
+const dialect = new PgDialect();
 
 /**
- * One column of a batch as a single array parameter (its values as text, cast by the statement): a
- * batch's statement has the same text and parameter count whatever its size, so the driver and the
- * server prepare it once, and building it costs the same for 1 row or 500.
+ * A statement over a batch whose every parameter is one column of it (an array of the values as
+ * text, cast by the statement): its text is the same for 1 row or 500. So drizzle builds it once
+ * (the first run), and it runs as a named statement, which the driver prepares once per connection
+ * (the server parses and plans it once). `build` gets the column for a name: `col("id", "text")`
+ * is the parameter `$n::text[]` that run's `columns.id` fills.
  */
-export const column = (values: (string | number | bigint | boolean | null)[], type: string): SQL =>
-  sql`${sql.param(values.map((v) => (v === null ? null : String(v))))}::${sql.raw(type)}[]`;
+export class BatchStatement<K extends string> {
+  private query: Query | null = null;
+
+  constructor(
+    private readonly name: string,
+    private readonly build: (col: (key: K, type: string) => SQL) => SQL,
+  ) {}
+
+  /** Runs it on `db` (or a transaction) with each column's values; answers the driver's result. */
+  run(db: Db, columns: Record<K, Value[]>): Promise<unknown> {
+    this.query ??= dialect.sqlToQuery(this.build((key, type) => sql`${sql.placeholder(key)}::${sql.raw(type)}[]`));
+    const values: Record<string, (string | null)[]> = {};
+    for (const key in columns) values[key] = columns[key].map((v) => (v === null ? null : String(v)));
+    return db._.session.prepareQuery(this.query, undefined, this.name, false).execute(values);
+  }
+}
 
 /** Rows of a raw statement, from either driver (postgres-js answers an array, PGlite `{ rows }`). */
 export const rowsOf = <T>(r: unknown): T[] => (Array.isArray(r) ? r : (r as { rows: T[] }).rows);

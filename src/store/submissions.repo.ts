@@ -13,7 +13,7 @@ import { RelayError } from "../errors.ts";
 import type { Db } from "./db.ts";
 import { readOutcome } from "./outcome-codec.ts";
 import { GroupCommit } from "./group-commit.ts";
-import { column, rowsOf } from "./batch-sql.ts";
+import { BatchStatement, rowsOf } from "./batch-sql.ts";
 import type { Outcome, SettledCredits, SubmissionIntent, SubmissionRecord, SubmissionStore } from "./types.ts";
 
 /** The journal's net reserve for a submission (negative while a reservation is outstanding). */
@@ -21,17 +21,32 @@ const outstanding = (submissionId: SQL) =>
   sql`(select coalesce(sum(amount), 0) from ${creditJournal} where submission_id = ${submissionId} and kind in ('reserve', 'release'))`;
 
 type Intent = { s: SubmissionIntent; hold: bigint; fresh: boolean };
+type IntentColumn = "id" | "network" | "innerHash" | "hash" | "caller" | "projectId" | "maxFee" | "envelope";
+type IntentColumns = Record<IntentColumn | "sentLedger" | "hold", (string | number | bigint | null)[]>;
+
+/** The intents' columns, for a statement of `intentInput`. */
+function intentColumns(items: Intent[]): IntentColumns {
+  const of = <T>(f: (i: Intent) => T) => items.map(f);
+  return {
+    id: of((i) => i.s.id),
+    network: of((i) => i.s.network),
+    innerHash: of((i) => i.s.innerHash),
+    hash: of((i) => i.s.hash),
+    caller: of((i) => i.s.caller),
+    projectId: of((i) => i.s.projectId),
+    maxFee: of((i) => i.s.maxFee),
+    envelope: of((i) => i.s.envelope),
+    sentLedger: of((i) => i.s.sentLedger),
+    hold: of((i) => i.hold),
+  };
+}
 
 /** The intents as rows of a `with` clause named `input`. */
-function intentInput(items: Intent[]): SQL {
-  const col = <T extends string | number | bigint | null>(f: (i: Intent) => T, type: string) =>
-    column(items.map(f), type);
-  return sql`input (id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger, hold)
-    as (select * from unnest(${col((i) => i.s.id, "text")}, ${col((i) => i.s.network, "text")},
-      ${col((i) => i.s.innerHash, "text")}, ${col((i) => i.s.hash, "text")}, ${col((i) => i.s.caller, "text")},
-      ${col((i) => i.s.projectId, "text")}, ${col((i) => i.s.maxFee, "bigint")}, ${col((i) => i.s.envelope, "text")},
-      ${col((i) => i.s.sentLedger, "integer")}, ${col((i) => i.hold, "bigint")}))`;
-}
+const intentInput = (col: (key: keyof IntentColumns, type: string) => SQL): SQL =>
+  sql`input (id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger, hold)
+    as (select * from unnest(${col("id", "text")}, ${col("network", "text")}, ${col("innerHash", "text")},
+      ${col("hash", "text")}, ${col("caller", "text")}, ${col("projectId", "text")}, ${col("maxFee", "bigint")},
+      ${col("envelope", "text")}, ${col("sentLedger", "integer")}, ${col("hold", "bigint")}))`;
 
 /** Upserts the rows of `input` (a resumed intent keeps its project while its reservation is outstanding). */
 const intentUpsert = sql`insert into ${submissions}
@@ -43,14 +58,76 @@ const intentUpsert = sql`insert into ${submissions}
     project_id = case when ${outstanding(sql`excluded.id`)} = 0 then excluded.project_id else ${submissions}.project_id end
   returning id`;
 
+/** Upserts the intents (none with a hold). */
+const writeIntentsOnly = new BatchStatement<keyof IntentColumns>(
+  "submissions_intents",
+  (col) => sql`with ${intentInput(col)} ${intentUpsert}`,
+);
+
 /** Upserts the intents and journals each one's reservation unless one is outstanding; answers those journaled. */
-const intentsWithHolds = (items: Intent[]): SQL => sql`with ${intentInput(items)}, up as (${intentUpsert}),
+const writeIntentsWithHolds = new BatchStatement<keyof IntentColumns>(
+  "submissions_intents_holds",
+  (col) => sql`with ${intentInput(col)}, up as (${intentUpsert}),
   j as (select input.id, ${outstanding(sql`input.id`)} as net from input)
   insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
   select input.project_id, 'reserve', -input.hold, input.id, input.hash
   from input join up on up.id = input.id join j on j.id = input.id
   where j.net = 0 and input.hold > 0
-  returning submission_id`;
+  returning submission_id`,
+);
+
+/**
+ * Records the outcomes and, for each submission whose project reserved credits, releases what is
+ * outstanding and charges the fee (once); answers what each one released and charged.
+ */
+const writeOutcomes = new BatchStatement<"id" | "outcome" | "kind" | "feeCharged" | "credits">(
+  "submissions_outcomes",
+  (col) => sql`with input (id, outcome, kind, fee_charged, fee, credits) as (
+      select id, outcome::jsonb, kind, fee_charged, coalesce(fee_charged, 0), credits = 'true'
+      from unnest(${col("id", "text")}, ${col("outcome", "text")}, ${col("kind", "text")},
+        ${col("feeCharged", "bigint")}, ${col("credits", "text")}) as t (id, outcome, kind, fee_charged, credits)),
+    upd as (
+      update ${submissions} s set outcome = input.outcome, outcome_kind = input.kind,
+        fee_charged = input.fee_charged, updated_at = now()
+      from input where s.id = input.id returning s.id, s.project_id, s.hash, input.credits, input.fee),
+    j as (select input.id,
+        coalesce(sum(c.amount) filter (where c.kind in ('reserve', 'release')), 0) as net,
+        count(c.id) filter (where c.kind = 'reserve') as reserves, count(c.id) filter (where c.kind = 'charge') as charges
+      from input left join ${creditJournal} c on c.submission_id = input.id where input.credits group by input.id),
+    entries as (
+      select upd.id, upd.project_id, 'release' as kind, -j.net as amount, upd.hash
+      from upd join j on j.id = upd.id where upd.project_id is not null and j.net < 0
+      union all
+      select upd.id, upd.project_id, 'charge', -upd.fee, upd.hash
+      from upd join j on j.id = upd.id
+      where upd.project_id is not null and j.reserves > 0 and j.charges = 0 and upd.fee > 0),
+    ins as (insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
+      select project_id, kind, amount, id, hash from entries
+      on conflict (submission_id) where kind = 'charge' do nothing returning submission_id, kind, amount),
+    settled as (select submission_id,
+        coalesce(sum(amount) filter (where kind = 'release'), 0) as released,
+        coalesce(-sum(amount) filter (where kind = 'charge'), 0) as charged
+      from ins group by submission_id)
+    select upd.id, upd.project_id, coalesce(settled.released, 0)::text as released,
+      coalesce(settled.charged, 0)::text as charged
+    from upd left join settled on settled.submission_id = upd.id`,
+);
+
+/** Locks the submissions' rows (those that exist yet), in one order: two batches cannot deadlock. */
+const lockSubmissions = new BatchStatement<"ids">(
+  "submissions_lock",
+  (col) => sql`select id from ${submissions} where id = any(${col("ids", "text")}) order by id for update`,
+);
+
+/** The submissions of these networks' inner hashes (amounts as text: either driver reads them alike). */
+const submissionsByInnerHash = new BatchStatement<"networks" | "hashes">(
+  "submissions_by_inner_hash",
+  (col) => sql`select s.id, s.network, s.inner_hash, s.hash, s.caller, s.project_id, s.max_fee::text as max_fee,
+      s.envelope, s.sent_ledger,
+      (extract(epoch from s.released_at) * 1000)::float8 as released_ms, s.outcome, s.fee_charged::text as fee_charged
+    from ${submissions} s join unnest(${col("networks", "text")}, ${col("hashes", "text")}) as t (network, inner_hash)
+      on s.network = t.network and s.inner_hash = t.inner_hash`,
+);
 type OutcomeWrite = { id: string; outcome: Outcome; feeCharged: bigint | null; credits: boolean };
 
 export class SubmissionsRepo implements SubmissionStore {
@@ -75,11 +152,10 @@ export class SubmissionsRepo implements SubmissionStore {
   }
 
   /** Runs `statement` in a transaction, after locking the submissions' rows (those that exist yet). */
-  private async locked(ids: string[], statement: SQL): Promise<unknown> {
-    const sorted = [...ids].sort(); // one lock order: two batches cannot deadlock
+  private async locked(ids: string[], statement: (tx: Db) => Promise<unknown>): Promise<unknown> {
     return await this.db.transaction(async (tx) => {
-      await tx.execute(sql`select id from ${submissions} where id in ${sorted} order by id for update`);
-      return await tx.execute(statement);
+      await lockSubmissions.run(tx, { ids });
+      return await statement(tx);
     });
   }
 
@@ -95,17 +171,15 @@ export class SubmissionsRepo implements SubmissionStore {
 
   private async writeIntents(items: Intent[]): Promise<(boolean | RelayError)[]> {
     if (items.every((i) => i.hold <= 0n)) {
-      await this.db.execute(sql`with ${intentInput(items)} ${intentUpsert}`);
+      await writeIntentsOnly.run(this.db, intentColumns(items));
       return items.map(() => false);
     }
     if (this.checkBalance) return await this.writeCoveredIntents(items);
     // ids nothing else has written yet: no row to lock, no journal entry to read (one statement, no transaction)
+    const columns = intentColumns(items);
     const r = items.every((i) => i.fresh)
-      ? await this.db.execute(intentsWithHolds(items))
-      : await this.locked(
-          items.map((i) => i.s.id),
-          intentsWithHolds(items),
-        );
+      ? await writeIntentsWithHolds.run(this.db, columns)
+      : await this.locked(columns.id as string[], (tx) => writeIntentsWithHolds.run(tx, columns));
     const journaled = new Set(rowsOf<{ submission_id: string }>(r).map((x) => x.submission_id));
     return items.map((i) => journaled.has(i.s.id));
   }
@@ -141,7 +215,7 @@ export class SubmissionsRepo implements SubmissionStore {
         else left.set(s.projectId!, balance - hold);
       }
       const covered = items.filter((i) => !refused.has(i.s.id));
-      const r = covered.length ? await tx.execute(intentsWithHolds(covered)) : [];
+      const r = covered.length ? await writeIntentsWithHolds.run(tx as Db, intentColumns(covered)) : [];
       const journaled = new Set(rowsOf<{ submission_id: string }>(r).map((x) => x.submission_id));
       return items.map((i) =>
         refused.has(i.s.id)
@@ -163,39 +237,17 @@ export class SubmissionsRepo implements SubmissionStore {
   }
 
   private async writeOutcomes(items: OutcomeWrite[]): Promise<SettledCredits[]> {
-    const col = (f: (o: OutcomeWrite) => string | bigint | boolean | null, type: string) => column(items.map(f), type);
-    const statement = sql`with input (id, outcome, kind, fee_charged, fee, credits) as (
-        select id, outcome::jsonb, kind, fee_charged, fee, credits = 'true'
-        from unnest(${col((o) => o.id, "text")}, ${col((o) => JSON.stringify(o.outcome), "text")},
-          ${col((o) => o.outcome.kind, "text")}, ${col((o) => o.feeCharged, "bigint")},
-          ${col((o) => o.feeCharged ?? 0n, "bigint")}, ${col((o) => o.credits, "text")})
-          as t (id, outcome, kind, fee_charged, fee, credits)),
-      upd as (
-        update ${submissions} s set outcome = input.outcome, outcome_kind = input.kind,
-          fee_charged = input.fee_charged, updated_at = now()
-        from input where s.id = input.id returning s.id, s.project_id, s.hash, input.credits, input.fee),
-      j as (select input.id,
-          coalesce(sum(c.amount) filter (where c.kind in ('reserve', 'release')), 0) as net,
-          count(c.id) filter (where c.kind = 'reserve') as reserves, count(c.id) filter (where c.kind = 'charge') as charges
-        from input left join ${creditJournal} c on c.submission_id = input.id where input.credits group by input.id),
-      entries as (
-        select upd.id, upd.project_id, 'release' as kind, -j.net as amount, upd.hash
-        from upd join j on j.id = upd.id where upd.project_id is not null and j.net < 0
-        union all
-        select upd.id, upd.project_id, 'charge', -upd.fee, upd.hash
-        from upd join j on j.id = upd.id
-        where upd.project_id is not null and j.reserves > 0 and j.charges = 0 and upd.fee > 0),
-      ins as (insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
-        select project_id, kind, amount, id, hash from entries
-        on conflict (submission_id) where kind = 'charge' do nothing returning submission_id, kind, amount),
-      settled as (select submission_id,
-          coalesce(sum(amount) filter (where kind = 'release'), 0) as released,
-          coalesce(-sum(amount) filter (where kind = 'charge'), 0) as charged
-        from ins group by submission_id)
-      select upd.id, upd.project_id, coalesce(settled.released, 0) as released, coalesce(settled.charged, 0) as charged
-      from upd left join settled on settled.submission_id = upd.id`;
+    const columns = {
+      id: items.map((o) => o.id),
+      outcome: items.map((o) => JSON.stringify(o.outcome)),
+      kind: items.map((o) => o.outcome.kind),
+      feeCharged: items.map((o) => o.feeCharged),
+      credits: items.map((o) => o.credits),
+    };
     const ids = items.filter((o) => o.credits).map((o) => o.id);
-    const r = ids.length ? await this.locked(ids, statement) : await this.db.execute(statement);
+    const r = ids.length
+      ? await this.locked(ids, (tx) => writeOutcomes.run(tx, columns))
+      : await writeOutcomes.run(this.db, columns);
     type Row = { id: string; project_id: string | null; released: string | bigint; charged: string | bigint };
     const rows = new Map(rowsOf<Row>(r).map((x) => [x.id, x]));
     return items.map((o) => {
@@ -211,16 +263,15 @@ export class SubmissionsRepo implements SubmissionStore {
   async release(id: string, sentLedger?: number | null): Promise<SettledCredits> {
     // only a submission still without an outcome, and (for recovery) not sent again since it was read
     const unchanged = sentLedger === undefined ? sql`true` : sql`sent_ledger is not distinct from ${sentLedger}`;
-    const r = await this.locked(
-      [id],
-      sql`with upd as (
+    const r = await this.locked([id], (tx) =>
+      tx.execute(sql`with upd as (
         update ${submissions} set released_at = now()
         where id = ${id} and outcome_kind is null and released_at is null and ${unchanged} returning project_id, hash),
       j as (select ${outstanding(sql`${id}`)} as net),
       ins as (insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
         select upd.project_id, 'release', -j.net, ${id}, upd.hash from upd, j where upd.project_id is not null and j.net < 0
         returning amount)
-      select (select project_id from upd) as project_id, (select coalesce(sum(amount), 0) from ins) as released`,
+      select (select project_id from upd) as project_id, (select coalesce(sum(amount), 0) from ins) as released`),
     );
     const [row] = rowsOf<{ project_id: string | null; released: string | bigint }>(r);
     return { projectId: row?.project_id ?? null, released: BigInt(row?.released ?? 0), charged: 0n };
@@ -233,15 +284,11 @@ export class SubmissionsRepo implements SubmissionStore {
   private async readByInnerHashes(
     items: { network: string; innerHash: string }[],
   ): Promise<(SubmissionRecord | null)[]> {
-    const found = new Map<string, SubmissionRecord>();
-    for (const network of new Set(items.map((i) => i.network))) {
-      const hashes = items.filter((i) => i.network === network).map((i) => i.innerHash);
-      const rows = await this.db
-        .select()
-        .from(submissions)
-        .where(and(eq(submissions.network, network), sql`${submissions.innerHash} = any(${column(hashes, "text")})`));
-      for (const r of rows) found.set(`${network}:${r.innerHash}`, record(r));
-    }
+    const r = await submissionsByInnerHash.run(this.db, {
+      networks: items.map((i) => i.network),
+      hashes: items.map((i) => i.innerHash),
+    });
+    const found = new Map(rowsOf<SubmissionRow>(r).map((x) => [`${x.network}:${x.inner_hash}`, rowRecord(x)]));
     return items.map((i) => found.get(`${i.network}:${i.innerHash}`) ?? null);
   }
 
@@ -287,5 +334,38 @@ function record(r: typeof submissions.$inferSelect): SubmissionRecord {
     releasedAt: r.releasedAt,
     outcome: readOutcome(r.outcome),
     feeCharged: r.feeCharged,
+  };
+}
+
+/** A submission's row as `submissionsByInnerHash` reads it. */
+interface SubmissionRow {
+  id: string;
+  network: string;
+  inner_hash: string;
+  hash: string;
+  caller: string;
+  project_id: string | null;
+  max_fee: string;
+  envelope: string | null;
+  sent_ledger: number | null;
+  released_ms: number | null;
+  outcome: unknown;
+  fee_charged: string | null;
+}
+
+function rowRecord(r: SubmissionRow): SubmissionRecord {
+  return {
+    id: r.id,
+    network: r.network,
+    innerHash: r.inner_hash,
+    hash: r.hash,
+    caller: r.caller,
+    projectId: r.project_id,
+    maxFee: BigInt(r.max_fee),
+    envelope: r.envelope,
+    sentLedger: r.sent_ledger,
+    releasedAt: r.released_ms === null ? null : new Date(r.released_ms),
+    outcome: readOutcome(r.outcome),
+    feeCharged: r.fee_charged === null ? null : BigInt(r.fee_charged),
   };
 }
