@@ -36,6 +36,8 @@ export interface PhaseResult {
   fromCloseStartMs: { p50: number; p99: number };
   applyMs: { p50: number; max: number };
   relayCpuMsPerAnswer: number;
+  /** Database statements the relay ran over the phase (from its /metrics), per answer; null: not read. */
+  statementsPerAnswer: number | null;
   /** CPU over the phase's wall time, in cores: the relay, the standalone localnet (null: embedded), the generator. */
   relayCores: number;
   localnetCores: number | null;
@@ -69,6 +71,19 @@ async function settle(pid: number, clkTck: number): Promise<number> {
   return performance.now() - t0;
 }
 
+/** Database statements the relay has run (its relay_db_statement_duration_seconds counts); null if unreadable. */
+async function statements(url: string): Promise<number | null> {
+  try {
+    const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
+    let total = 0;
+    for (const m of text.matchAll(/^relay_db_statement_duration_seconds_count\{[^}]*\} (\d+)$/gm))
+      total += Number(m[1]);
+    return total;
+  } catch {
+    return null;
+  }
+}
+
 export interface PhaseTarget {
   gen: Generator;
   relay: RelayProc;
@@ -87,6 +102,7 @@ export async function runPhase(t: PhaseTarget, rate: number, seconds: number, ca
   const prep = await gen.prepare({ relayUrl: relay.url, apiKey: t.apiKey, rate, seconds, keyed: t.keyed });
   const pids = [relay.pid, t.localnetPid, gen.pid];
   const cpuOf = () => pids.map((pid) => (pid === null ? 0 : cpuMs(pid, clkTck)));
+  const statements0 = await statements(relay.url);
   const cpu0 = cpuOf();
   const m0 = machineTicks();
   const startedAt = Date.now();
@@ -104,6 +120,7 @@ export async function runPhase(t: PhaseTarget, rate: number, seconds: number, ca
   await closes.waitFor(2);
   const idleCores = (cpuMs(relay.pid, clkTck) - idle0.cpu) / (performance.now() - idle0.at);
   const settleMs = idleCores > QUIET_CORES ? await settle(relay.pid, clkTck) : 0;
+  const statements1 = await statements(relay.url); // after the outcomes' writes
   return {
     rate,
     seconds,
@@ -121,6 +138,8 @@ export async function runPhase(t: PhaseTarget, rate: number, seconds: number, ca
     fromCloseStartMs: { p50: pct(fromStart, 50), p99: pct(fromStart, 99) },
     applyMs: { p50: pct(applyMs, 50), max: pct(applyMs, 100) },
     relayCpuMsPerAnswer: cpu / Math.max(1, answered),
+    statementsPerAnswer:
+      statements0 === null || statements1 === null ? null : (statements1 - statements0) / Math.max(1, answered),
     relayCores: cpu / r.elapsedMs,
     localnetCores: t.localnetPid === null ? null : localnetCpu / r.elapsedMs,
     generatorCores: genCpu / r.elapsedMs,

@@ -118,6 +118,7 @@ function resourceTable(rows: Row[]): string {
       "machine busy %",
       "send lag p99 ms",
       "pre-build ms",
+      "DB statements/answer",
     ]),
     rows.map((p) => [
       dbOf(p),
@@ -131,6 +132,7 @@ function resourceTable(rows: Row[]): string {
       Math.round(p.machineBusyPct).toString(),
       ms(p.schedulerLagMs.p99),
       ms(p.prebuildMs),
+      p.statementsPerAnswer === null ? "-" : p.statementsPerAnswer.toFixed(2),
     ]),
   );
 }
