@@ -2,13 +2,13 @@
  * The idempotency keys' repository writes the claims and completions of requests that arrive
  * together in one statement each: every request still gets its own answer. Claims of new keys, of a
  * key taken (its record), of an expired key (claimed again), then completions and releases mixed in
- * one batch. PGlite, and Postgres when there is one.
+ * one batch. PGlite, and Postgres (with and without prepared statements) when there is one.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { IdempotencyRepo } from "../src/store/idempotency.repo.ts";
 import type { Outcome } from "../src/store/types.ts";
-import { databaseEnv, databaseKinds, startTestRelay, type TestRelay } from "./support/relay.ts";
+import { databaseEnv, storeKinds, startTestRelay, type TestRelay } from "./support/relay.ts";
 
 const TTL = 60_000;
 const ok = (n: number): Outcome => ({
@@ -16,7 +16,7 @@ const ok = (n: number): Outcome => ({
   result: { hash: n.toString(16).padStart(64, "0"), feePaid: "200", ledger: n, resultXdr: "AAAA" },
 });
 
-describe.each(databaseKinds)("idempotency keys written in batches (%s)", (kind) => {
+describe.each(storeKinds)("idempotency keys written in batches (%s)", (kind) => {
   let r: TestRelay;
   beforeAll(async () => {
     r = await startTestRelay(databaseEnv(kind));

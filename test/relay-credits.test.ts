@@ -1,18 +1,19 @@
 /**
  * Credits on mainnet (sr_live_ keys): the journal (topup, adjustment, reserve, release, charge) is
  * the balance, and reservations stop concurrent overspending. On embedded PGlite always, and on
- * Postgres too when TEST_DATABASE_URL is set. That credits survive a restart: relay-restart.test.ts.
+ * Postgres too (with and without prepared statements) when TEST_DATABASE_URL is set. That credits
+ * survive a restart: relay-restart.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectSettled, journal, projectView } from "./support/credits.ts";
 import { expectError, HASH, type Res, sum, until, xdrOf } from "./support/harness.ts";
 import { mainnetOf } from "./support/mainnet.ts";
-import { databaseEnv, databaseKinds, startTestRelay, type TestRelay } from "./support/relay.ts";
+import { databaseEnv, storeKinds, startTestRelay, type TestRelay } from "./support/relay.ts";
 
 /** The reservation of a 1-operation classic transaction: MAX_FEE_RATE (100,000) x (1 op + the fee-bump). */
 const ONE_OP_RESERVATION = 200_000n;
 
-describe.each(databaseKinds)("credits (%s)", (kind) => {
+describe.each(storeKinds)("credits (%s)", (kind) => {
   let r: TestRelay;
   let main: ReturnType<typeof mainnetOf>;
   beforeAll(async () => {

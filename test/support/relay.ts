@@ -59,9 +59,19 @@ const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 export const databaseKind = TEST_DATABASE_URL ? "postgres" : "pglite";
 /** The databases a suite that runs on both runs on: embedded PGlite always, Postgres too when there is one. */
 export const databaseKinds = databaseKind === "postgres" ? ["pglite", "postgres"] : ["pglite"];
+/**
+ * The suites that run the store's batch statements also run on Postgres without prepared statements
+ * (`?prepare=false` in DATABASE_URL, as behind a pooler in transaction mode).
+ */
+export const UNPREPARED = "postgres, prepare=false";
+export const storeKinds = databaseKind === "postgres" ? [...databaseKinds, UNPREPARED] : databaseKinds;
 /** The environment of a relay on `kind` (PGlite: no DATABASE_URL even when the suite has one). */
 export const databaseEnv = (kind: string): Record<string, string> =>
-  kind === "pglite" ? { DATABASE_URL: "", DATABASE_SCHEMA: "" } : {};
+  kind === "pglite"
+    ? { DATABASE_URL: "", DATABASE_SCHEMA: "" }
+    : kind === UNPREPARED
+      ? { DATABASE_URL: `${TEST_DATABASE_URL}?prepare=false` }
+      : {};
 
 async function dropSchema(schema: string): Promise<void> {
   const sql = postgres(TEST_DATABASE_URL!, { max: 1, onnotice: () => {} });
