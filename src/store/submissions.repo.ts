@@ -21,8 +21,18 @@ const outstanding = (submissionId: SQL) =>
   sql`(select coalesce(sum(amount), 0) from ${creditJournal} where submission_id = ${submissionId} and kind in ('reserve', 'release'))`;
 
 type Intent = { s: SubmissionIntent; hold: bigint; fresh: boolean };
-type IntentColumn = "id" | "network" | "innerHash" | "hash" | "caller" | "projectId" | "maxFee" | "envelope";
-type IntentColumns = Record<IntentColumn | "sentLedger" | "hold", (string | number | bigint | null)[]>;
+type IntentColumn =
+  | "id"
+  | "network"
+  | "innerHash"
+  | "hash"
+  | "caller"
+  | "projectId"
+  | "maxFee"
+  | "envelope"
+  | "sentLedger"
+  | "hold";
+type IntentColumns = Record<IntentColumn, (string | number | bigint | null)[]>;
 
 /** The intents' columns, for a statement of `intentInput`. */
 function intentColumns(items: Intent[]): IntentColumns {
@@ -42,7 +52,7 @@ function intentColumns(items: Intent[]): IntentColumns {
 }
 
 /** The intents as rows of a `with` clause named `input`. */
-const intentInput = (col: (key: keyof IntentColumns, type: string) => SQL): SQL =>
+const intentInput = (col: (key: IntentColumn, type: string) => SQL): SQL =>
   sql`input (id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger, hold)
     as (select * from unnest(${col("id", "text")}, ${col("network", "text")}, ${col("innerHash", "text")},
       ${col("hash", "text")}, ${col("caller", "text")}, ${col("projectId", "text")}, ${col("maxFee", "bigint")},
@@ -59,13 +69,13 @@ const intentUpsert = sql`insert into ${submissions}
   returning id`;
 
 /** Upserts the intents (none with a hold). */
-const writeIntentsOnly = new BatchStatement<keyof IntentColumns>(
+const writeIntentsOnly = new BatchStatement<IntentColumn>(
   "submissions_intents",
   (col) => sql`with ${intentInput(col)} ${intentUpsert}`,
 );
 
 /** Upserts the intents and journals each one's reservation unless one is outstanding; answers those journaled. */
-const writeIntentsWithHolds = new BatchStatement<keyof IntentColumns>(
+const writeIntentsWithHolds = new BatchStatement<IntentColumn>(
   "submissions_intents_holds",
   (col) => sql`with ${intentInput(col)}, up as (${intentUpsert}),
   j as (select input.id, ${outstanding(sql`input.id`)} as net from input)
@@ -179,7 +189,10 @@ export class SubmissionsRepo implements SubmissionStore {
     const columns = intentColumns(items);
     const r = items.every((i) => i.fresh)
       ? await writeIntentsWithHolds.run(this.db, columns)
-      : await this.locked(columns.id as string[], (tx) => writeIntentsWithHolds.run(tx, columns));
+      : await this.locked(
+          items.map((i) => i.s.id),
+          (tx) => writeIntentsWithHolds.run(tx, columns),
+        );
     const journaled = new Set(rowsOf<{ submission_id: string }>(r).map((x) => x.submission_id));
     return items.map((i) => journaled.has(i.s.id));
   }
@@ -194,7 +207,7 @@ export class SubmissionsRepo implements SubmissionStore {
     const projectIds = [...new Set(items.filter((i) => i.hold > 0n).map((i) => i.s.projectId!))].sort();
     return await this.db.transaction(async (tx) => {
       // submissions before projects: the order of every journaling statement (the trigger locks the project)
-      await tx.execute(sql`select id from ${submissions} where id in ${ids} order by id for update`);
+      await lockSubmissions.run(tx, { ids });
       const left = new Map(
         rowsOf<{ id: string; balance: string }>(
           await tx.execute(sql`select id, credit_balance::text as balance from ${projects}
@@ -215,7 +228,7 @@ export class SubmissionsRepo implements SubmissionStore {
         else left.set(s.projectId!, balance - hold);
       }
       const covered = items.filter((i) => !refused.has(i.s.id));
-      const r = covered.length ? await writeIntentsWithHolds.run(tx as Db, intentColumns(covered)) : [];
+      const r = covered.length ? await writeIntentsWithHolds.run(tx, intentColumns(covered)) : [];
       const journaled = new Set(rowsOf<{ submission_id: string }>(r).map((x) => x.submission_id));
       return items.map((i) =>
         refused.has(i.s.id)
