@@ -12,6 +12,7 @@
  */
 import { availableParallelism } from "node:os";
 import type { Generator } from "../e2e/generator-client.ts";
+import type { LoadCounts } from "../e2e/phase.ts";
 import { cpuMs, machineTicks } from "../e2e/procs.ts";
 import type { RelayProc } from "../e2e/relay-proc.ts";
 import { counts, pct } from "../e2e/stats.ts";
@@ -61,21 +62,8 @@ export interface InstanceShare {
   statementsPerAnswer: number;
 }
 
-export interface ClusterPhaseResult {
+export interface ClusterPhaseResult extends LoadCounts {
   instances: number;
-  rate: number;
-  seconds: number;
-  pool: number;
-  scheduled: number;
-  sent: number;
-  notSent: number;
-  answered: number;
-  unanswered: number;
-  /** "200", or "<status> <code>" for errors. */
-  statuses: Record<string, number>;
-  /** 200 answers per second of the phase (first send to last answer). */
-  okPerSecond: number;
-  latencyMs: { p50: number; p99: number; max: number };
   /** Answer received minus the close of the ledger a 200 names (mainnet localnet). */
   confirmationMs: { p50: number; p99: number };
   /** Summed over the instances. */

@@ -14,12 +14,12 @@ import { cpuMs, machineTicks, rssMb } from "./procs.ts";
 import type { RelayProc } from "./relay-proc.ts";
 import { counts, pct } from "./stats.ts";
 
-export interface PhaseResult {
+/** What an open-loop phase sent and got back (this bench's phases and the cluster bench's). */
+export interface LoadCounts {
   rate: number;
   seconds: number;
-  /** Accounts in the phase's pool, and the bodies built for it (ms to build). */
+  /** Accounts in the phase's pool. */
   pool: number;
-  prebuildMs: number;
   scheduled: number;
   sent: number;
   notSent: number;
@@ -30,6 +30,11 @@ export interface PhaseResult {
   /** 200 answers per second of the phase (first send to last answer). */
   okPerSecond: number;
   latencyMs: { p50: number; p99: number; max: number };
+}
+
+export interface PhaseResult extends LoadCounts {
+  /** The bodies built for the phase's pool (ms to build). */
+  prebuildMs: number;
   /** Answer instant minus the publication of the ledger it names (its transactions applied). */
   confirmationMs: { p50: number; p99: number; samples: number };
   /** The same from the instant the ledger's close began, and how long the network took to apply it. */
