@@ -413,6 +413,46 @@ describe("sendTransaction faulty", () => {
   );
 });
 
+describe("sendTransaction batches", () => {
+  /** `n` sponsor requests at once: their sends leave in the same turn, as one JSON-RPC batch. */
+  const together = (n: number) => {
+    const payments = Array.from({ length: n }, () => payment());
+    const answers = Promise.all(payments.map((p) => timed("/v1/sponsor", { transaction: p.xdr, network: "testnet" })));
+    return { payments, answers };
+  };
+
+  test("requests that arrive together are sent in one batch, each answered with its own transaction", async () => {
+    mode = "batch";
+    const before = fake.batchSizes.length;
+    const { payments, answers } = together(6);
+    const got = await answers;
+    for (const [i, a] of got.entries()) {
+      expect(a.status, JSON.stringify(a.body)).toBe(200);
+      expect(a.body.hash).toBe(fake.localnet.net.records.get(payments[i]!.innerHash)!.hash);
+    }
+    expect(Math.max(0, ...fake.batchSizes.slice(before))).toBeGreaterThanOrEqual(2);
+  });
+
+  test("a batch the upstream took but whose answer was lost: each request 504 with its hash, each retry 200", async () => {
+    mode = "batch garbage (accepted)";
+    const before = fake.batchSizes.length;
+    fake.setMode("garbage", "sendTransaction", { forward: true });
+    const { payments, answers } = together(6);
+    const first = await answers;
+    expect(Math.max(0, ...fake.batchSizes.slice(before))).toBeGreaterThanOrEqual(2);
+    await fake.heal();
+    for (const [i, a] of first.entries()) {
+      expectUnavailable(a, "sponsor in a batch");
+      const { xdr, innerHash } = payments[i]!;
+      await until("the accepted transaction is in a ledger", () => fake.localnet.net.records.has(innerHash), 2000);
+      const retry = await timed("/v1/sponsor", { transaction: xdr, network: "testnet" });
+      expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+      expect(retry.body.hash).toBe(fake.localnet.net.records.get(innerHash)!.hash);
+      if (a.status === 504) expect(a.body.error.details.hash).toBe(retry.body.hash);
+    }
+  });
+});
+
 describe("under continuous traffic", () => {
   test("every sponsor request of the loop answered 200, 503 or 504 within its bound, and 200 again after each heal", async () => {
     traffic.running = false;
@@ -430,5 +470,25 @@ describe("under continuous traffic", () => {
     }
     console.log("continuous traffic: %d sponsor requests, by phase (status: count, maxMs):", results.length);
     console.table(Object.fromEntries(by));
+  });
+});
+
+// last: a refusal turns batches off for the rest of this relay's life (the way it is refused: test/rpc-client.test.ts)
+describe("an upstream that refuses batches", () => {
+  test("the refused batch's requests are sent again one by one and answered 200, and so are later ones", async () => {
+    mode = "batches refused";
+    fake.refuseBatches = "http400";
+    for (const round of ["refused", "later"]) {
+      const before = fake.batchSizes.length;
+      const payments = Array.from({ length: 6 }, () => payment());
+      const got = await Promise.all(
+        payments.map((p) => timed("/v1/sponsor", { transaction: p.xdr, network: "testnet" })),
+      );
+      for (const [i, a] of got.entries()) {
+        expect(a.status, JSON.stringify(a.body)).toBe(200);
+        expect(a.body.hash).toBe(fake.localnet.net.records.get(payments[i]!.innerHash)!.hash);
+      }
+      expect(fake.batchSizes.length - before, round).toBe(round === "refused" ? 1 : 0);
+    }
   });
 });

@@ -76,7 +76,7 @@ export class Gateway {
   constructor(private readonly opts: GatewayOptions) {
     this.name = opts.name;
     this.upstream = opts.upstream;
-    this.client = new RpcClient(opts.transport ?? httpTransport(opts.rpcUrl), opts.timeoutMs);
+    this.client = new RpcClient(opts.transport ?? httpTransport(opts.rpcUrl), opts.timeoutMs, opts.log);
     this.watcher = new LedgerWatcher(this.client, {
       pollMs: opts.pollMs,
       fastPollMs: opts.fastPollMs,
@@ -95,9 +95,9 @@ export class Gateway {
     this.watcher.stop();
   }
 
-  /** Submits a signed envelope (base64 XDR). */
+  /** Submits a signed envelope (base64 XDR), in one JSON-RPC batch with the others sent in this turn. */
   async send(envelope: string): Promise<Sent> {
-    const sent = await this.call("sendTransaction", { transaction: envelope }, S.SendResult);
+    const sent = await this.call("sendTransaction", { transaction: envelope }, S.SendResult, true);
     if (sent.status === "ERROR") {
       if (!sent.errorResultXdr) throw this.badAnswer("sendTransaction", "ERROR without errorResultXdr");
       this.decodable("sendTransaction", sent.errorResultXdr);
@@ -195,9 +195,10 @@ export class Gateway {
     method: string,
     params: unknown,
     schema: T,
+    batched = false,
   ): Promise<Static<T>> {
     try {
-      return await this.client.call(method, params, schema);
+      return await (batched ? this.client.batched(method, params, schema) : this.client.call(method, params, schema));
     } catch (e) {
       throw this.unavailable(method, e);
     }

@@ -17,6 +17,10 @@
  * With `forward: true` a fault comes after the request was forwarded to the localnet (the upstream
  * did the work, e.g. accepted the transaction, but its answer is lost or broken); `slow` always
  * forwards first. Plain node:http is used so that a connection can be reset for one method.
+ *
+ * A JSON-RPC batch (an array) is taken as stellar-rpc takes it, unless `refuseBatches` says how it
+ * is refused. A fault of any of its methods spoils the whole HTTP answer, except `empty`,
+ * `wrong_types` and `wrong_id`, which spoil only that method's answers in the array.
  */
 import { createServer, type IncomingMessage, type ServerResponse, type Server } from "node:http";
 import type { Socket } from "node:net";
@@ -65,10 +69,14 @@ export interface FakeRpc {
   passphrase: string;
   /** Misbehaves as `mode` for `methods` (all methods when omitted), on top of other methods' faults. */
   setMode(mode: FaultMode, methods?: string | string[], opts?: FaultOptions): void;
-  /** Every method answers normally again (a closed listener listens again). */
+  /** Every method answers normally again, batches are taken (a closed listener listens again). */
   heal(): Promise<void>;
   /** Requests per method: received, and answered with a fault. */
   stats: Map<string, { calls: number; faulted: number }>;
+  /** The size of every batch received (refused ones too). */
+  batchSizes: number[];
+  /** How a batch is refused: HTTP 400, or a JSON-RPC error for the whole request; null: taken. */
+  refuseBatches: "http400" | "jsonrpc" | null;
   /** The localnet's last answer per method to a request the fake forwarded before a fault (for diagnosis). */
   lastForwarded: Map<string, string>;
   /** `n` new accounts funded by the localnet's friendbot (10,000 XLM each). */
@@ -83,6 +91,7 @@ export async function startFakeRpc(opts: Partial<LocalnetOptions> = {}): Promise
   const upstream = `${localnet.url}/rpc`;
   const faults = new Map<string, Fault>();
   const stats = new Map<string, { calls: number; faulted: number }>();
+  const batchSizes: number[] = [];
   const lastForwarded = new Map<string, string>();
   const held = new Set<ServerResponse>();
   const sockets = new Set<Socket>();
@@ -102,30 +111,59 @@ export async function startFakeRpc(opts: Partial<LocalnetOptions> = {}): Promise
     res.end(body);
   };
 
+  type Request = { id?: unknown; method?: unknown };
+  const methodOf = (r: Request) => (typeof r?.method === "string" ? r.method : "?");
+  const faultOf = (r: Request) => faults.get(methodOf(r)) ?? faults.get(ALL);
+  /** One answer of a batch (or a single one) spoiled the way `fault` says (`empty`, `wrong_types`, `wrong_id`). */
+  const spoil = (mode: FaultMode, request: Request, answer: { id?: unknown; result?: unknown }) => {
+    if (mode === "empty") return { jsonrpc: "2.0", id: request.id ?? null, result: {} };
+    if (mode === "wrong_types") return { ...answer, result: mangle(answer.result) };
+    return { ...answer, id: typeof answer.id === "number" ? answer.id + 1_000_000 : "not-your-request" };
+  };
+  const perAnswer = (mode: FaultMode) => mode === "empty" || mode === "wrong_types" || mode === "wrong_id";
+
   async function handle(req: IncomingMessage, res: ServerResponse, text: string): Promise<void> {
-    let request: { id?: unknown; method?: unknown } = {};
+    let parsed: Request | Request[] = {};
     try {
-      request = JSON.parse(text);
+      parsed = JSON.parse(text);
     } catch {
       /* forwarded as is */
     }
-    const method = typeof request.method === "string" ? request.method : "?";
-    const s = stats.get(method) ?? { calls: 0, faulted: 0 };
-    stats.set(method, s);
-    s.calls++;
-    const fault = faults.get(method) ?? faults.get(ALL);
+    const requests = Array.isArray(parsed) ? parsed : [parsed];
+    if (Array.isArray(parsed)) {
+      batchSizes.push(parsed.length);
+      if (fake.refuseBatches === "http400") return send(res, 400, "batches are not supported", "text/plain");
+      if (fake.refuseBatches === "jsonrpc")
+        return send(res, 200, JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "no" } }));
+    }
+    let fault: Fault | undefined;
+    for (const r of requests) {
+      const s = stats.get(methodOf(r)) ?? { calls: 0, faulted: 0 };
+      stats.set(methodOf(r), s);
+      s.calls++;
+      const f = faultOf(r);
+      if (f) s.faulted++;
+      if (f && (!fault || !perAnswer(f.mode))) fault = f;
+    }
+    const method = methodOf(requests.find((r) => faultOf(r)) ?? requests[0]!);
     if (!fault) {
       const r = await forward(text);
       return send(res, r.status, r.text);
     }
-    s.faulted++;
     held.add(res);
-    const real =
-      fault.forward || fault.mode === "slow" || fault.mode === "wrong_types" || fault.mode === "wrong_id"
-        ? await forward(text)
-        : null;
+    const real = fault.forward || fault.mode === "slow" || perAnswer(fault.mode) ? await forward(text) : null;
     if (real) lastForwarded.set(method, real.text);
-    const envelope = (result: unknown) => JSON.stringify({ jsonrpc: "2.0", id: request.id ?? null, result });
+    if (perAnswer(fault.mode)) {
+      const answers = real!.status === 200 ? JSON.parse(real!.text) : null;
+      if (!answers) return send(res, real!.status, real!.text);
+      if (!Array.isArray(parsed)) return send(res, 200, JSON.stringify(spoil(fault.mode, parsed, answers)));
+      const spoilt = (answers as { id?: unknown }[]).map((a) => {
+        const r = requests.find((q) => q.id === a.id);
+        const f = r && faultOf(r);
+        return f && perAnswer(f.mode) ? spoil(f.mode, r, a) : a;
+      });
+      return send(res, 200, JSON.stringify(spoilt));
+    }
     switch (fault.mode) {
       case "down":
         held.delete(res);
@@ -138,24 +176,10 @@ export async function startFakeRpc(opts: Partial<LocalnetOptions> = {}): Promise
         return send(res, real!.status, real!.text);
       case "garbage":
         return send(res, 200, "<html><body>502 Bad Gateway</body></html>\u0000\u00ff{", "text/html");
-      case "empty":
-        return send(res, 200, envelope({}));
       case "empty_body":
         return send(res, 200, "{}");
       case "http500":
         return send(res, 500, "Internal Server Error", "text/plain");
-      case "wrong_types": {
-        const body = JSON.parse(real!.text) as { result?: unknown };
-        return send(res, 200, JSON.stringify({ ...body, result: mangle(body.result) }));
-      }
-      case "wrong_id": {
-        const body = JSON.parse(real!.text) as { id?: unknown };
-        return send(
-          res,
-          200,
-          JSON.stringify({ ...body, id: typeof body.id === "number" ? body.id + 1_000_000 : "not-your-request" }),
-        );
-      }
     }
   }
 
@@ -200,11 +224,13 @@ export async function startFakeRpc(opts: Partial<LocalnetOptions> = {}): Promise
   await listen(0);
   const port = (server.address() as { port: number }).port;
 
-  return {
+  const fake: FakeRpc = {
     url: `http://127.0.0.1:${port}/rpc`,
     localnet,
     passphrase: localnet.passphrase,
     stats,
+    batchSizes,
+    refuseBatches: null,
     lastForwarded,
     setMode(mode, methods, fopts = {}) {
       const list = methods === undefined ? [ALL] : typeof methods === "string" ? [methods] : methods;
@@ -214,6 +240,7 @@ export async function startFakeRpc(opts: Partial<LocalnetOptions> = {}): Promise
     },
     async heal() {
       faults.clear();
+      fake.refuseBatches = null;
       dropHeld();
       if (closing) await closing;
       if (!listening && !stopped) await listen(port);
@@ -229,6 +256,7 @@ export async function startFakeRpc(opts: Partial<LocalnetOptions> = {}): Promise
       await localnet.stop();
     },
   };
+  return fake;
 }
 
 /** The same value with every field's type changed: numbers become strings, strings numbers, arrays their length. */
