@@ -6,7 +6,7 @@
  */
 import { expect, test } from "bun:test";
 import { Type } from "@sinclair/typebox";
-import { RpcClient, RpcFailure, type RpcTransport } from "../src/network/rpc-client.ts";
+import { RpcClient, type RpcFailure, type RpcTransport } from "../src/network/rpc-client.ts";
 
 const Echo = Type.Object({ n: Type.Number() });
 type Req = { jsonrpc: string; id: number; method: string; params: { n: number } };
