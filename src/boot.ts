@@ -286,6 +286,7 @@ async function start(config: Config, log: Logger, unlockDataDir: () => void): Pr
         fastPollMs: config.WATCHER_FAST_POLL_MS,
         timeoutMs: config.RPC_TIMEOUT_MS,
         log,
+        metrics,
       });
       await gw.start().catch((e) => {
         throw new Error(

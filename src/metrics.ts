@@ -28,6 +28,12 @@ export interface WatcherMetrics {
   confirmationDelay(network: string, seconds: number): void;
 }
 
+/** What an RPC client reports. */
+export interface RpcMetrics {
+  /** One HTTP request to a network's RPC, carrying `calls` JSON-RPC calls of `method` (more than one: a batch). */
+  rpcRequest(network: string, method: string, calls: number): void;
+}
+
 /** What the database reports. */
 export interface DatabaseMetrics {
   /** One statement's duration as the relay saw it (waiting for a connection included). */
@@ -59,6 +65,16 @@ export interface MetricSources {
 const NETWORKS = ["testnet", "mainnet"] as const;
 const STATEMENTS = new Set(["select", "insert", "update", "delete", "with"]);
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+const RPC_METHODS = new Set([
+  "getFeeStats",
+  "getLatestLedger",
+  "getLedgerEntries",
+  "getNetwork",
+  "getTransaction",
+  "getTransactions",
+  "sendTransaction",
+  "simulateTransaction",
+]);
 /** Result codes are fixed vocabularies (the relay's error codes, stellar-core's result names); anything else is "other". */
 const code = (s: unknown): string => (typeof s === "string" && /^[A-Za-z_]{1,48}$/.test(s) ? s : "other");
 const network = (s: string): string => ((NETWORKS as readonly string[]).includes(s) ? s : "other");
@@ -70,7 +86,7 @@ const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 3
 const CONFIRMATION_BUCKETS = [0.1, 0.25, 0.5, 1, 1.5, 2, 3, 5, 7.5, 10, 20, 30];
 const DB_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
-export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMetrics {
+export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMetrics, RpcMetrics {
   readonly registry = new Registry();
   private sources: MetricSources = {};
 
@@ -120,6 +136,20 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
       "by network.",
     labelNames: ["network"] as const,
     buckets: CONFIRMATION_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly rpcRequests = new Counter({
+    name: "relay_rpc_requests_total",
+    help:
+      "HTTP requests to a network's RPC, by network, JSON-RPC method and batch (true: a JSON-RPC batch " +
+      "of calls of that method, sent together).",
+    labelNames: ["network", "method", "batch"] as const,
+    registers: [this.registry],
+  });
+  private readonly rpcCalls = new Counter({
+    name: "relay_rpc_calls_total",
+    help: "JSON-RPC calls to a network's RPC (one per request, or each call of a batch), by network and method.",
+    labelNames: ["network", "method"] as const,
     registers: [this.registry],
   });
   private readonly dbDuration = new Histogram({
@@ -235,6 +265,12 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
 
   confirmationDelay(net: string, seconds: number): void {
     if (Number.isFinite(seconds)) this.confirmations.observe({ network: network(net) }, Math.max(0, seconds));
+  }
+
+  rpcRequest(net: string, method: string, calls: number): void {
+    const m = RPC_METHODS.has(method) ? method : "other";
+    this.rpcRequests.inc({ network: network(net), method: m, batch: String(calls > 1) });
+    this.rpcCalls.inc({ network: network(net), method: m }, calls);
   }
 
   statement(sql: string, seconds: number): void {

@@ -141,6 +141,13 @@ describe("GET /metrics", () => {
       expect(m.get("relay_confirmation_delay_seconds_bucket", { network: "testnet", le: "30" })).toBe(delays);
       // nothing pending now
       expect(m.get("relay_submissions_pending", { network: "testnet" })).toBe(0);
+      // RPC requests and the calls they carried (sends of one turn share a request, as a batch)
+      const sends = m.get("relay_rpc_calls_total", { network: "testnet", method: "sendTransaction" });
+      expect(sends).toBeGreaterThanOrEqual(feesPaid.length);
+      const sendRequests = m.get("relay_rpc_requests_total", { network: "testnet", method: "sendTransaction" });
+      expect(sendRequests).toBeGreaterThanOrEqual(1);
+      expect(sendRequests).toBeLessThanOrEqual(sends);
+      expect(m.get("relay_rpc_calls_total", { network: "testnet", method: "getLatestLedger" })).toBeGreaterThan(0);
       // database statement latency
       for (const statement of ["select", "insert", "update"])
         expect(m.get("relay_db_statement_duration_seconds_count", { statement })).toBeGreaterThan(0);

@@ -44,6 +44,8 @@ const settle = <T>(p: Promise<T>) =>
 test("calls of one turn travel in one request; each answer is matched by id and checked on its own", async () => {
   const u = upstream();
   const client = new RpcClient(u.transport, 1000);
+  const requests: [string, number][] = [];
+  client.onRequest = (method, calls) => requests.push([method, calls]);
   u.answer((r) => {
     if (r.params.n === 2) return { jsonrpc: "2.0", id: r.id, error: { code: -32602, message: "bad n" } };
     if (r.params.n === 3) return { jsonrpc: "2.0", id: r.id, result: { n: "three" } };
@@ -68,6 +70,10 @@ test("calls of one turn travel in one request; each answer is matched by id and 
   // a call alone in its turn is sent as a plain request, not an array of one
   expect(await client.batched("echo", { n: 7 }, Echo)).toEqual({ n: 7 });
   expect(u.bodies[1]!.startsWith("{")).toBe(true);
+  expect(requests).toEqual([
+    ["echo", 6],
+    ["echo", 1],
+  ]);
 });
 
 test("a batch holds at most 100 calls and stays under 256 KiB", async () => {

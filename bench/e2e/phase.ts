@@ -43,6 +43,10 @@ export interface PhaseResult extends LoadCounts {
   relayCpuMsPerAnswer: number;
   /** Database statements the relay ran over the phase (from its /metrics), per answer; null: not read. */
   statementsPerAnswer: number | null;
+  /** HTTP requests the relay made to the RPC over the phase, per answer; null: not read. */
+  rpcRequestsPerAnswer: number | null;
+  /** sendTransaction calls per HTTP request that carried them (a batch's size, on average); null: not read. */
+  sendsPerRequest: number | null;
   /** CPU over the phase's wall time, in cores: the relay, the standalone localnet (null: embedded), the generator. */
   relayCores: number;
   localnetCores: number | null;
@@ -76,14 +80,31 @@ async function settle(pid: number, clkTck: number): Promise<number> {
   return performance.now() - t0;
 }
 
-/** Database statements the relay has run (its relay_db_statement_duration_seconds counts); null if unreadable. */
-async function statements(url: string): Promise<number | null> {
+/** What the relay has done so far, from its /metrics; null if unreadable. */
+interface Work {
+  /** Database statements (relay_db_statement_duration_seconds counts). */
+  statements: number;
+  /** HTTP requests to the RPC, and those that carried sendTransaction calls, and those calls. */
+  rpcRequests: number;
+  sendRequests: number;
+  sends: number;
+}
+
+async function work(url: string): Promise<Work | null> {
   try {
     const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
-    let total = 0;
-    for (const m of text.matchAll(/^relay_db_statement_duration_seconds_count\{[^}]*\} (\d+)$/gm))
-      total += Number(m[1]);
-    return total;
+    const sum = (name: string, labels = "") => {
+      let total = 0;
+      for (const m of text.matchAll(new RegExp(`^${name}\\{([^}]*)\\} (\\d+)$`, "gm")))
+        if (m[1]!.includes(labels)) total += Number(m[2]);
+      return total;
+    };
+    return {
+      statements: sum("relay_db_statement_duration_seconds_count"),
+      rpcRequests: sum("relay_rpc_requests_total"),
+      sendRequests: sum("relay_rpc_requests_total", 'method="sendTransaction"'),
+      sends: sum("relay_rpc_calls_total", 'method="sendTransaction"'),
+    };
   } catch {
     return null;
   }
@@ -107,7 +128,7 @@ export async function runPhase(t: PhaseTarget, rate: number, seconds: number, ca
   const prep = await gen.prepare({ relayUrl: relay.url, apiKey: t.apiKey, rate, seconds, keyed: t.keyed });
   const pids = [relay.pid, t.localnetPid, gen.pid];
   const cpuOf = () => pids.map((pid) => (pid === null ? 0 : cpuMs(pid, clkTck)));
-  const statements0 = await statements(relay.url);
+  const work0 = await work(relay.url);
   const cpu0 = cpuOf();
   const m0 = machineTicks();
   const startedAt = Date.now();
@@ -125,7 +146,8 @@ export async function runPhase(t: PhaseTarget, rate: number, seconds: number, ca
   await closes.waitFor(2);
   const idleCores = (cpuMs(relay.pid, clkTck) - idle0.cpu) / (performance.now() - idle0.at);
   const settleMs = idleCores > QUIET_CORES ? await settle(relay.pid, clkTck) : 0;
-  const statements1 = await statements(relay.url); // after the outcomes' writes
+  const work1 = await work(relay.url); // after the outcomes' writes
+  const did = work0 && work1 ? (k: keyof Work) => work1[k] - work0[k] : null;
   return {
     rate,
     seconds,
@@ -143,8 +165,9 @@ export async function runPhase(t: PhaseTarget, rate: number, seconds: number, ca
     fromCloseStartMs: { p50: pct(fromStart, 50), p99: pct(fromStart, 99) },
     applyMs: { p50: pct(applyMs, 50), max: pct(applyMs, 100) },
     relayCpuMsPerAnswer: cpu / Math.max(1, answered),
-    statementsPerAnswer:
-      statements0 === null || statements1 === null ? null : (statements1 - statements0) / Math.max(1, answered),
+    statementsPerAnswer: did && did("statements") / Math.max(1, answered),
+    rpcRequestsPerAnswer: did && did("rpcRequests") / Math.max(1, answered),
+    sendsPerRequest: did && did("sends") / Math.max(1, did("sendRequests")),
     relayCores: cpu / r.elapsedMs,
     localnetCores: t.localnetPid === null ? null : localnetCpu / r.elapsedMs,
     generatorCores: genCpu / r.elapsedMs,

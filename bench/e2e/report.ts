@@ -119,6 +119,8 @@ function resourceTable(rows: Row[]): string {
       "send lag p99 ms",
       "pre-build ms",
       "DB statements/answer",
+      "RPC requests/answer",
+      "sends/RPC request",
     ]),
     rows.map((p) => [
       dbOf(p),
@@ -133,6 +135,8 @@ function resourceTable(rows: Row[]): string {
       ms(p.schedulerLagMs.p99),
       ms(p.prebuildMs),
       p.statementsPerAnswer === null ? "-" : p.statementsPerAnswer.toFixed(2),
+      p.rpcRequestsPerAnswer === null ? "-" : p.rpcRequestsPerAnswer.toFixed(2),
+      p.sendsPerRequest === null ? "-" : p.sendsPerRequest.toFixed(1),
     ]),
   );
 }

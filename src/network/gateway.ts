@@ -18,6 +18,7 @@ import * as S from "./rpc-schemas.ts";
 import { X, fromB64, resultSummary, type LedgerEntryDataW } from "../stellar/xdr.ts";
 import type { Logger } from "../log.ts";
 import { BASE_RESERVE } from "../stellar/protocol.ts";
+import type { RpcMetrics } from "../metrics.ts";
 import { RelayError } from "../errors.ts";
 
 export type NetworkName = "testnet" | "mainnet";
@@ -39,6 +40,7 @@ export interface GatewayOptions {
   /** The longest any one RPC call may take. */
   timeoutMs: number;
   log: Logger;
+  metrics?: RpcMetrics;
 }
 
 export type FeePercentile = "p10" | "p20" | "p30" | "p40" | "p50" | "p60" | "p70" | "p80" | "p90" | "p95" | "p99";
@@ -77,6 +79,8 @@ export class Gateway {
     this.name = opts.name;
     this.upstream = opts.upstream;
     this.client = new RpcClient(opts.transport ?? httpTransport(opts.rpcUrl), opts.timeoutMs, opts.log);
+    const { metrics } = opts;
+    if (metrics) this.client.onRequest = (method, calls) => metrics.rpcRequest(opts.name, method, calls);
     this.watcher = new LedgerWatcher(this.client, {
       pollMs: opts.pollMs,
       fastPollMs: opts.fastPollMs,

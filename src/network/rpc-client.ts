@@ -67,6 +67,8 @@ export class RpcClient {
   private queue: Queued[] = [];
   /** Whether `batched` calls still go in batches: false once the upstream refused one. */
   batches = true;
+  /** Told of every HTTP request: its method, and how many calls it carries. */
+  onRequest?: (method: string, calls: number) => void;
 
   constructor(
     private readonly transport: RpcTransport,
@@ -96,6 +98,7 @@ export class RpcClient {
   }
 
   private async single(c: Omit<Queued, "resolve" | "reject">, timeoutMs: number): Promise<unknown> {
+    this.onRequest?.(c.method, 1);
     const res = await this.post(c.method, c.body, timeoutMs);
     if (!ok(res.status) && !res.text.startsWith("{"))
       throw new RpcFailure(c.method, "bad_answer", `HTTP ${res.status}`);
@@ -126,6 +129,7 @@ export class RpcClient {
     }
     const label = `${calls[0]!.method} (a batch of ${calls.length})`;
     let answers: unknown[] | null = null;
+    this.onRequest?.(calls[0]!.method, calls.length);
     try {
       const res = await this.post(label, `[${calls.map((c) => c.body).join(",")}]`, this.timeoutMs);
       if (!refused(res)) {
