@@ -129,14 +129,18 @@ const lockSubmissions = new BatchStatement<"ids">(
   (col) => sql`select id from ${submissions} where id = any(${col("ids", "text")}) order by id for update`,
 );
 
-/** The submissions of these networks' inner hashes (amounts as text: either driver reads them alike). */
+/**
+ * The submissions of these networks' inner hashes (amounts as text: either driver reads them alike).
+ * One probe of the (network, inner_hash) index per hash (`lateral ... limit 1` keeps the planner from
+ * a hash join over the whole table, which it picks while its statistics think the table is small).
+ */
 const submissionsByInnerHash = new BatchStatement<"networks" | "hashes">(
   "submissions_by_inner_hash",
-  (col) => sql`select s.id, s.network, s.inner_hash, s.hash, s.caller, s.project_id, s.max_fee::text as max_fee,
-      s.envelope, s.sent_ledger,
-      (extract(epoch from s.released_at) * 1000)::float8 as released_ms, s.outcome, s.fee_charged::text as fee_charged
-    from ${submissions} s join unnest(${col("networks", "text")}, ${col("hashes", "text")}) as t (network, inner_hash)
-      on s.network = t.network and s.inner_hash = t.inner_hash`,
+  (col) => sql`select s.* from unnest(${col("networks", "text")}, ${col("hashes", "text")}) as t (network, inner_hash)
+    join lateral (select s.id, s.network, s.inner_hash, s.hash, s.caller, s.project_id, s.max_fee::text as max_fee,
+        s.envelope, s.sent_ledger, (extract(epoch from s.released_at) * 1000)::float8 as released_ms, s.outcome,
+        s.fee_charged::text as fee_charged
+      from ${submissions} s where s.network = t.network and s.inner_hash = t.inner_hash limit 1) s on true`,
 );
 type OutcomeWrite = { id: string; outcome: Outcome; feeCharged: bigint | null; credits: boolean };
 
