@@ -49,9 +49,12 @@ export const httpTransport =
     return { status: res.status, text: await res.text() };
   };
 
-/** A batch stays well under stellar-rpc's limit on a request body (512 KiB). */
+/**
+ * A batch stays well under stellar-rpc's limit on a request body (512 KiB), and holds few enough
+ * calls that a connection lost under it (each of its calls then unknown: a 504) costs few answers.
+ */
 const BATCH_BYTES = 256 * 1024;
-const BATCH_CALLS = 100;
+const BATCH_CALLS = 25;
 
 interface Queued {
   id: number;
