@@ -168,15 +168,42 @@ test("a lookup the network cannot answer after a resumed run: unknown, not a gue
   expect(r).toMatchObject({ kind: "unknown", reason: "network_unavailable" });
 });
 
-test("a send that may have reached the network is unknown; one refused outright throws", async () => {
+test("a send that may have reached the network is sent again, then unknown; one refused outright throws", async () => {
   const timeout = () => {
     throw new RelayError("NETWORK_UNAVAILABLE", "t", { reason: "timeout" });
+  };
+  const lost = () => {
+    throw new RelayError("NETWORK_UNAVAILABLE", "c", { reason: "bad_answer" });
   };
   const refused = () => {
     throw new RelayError("NETWORK_UNAVAILABLE", "r", { reason: "unreachable" });
   };
-  const a = network([timeout]);
+  const a = network([timeout, lost]);
   expect(await submitter(a.gw).submit(submission())).toMatchObject({ kind: "unknown", reason: "network_unavailable" });
+  expect(a.sent).toHaveLength(2);
+  expect(a.sent[1]).toEqual(a.sent[0]!); // the same envelope, not another one
   const b = network([refused]);
   await expect(submitter(b.gw).submit(submission())).rejects.toThrow("r");
+  expect(b.sent).toHaveLength(1);
+});
+
+test("after a lost answer, the same envelope again: DUPLICATE waits for the ledger, an error is checked", async () => {
+  const lost = () => {
+    throw new RelayError("NETWORK_UNAVAILABLE", "c", { reason: "bad_answer" });
+  };
+  // the first send was taken: the second is a DUPLICATE, and the ledger has it
+  const a = network([lost, answer("DUPLICATE")], () => true);
+  const ra = await submitter(a.gw).submit(submission());
+  expect(ra).toMatchObject({ kind: "applied", confirmed: { hash: a.sent[0]!.hash } });
+  expect(a.sent.map((x) => x.hash)).toEqual([a.sent[0]!.hash, a.sent[0]!.hash]);
+  // the first send was applied already: the second is tx_bad_seq, and the record decides
+  const b = network([lost, answer("ERROR", errorResult("txBadSeq"))]);
+  const rb = await submitter(b.gw).submit(
+    submission({ lookup: async (h) => (h === b.sent[0]!.hash ? confirmed(h) : null) }),
+  );
+  expect(rb).toMatchObject({ kind: "applied", confirmed: { hash: b.sent[0]!.hash } });
+  expect(b.sent).toHaveLength(2);
+  // nothing of it is anywhere: the resend is simply sent (PENDING) and lands
+  const c = network([lost, answer("PENDING")], () => true);
+  expect(await submitter(c.gw).submit(submission())).toMatchObject({ kind: "applied" });
 });

@@ -8,6 +8,9 @@
  *   wrapped anew one stroop higher: a dropped one is banned by its hash).
  * - tx_insufficient_fee: double the rate, up to the cap.
  * - tx_bad_seq: re-read the source's sequence number (`resync`), up to `badSeqRetries` times.
+ * - No usable answer (a timeout, a closed connection, garbage): the same envelope is sent again, up to
+ *   `lostAnswerResends` times; whatever the network has of it by then, its answer says (DUPLICATE,
+ *   or an error checked against its record). Then the submission is unknown.
  * - While anything of the submission may be queued or applied, an error from the network is not
  *   believed by itself: once the watcher has read the ledger the network judged against, the
  *   transaction is looked up; the network's record decides.
@@ -31,6 +34,8 @@ export interface RetryPolicy {
   replaceAfterLedgers: number;
   /** A replacement bids this many times the rate it replaces (stellar-core's FEE_MULTIPLIER). */
   replaceMultiplier: bigint;
+  /** Sends of the same envelope again after a send whose answer was lost. */
+  lostAnswerResends: number;
 }
 
 /**
@@ -42,6 +47,7 @@ export const RETRY_POLICY: RetryPolicy = {
   badSeqRetries: 3,
   replaceAfterLedgers: 2,
   replaceMultiplier: 10n,
+  lostAnswerResends: 1,
 };
 
 /** One transaction to get into a ledger. */
@@ -149,7 +155,7 @@ class Run {
     const { gw, s, policy } = this;
     const tryAgainUntil = Date.now() + policy.tryAgainLaterMs;
     let next = s.resumed?.envelope;
-    for (let attempt = 0, badSeq = 0; ; attempt++) {
+    for (let attempt = 0, badSeq = 0, lost = 0; ; attempt++) {
       const envelope = next ?? s.build(this.rate);
       next = undefined;
       await this.beforeSend(envelope);
@@ -159,6 +165,12 @@ class Run {
         sent = await gw.send(envelope.xdr);
       } catch (e) {
         if (!this.inner) watch.cancel();
+        if (mayHaveLanded(e) && lost++ < policy.lostAnswerResends && Date.now() < s.deadline) {
+          // the answer may be what was lost, not the transaction: the same bytes again make the network say
+          this.mayBeQueued = true;
+          next = envelope;
+          continue;
+        }
         if (this.mayBeQueued || mayHaveLanded(e)) return this.unknown("network_unavailable");
         throw e;
       }
