@@ -117,6 +117,7 @@ test("an answer that may hide what was done fails every call of the batch, and i
   for (const bad of [
     { status: 200, text: JSON.stringify({ jsonrpc: "2.0", id: 1, result: { n: 1 } }) }, // not an array
     { status: 502, text: "Bad Gateway" },
+    { status: 429, text: "Too Many Requests" }, // a rate limit, not a refusal of batches
     { status: 200, text: "<html>" },
   ]) {
     const u = upstream({ batch: () => bad });
@@ -124,6 +125,7 @@ test("an answer that may hide what was done fails every call of the batch, and i
     const results = await Promise.all([1, 2].map((n) => settle(client.batched("echo", { n }, Echo))));
     expect(results.map((r) => r.error?.kind)).toEqual(["bad_answer", "bad_answer"]);
     expect(u.bodies).toHaveLength(1);
+    if (bad.status !== 200) expect(client.batches).toBe(true);
   }
 });
 

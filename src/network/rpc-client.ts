@@ -5,9 +5,9 @@
  * message that says which, never an undefined field the caller trips on.
  *
  * `batched` calls made in one turn of the event loop travel as one JSON-RPC batch (an array in one
- * HTTP request; stellar-rpc's HTTP bridge takes them). An upstream that refuses a batch (HTTP 4xx,
- * or a JSON-RPC error for the request as a whole) has not acted on it: its calls are sent again one
- * by one, and so is every call after.
+ * HTTP request; stellar-rpc's HTTP bridge takes them). An upstream that refuses a batch (HTTP 400,
+ * 405, 413, 415 or 422, or a JSON-RPC error for the request as a whole) has not acted on it: its
+ * calls are sent again one by one, and so is every call after.
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
@@ -215,8 +215,12 @@ function parse(method: string, text: string): unknown {
   }
 }
 
-/** An HTTP 4xx: the upstream refused the request as a whole, before acting on any of it. */
-const refused = (res: { status: number }): boolean => res.status >= 400 && res.status < 500;
+/**
+ * The upstream refused the request's shape (bad request, method or media type not allowed, too
+ * large, unprocessable), before acting on any of it. A 429 is not a refusal of batches.
+ */
+const REFUSALS = new Set([400, 405, 413, 415, 422]);
+const refused = (res: { status: number }): boolean => REFUSALS.has(res.status);
 
 /** A JSON-RPC error for the request as a whole (id null: parse error, invalid request). */
 const refusal = (body: unknown): boolean =>
