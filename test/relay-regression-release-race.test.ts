@@ -3,14 +3,15 @@
  * and `release()` marks the row released unconditionally. A client's retry that resumes the
  * submission meanwhile (sends its envelope again) is then in the network's queue while the row says
  * "released": when the retry times out and the transaction lands, recovery never charges it.
- * Instrumented: the first sendTransaction of the transaction is lost (an RPC timeout before it
- * reached the network) and recovery's getTransaction lookup is held until the retry has sent.
+ * Instrumented: the first request's sendTransactions of the transaction are lost (RPC timeouts before
+ * they reached the network) and recovery's getTransaction lookup is held until the retry has sent.
  */
 import { afterEach, expect, test } from "bun:test";
 import { TransactionBuilder } from "@stellar/stellar-sdk";
 import { AFTER_504_ENV, startTestRelay, type TestRelay } from "./support/relay.ts";
 import { fundedMainnetUser, journalSum, mainnetPayment } from "./support/mainnet.ts";
 import { RelayError } from "../src/errors.ts";
+import { RETRY_POLICY } from "../src/network/submitter.ts";
 
 let r: TestRelay;
 afterEach(() => r?.stop());
@@ -46,7 +47,9 @@ test("recovery does not release a submission a concurrent retry has just resent;
     return "innerTransaction" in t && Buffer.from(t.innerTransaction.hash()).toString("hex") === innerHash;
   };
   gw.send = async (t) => {
-    if (isOurs(t) && sends++ === 0) throw new RelayError("NETWORK_UNAVAILABLE", "timeout", { reason: "timeout" }); // lost before the network saw it
+    // the first request's send and its resends are lost before the network saw them
+    if (isOurs(t) && sends++ <= RETRY_POLICY.lostAnswerResends)
+      throw new RelayError("NETWORK_UNAVAILABLE", "timeout", { reason: "timeout" });
     const s = await send(t);
     if (isOurs(t)) resent = true;
     return s;
