@@ -66,9 +66,13 @@ export function screenJson(text: string, maxDepth = MAX_JSON_DEPTH): void {
   }
 }
 
-/** Reads the body, stopping (413) as soon as it is longer than `max` bytes: a huge body is never buffered. */
-async function readAtMost(request: Request, max: number): Promise<Uint8Array> {
-  if (!request.body) return new Uint8Array(0);
+/** Reads the body as text, stopping (413) as soon as it is longer than `max` bytes: a huge body is never buffered. */
+async function readAtMost(request: Request, max: number): Promise<string> {
+  // a declared length was checked on arrival (bodyLimitPlugin) and bounds the body: read it at once
+  // (Bun's own read; a stream reader costs 10 to 20 us more per request)
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) <= max) return await request.text();
+  if (!request.body) return "";
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -82,19 +86,18 @@ async function readAtMost(request: Request, max: number): Promise<Uint8Array> {
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks);
+  return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
 /** The body of a /v1 request: JSON within the size and depth limits, without control characters. */
 async function parseBody(request: Request, contentType: string, maxBodyBytes: number): Promise<unknown> {
   // the declared length was checked on arrival; this catches a chunked body (no Content-Length), of any size
-  const bytes = await readAtMost(request, maxBodyBytes);
-  if (bytes.byteLength === 0) return undefined; // no body (a DELETE, `Content-Length: 0`): the route's schema decides
+  const text = await readAtMost(request, maxBodyBytes);
+  if (text.length === 0) return undefined; // no body (a DELETE, `Content-Length: 0`): the route's schema decides
   if (!JSON_TYPE.test(contentType)) {
     const message = "the request body must be JSON, sent with Content-Type: application/json";
     throw validationError(message, { reason: "unsupported_content_type" });
   }
-  const text = new TextDecoder().decode(bytes);
   screenJson(text);
   try {
     return JSON.parse(text, refuseReservedKeys);
