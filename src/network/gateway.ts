@@ -78,7 +78,8 @@ export class Gateway {
   constructor(private readonly opts: GatewayOptions) {
     this.name = opts.name;
     this.upstream = opts.upstream;
-    this.client = new RpcClient(opts.transport ?? httpTransport(opts.rpcUrl), opts.timeoutMs, opts.log);
+    const transport = opts.transport ?? httpTransport(opts.rpcUrl);
+    this.client = new RpcClient(transport, opts.timeoutMs, opts.log.child({ network: opts.name }));
     const { metrics } = opts;
     if (metrics) this.client.onRequest = (method, calls) => metrics.rpcRequest(opts.name, method, calls);
     this.watcher = new LedgerWatcher(this.client, {
