@@ -139,10 +139,8 @@ export class RpcClient {
         if (!ok(res.status) && !/^[[{]/.test(res.text)) throw new RpcFailure(label, "bad_answer", `HTTP ${res.status}`);
         const body = parse(label, res.text);
         if (Array.isArray(body)) answers = body;
-        else if (!refusal(body)) {
-          this.batches = false;
-          throw new RpcFailure(label, "bad_answer", "the answer to a batch is not an array");
-        }
+        // another answer is a fault like any garbage (batches stay on: a fault may pass)
+        else if (!refusal(body)) throw new RpcFailure(label, "bad_answer", "the answer to a batch is not an array");
       }
     } catch (e) {
       for (const c of calls) c.reject(e);
