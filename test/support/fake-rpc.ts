@@ -122,6 +122,30 @@ export async function startFakeRpc(opts: Partial<LocalnetOptions> = {}): Promise
   };
   const perAnswer = (mode: FaultMode) => mode === "empty" || mode === "wrong_types" || mode === "wrong_id";
 
+  /**
+   * The answers with per-answer faults: the requests that need the localnet's answer are forwarded
+   * (`empty` without `forward` is not: the upstream never acted on it), and each faulted answer spoilt.
+   */
+  async function spoilAnswers(parsed: Request | Request[], requests: Request[], method: string): Promise<unknown> {
+    const forwarded = requests.filter((r) => {
+      const f = faultOf(r);
+      return !f || f.forward || f.mode !== "empty";
+    });
+    const real = new Map<unknown, { id?: unknown; result?: unknown }>();
+    if (forwarded.length) {
+      const r = await forward(JSON.stringify(Array.isArray(parsed) ? forwarded : forwarded[0]));
+      lastForwarded.set(method, r.text);
+      const body = JSON.parse(r.text) as { id?: unknown } | { id?: unknown }[];
+      for (const a of Array.isArray(body) ? body : [body]) real.set(a.id, a);
+    }
+    const answers = requests.map((r) => {
+      const f = faultOf(r);
+      const a = real.get(r.id) ?? {};
+      return f && perAnswer(f.mode) ? spoil(f.mode, r, a) : a;
+    });
+    return Array.isArray(parsed) ? answers : answers[0];
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse, text: string): Promise<void> {
     let parsed: Request | Request[] = {};
     try {
@@ -151,19 +175,9 @@ export async function startFakeRpc(opts: Partial<LocalnetOptions> = {}): Promise
       return send(res, r.status, r.text);
     }
     held.add(res);
-    const real = fault.forward || fault.mode === "slow" || perAnswer(fault.mode) ? await forward(text) : null;
+    if (perAnswer(fault.mode)) return send(res, 200, JSON.stringify(await spoilAnswers(parsed, requests, method)));
+    const real = fault.forward || fault.mode === "slow" ? await forward(text) : null;
     if (real) lastForwarded.set(method, real.text);
-    if (perAnswer(fault.mode)) {
-      const answers = real!.status === 200 ? JSON.parse(real!.text) : null;
-      if (!answers) return send(res, real!.status, real!.text);
-      if (!Array.isArray(parsed)) return send(res, 200, JSON.stringify(spoil(fault.mode, parsed, answers)));
-      const spoilt = (answers as { id?: unknown }[]).map((a) => {
-        const r = requests.find((q) => q.id === a.id);
-        const f = r && faultOf(r);
-        return f && perAnswer(f.mode) ? spoil(f.mode, r, a) : a;
-      });
-      return send(res, 200, JSON.stringify(spoilt));
-    }
     switch (fault.mode) {
       case "down":
         held.delete(res);
