@@ -22,7 +22,7 @@ export interface ChannelContext {
   /** The last sequence number used (the next own transaction uses seq + 1). */
   seq: bigint;
   /** Fees in flight by request id: fee-bumps it pays for, and its own pending transaction. */
-  holds: Record<string, bigint>;
+  holds: Map<string, bigint>;
   /** The sum of `holds`. */
   held: bigint;
   /** The id of its own pending transaction, if any. */
@@ -77,7 +77,7 @@ export type ChannelReply =
 /** What the account can still pay: balance less its reserve and every fee in flight. */
 export const available = (c: ChannelContext): bigint => c.balance - c.reserve - c.held;
 /** Nothing of the channel in flight: no own transaction, no fee-bump hold. */
-export const idle = (c: ChannelContext): boolean => c.own === null && Object.keys(c.holds).length === 0;
+export const idle = (c: ChannelContext): boolean => c.own === null && c.holds.size === 0;
 
 const fee = (f: bigint) => f;
 /** The hold of `id` set to `amount` (in place: holds.ts). */
@@ -106,7 +106,7 @@ export const channelMachine = setup({
       if (event.type === "KEEP") enqueue.assign(put(c, event.id, event.fee));
     }),
     release: enqueueActions(({ context: c, event, enqueue }) => {
-      if (event.type !== "RELEASE" || !(event.id in c.holds)) return;
+      if (event.type !== "RELEASE" || !c.holds.has(event.id)) return;
       enqueue.assign({ ...drop(c, event.id), balance: c.balance - event.charged });
     }),
     take: enqueueActions(({ context: c, event, enqueue }) => {
@@ -157,7 +157,7 @@ export const channelMachine = setup({
     balance: input.balance,
     reserve: input.reserve,
     seq: input.seq,
-    holds: {},
+    holds: new Map(),
     held: 0n,
     own: null,
     startIn: input.state,

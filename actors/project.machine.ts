@@ -25,7 +25,7 @@ export interface ProjectContext {
   projectId: string;
   policy: Policy;
   balance: bigint;
-  holds: Record<string, Hold>;
+  holds: Map<string, Hold>;
   /** The sum of the holds' amounts. */
   held: bigint;
   /** UTC day (YYYY-MM-DD) that `spent` counts. */
@@ -85,7 +85,15 @@ export type ProjectReply =
   | { type: "reply"; id: string; ok: true; rate?: RateState; grant?: bigint }
   | { type: "reply"; id: string; ok: false; error: ReplyError; rate?: RateState };
 
-export const utcDay = (now: number): string => new Date(now).toISOString().slice(0, 10);
+const DAY_MS = 86_400_000;
+/** The last day asked for (most events fall on the same day as the one before). */
+let lastDay = { start: 0, name: "1970-01-01" };
+/** The UTC day (YYYY-MM-DD) of epoch-ms `now`. */
+export function utcDay(now: number): string {
+  const start = now - (((now % DAY_MS) + DAY_MS) % DAY_MS);
+  if (start !== lastDay.start) lastDay = { start, name: new Date(start).toISOString().slice(0, 10) };
+  return lastDay.name;
+}
 
 /** The bucket refilled up to `now`. */
 function refill(c: ProjectContext, now: number): number {
@@ -197,7 +205,7 @@ export const projectMachine = setup({
       let { balance, held } = c;
       let spent = spentToday(c, event.now);
       for (const s of event.settlements) {
-        const hold = c.holds[s.id];
+        const hold = c.holds.get(s.id);
         // a testnet hold only counts toward the daily spend; a credit hold (or a journal settlement without one) moves the balance
         const credits = hold ? hold.credits : s.journaled;
         const dropped = hold?.credits && !s.journaled ? hold.amount : 0n;
@@ -233,7 +241,7 @@ export const projectMachine = setup({
       // a new rate keeps the tokens (capped by a smaller burst)
       enqueue.assign({ policy: event.policy, tokens: Math.min(c.tokens, event.policy.burst) });
       if (event.type !== "SYNC") return;
-      enqueue.assign({ balance: event.balance, holds: {}, held: 0n });
+      enqueue.assign({ balance: event.balance, holds: new Map(), held: 0n });
       if (event.spent !== undefined) enqueue.assign({ spent: event.spent, spentDay: utcDay(event.now) });
     }),
     refuseSuspended: enqueueActions(({ event, enqueue }) => {
@@ -251,7 +259,7 @@ export const projectMachine = setup({
     projectId: input.projectId,
     policy: input.policy,
     balance: input.balance,
-    holds: {},
+    holds: new Map(),
     held: 0n,
     spentDay: utcDay(input.now),
     spent: input.spent,

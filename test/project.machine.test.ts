@@ -1,7 +1,8 @@
 /** The project machine driven with events alone: bucket, policy, reservations, settlement, suspension, restore. */
 import { describe, expect, test } from "bun:test";
 import { createActor } from "xstate";
-import { projectMachine, type ProjectReply } from "../actors/project.machine.ts";
+import fc from "fast-check";
+import { projectMachine, type ProjectReply, utcDay } from "../actors/project.machine.ts";
 import { ask } from "../actors/ask.ts";
 import type { Policy, SpendRequest } from "../actors/policy.ts";
 import { PROJECT_POLICY_DEFAULTS } from "../src/relay/policy.ts";
@@ -90,7 +91,7 @@ describe("RESERVE: policy and credits in one event", () => {
         details: { balance: "0", required: "200000" },
       });
     expect(ctx().balance).toBe(0n);
-    expect(Object.keys(ctx().holds).length).toBe(3);
+    expect(ctx().holds.size).toBe(3);
   });
 
   test("testnet holds count against the daily spend, not the balance", async () => {
@@ -114,7 +115,7 @@ describe("SETTLE", () => {
     });
     expect(ctx().balance).toBe(999_800n);
     expect(ctx().spent).toBe(200n);
-    expect(ctx().holds).toEqual({});
+    expect(ctx().holds.size).toBe(0);
   });
 
   test("a hold that never reached the journal is dropped (nothing charged)", async () => {
@@ -160,7 +161,7 @@ describe("SETTLE", () => {
     }
     for (const s of settlements) one.actor.send({ type: "SETTLE", now: T0, settlements: [s] });
     all.actor.send({ type: "SETTLE", now: T0, settlements });
-    const view = (c: ReturnType<typeof one.ctx>) => [c.balance, c.held, c.spent, Object.keys(c.holds).length];
+    const view = (c: ReturnType<typeof one.ctx>) => [c.balance, c.held, c.spent, c.holds.size];
     expect(view(all.ctx())).toEqual(view(one.ctx()));
     expect(view(all.ctx())).toEqual([999_800n, 0n, 500n, 0]);
   });
@@ -222,8 +223,22 @@ describe("credits, configuration and restore", () => {
       status: "active",
     });
     expect(restored.getSnapshot().context.balance).toBe(1_000_000n);
-    expect(restored.getSnapshot().context.holds).toEqual({});
+    expect(restored.getSnapshot().context.holds.size).toBe(0);
     const r = await ask<ProjectReply>(restored, { type: "ADMIT", id: "x", now: T0 + 100 } as never);
     expect(r.ok).toBe(false); // the bucket was empty when saved
   });
+});
+
+test("utcDay (remembers the last day) is the ISO date of any instant, in any order, across midnights", () => {
+  const instant = fc.oneof(
+    fc.integer({ min: -8.64e15, max: 8.64e15 }),
+    fc.integer({ min: -3, max: 3 }).map((d) => Date.UTC(2026, 10, 22 + d) + (d % 2)), // midnight and 1 ms past
+    fc.integer({ min: -3, max: 3 }).map((d) => Date.UTC(2026, 10, 22 + d) - 1), // 1 ms before midnight
+  );
+  fc.assert(
+    fc.property(fc.array(instant, { minLength: 1, maxLength: 30 }), (xs) =>
+      xs.every((x) => utcDay(x) === new Date(x).toISOString().slice(0, 10)),
+    ),
+    { numRuns: 2000 },
+  );
 });

@@ -75,7 +75,7 @@ interface AnonymousClient {
 function idle(actor: ProjectActor, now: number): boolean {
   const c = actor.getSnapshot().context;
   const full = c.tokens + ((now - c.refilledAt) / 1000) * c.policy.requestsPerSecond >= c.policy.burst;
-  return full && Object.keys(c.holds).length === 0;
+  return full && c.holds.size === 0;
 }
 
 export function replyError(e: ReplyError): RelayError {
@@ -123,14 +123,8 @@ export class ProjectActors {
       return null;
     });
     const now = Date.now();
-    const actor = snapshot
-      ? createActor(projectMachine, {
-          snapshot: snapshot as never,
-          input: { projectId: p.id, policy: p.policy, balance: p.balance, spent: p.spent, now },
-        })
-      : createActor(projectMachine, {
-          input: { projectId: p.id, policy: p.policy, balance: p.balance, spent: p.spent, now },
-        });
+    const input = { projectId: p.id, policy: p.policy, balance: p.balance, spent: p.spent, now };
+    const actor = createActor(projectMachine, snapshot ? { snapshot: restorable(snapshot), input } : { input });
     actor.start();
     actor.send({ type: "SYNC", now, balance: p.balance, spent: p.spent, policy: p.policy, status: p.status });
     this.watch(actor, key);
@@ -187,7 +181,7 @@ export class ProjectActors {
       spent: 0n,
       now: Date.now(),
     };
-    const actor = createActor(projectMachine, snapshot ? { snapshot: snapshot as never, input } : { input });
+    const actor = createActor(projectMachine, snapshot ? { snapshot: restorable(snapshot), input } : { input });
     actor.start();
     // the configured policy wins over the checkpoint's; the day's spend is the checkpoint's
     actor.send({ type: "SYNC", now: Date.now(), balance: 0n, policy: this.config.anonymousPolicy, status: "active" });
@@ -371,5 +365,11 @@ export class ProjectActors {
  */
 function withoutHolds(actor: ProjectActor): unknown {
   const s = actor.getSnapshot();
-  return projectMachine.getPersistedSnapshot({ ...s, context: { ...s.context, holds: {}, held: 0n } });
+  return projectMachine.getPersistedSnapshot({ ...s, context: { ...s.context, holds: new Map(), held: 0n } });
+}
+
+/** A checkpoint made ready to restore: an empty Map of holds (JSON keeps none; older checkpoints held a plain object). */
+function restorable(checkpoint: unknown): never {
+  const c = checkpoint as { context: Record<string, unknown> };
+  return { ...c, context: { ...c.context, holds: new Map(), held: 0n } } as never;
 }

@@ -173,7 +173,7 @@ export class ProjectsService {
     const c = this.actorOf(p.id).getSnapshot().context;
     const { balance, reserved } = this.deps.sharedCredits
       ? await this.deps.credits.summary(p.id)
-      : { balance: c.balance, reserved: Object.values(c.holds).reduce((a, h) => (h.credits ? a + h.amount : a), 0n) };
+      : { balance: c.balance, reserved: [...c.holds.values()].reduce((a, h) => (h.credits ? a + h.amount : a), 0n) };
     return {
       id: p.id,
       name: p.name,

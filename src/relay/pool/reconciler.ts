@@ -103,7 +103,7 @@ export class Reconciler {
       // retire the channels with the least in flight first; then other instances' (their holders let them go)
       const retire = live
         .filter((c) => c.s.value === "active")
-        .sort((a, b) => Object.keys(a.s.context.holds).length - Object.keys(b.s.context.holds).length)
+        .sort((a, b) => a.s.context.holds.size - b.s.context.holds.size)
         .slice(0, liveCount - target)
         .map((c) => c.pk);
       await this.drain(retire);
