@@ -41,6 +41,8 @@ export interface PhaseResult extends LoadCounts {
   fromCloseStartMs: { p50: number; p99: number };
   applyMs: { p50: number; max: number };
   relayCpuMsPerAnswer: number;
+  /** The part of it on the relay's main (JavaScript) thread; the rest is JIT compiling and GC helpers. */
+  relayMainCpuMsPerAnswer: number;
   /** Database statements the relay ran over the phase (from its /metrics), per answer; null: not read. */
   statementsPerAnswer: number | null;
   /** HTTP requests the relay made to the RPC over the phase, per answer; null: not read. */
@@ -130,12 +132,14 @@ export async function runPhase(t: PhaseTarget, rate: number, seconds: number, ca
   const cpuOf = () => pids.map((pid) => (pid === null ? 0 : cpuMs(pid, clkTck)));
   const work0 = await work(relay.url);
   const cpu0 = cpuOf();
+  const main0 = cpuMs(relay.pid, clkTck, true);
   const m0 = machineTicks();
   const startedAt = Date.now();
   const r = await gen.run(capMs);
   const endedAt = Date.now();
   const m1 = machineTicks();
   const [cpu, localnetCpu, genCpu] = cpuOf().map((v, i) => v - cpu0[i]!) as [number, number, number];
+  const mainCpu = cpuMs(relay.pid, clkTck, true) - main0;
   const rss = rssMb(relay.pid);
   const answered = r.status.length;
   const ok = r.status.filter((s) => s === 200).length;
@@ -165,6 +169,7 @@ export async function runPhase(t: PhaseTarget, rate: number, seconds: number, ca
     fromCloseStartMs: { p50: pct(fromStart, 50), p99: pct(fromStart, 99) },
     applyMs: { p50: pct(applyMs, 50), max: pct(applyMs, 100) },
     relayCpuMsPerAnswer: cpu / Math.max(1, answered),
+    relayMainCpuMsPerAnswer: mainCpu / Math.max(1, answered),
     statementsPerAnswer: did && did("statements") / Math.max(1, answered),
     rpcRequestsPerAnswer: did && did("rpcRequests") / Math.max(1, answered),
     sendsPerRequest: did && did("sends") / Math.max(1, did("sendRequests")),

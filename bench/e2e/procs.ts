@@ -128,9 +128,13 @@ export function freePort(): number {
   return port;
 }
 
-/** User + system CPU time of a process, in ms (from /proc/<pid>/stat, at CLK_TCK ticks per second). */
-export function cpuMs(pid: number, clkTck: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+/**
+ * User + system CPU time of a process, in ms (from /proc/<pid>/stat, at CLK_TCK ticks per second);
+ * `mainThread`: only its main thread's (/proc/<pid>/task/<pid>/stat: the JavaScript thread, without
+ * the JIT compiler's and the garbage collector's helper threads).
+ */
+export function cpuMs(pid: number, clkTck: number, mainThread = false): number {
+  const stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   // after "pid (comm) ": state is field 3, utime 14, stime 15
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / clkTck;

@@ -113,7 +113,8 @@ function phaseTable(rows: Row[]): string {
 /** What each phase cost: the relay's CPU and memory, and the other processes sharing the machine. */
 function resourceTable(rows: Row[]): string {
   return table(
-    ["database", "req/s", "relay CPU ms/answer", "relay cores", "idle after", "RSS MB", "localnet cores"].concat([
+    ["database", "req/s", "relay CPU ms/answer", "main thread", "relay cores", "idle after", "RSS MB"].concat([
+      "localnet cores",
       "generator cores",
       "machine busy %",
       "send lag p99 ms",
@@ -126,6 +127,7 @@ function resourceTable(rows: Row[]): string {
       dbOf(p),
       n(p.rate),
       p.relayCpuMsPerAnswer.toFixed(2),
+      p.relayMainCpuMsPerAnswer.toFixed(2),
       cores(p.relayCores),
       cores(p.relayIdleCores) + (p.settleMs ? ` (quiet ${Math.round(p.settleMs / 1000)} s later)` : ""),
       ms(p.relayRssMb),
@@ -186,7 +188,8 @@ function profileSection(p: NonNullable<Report["profile"]>): string {
       s.owners.map((o) => [ms(o.ms), o.pct.toFixed(1), o.owner]),
       "rrl",
     ),
-    `   the relay's CPU time over the phase (/proc): ${ms(p.phase.relayCpuMsPerAnswer * p.phase.answered)} ms; ` +
+    `   the relay's CPU time over the phase (/proc): ${ms(p.phase.relayCpuMsPerAnswer * p.phase.answered)} ms, ` +
+      `${ms(p.phase.relayMainCpuMsPerAnswer * p.phase.answered)} of them on the main thread (the one sampled); ` +
       "samples also stand for time the relay was runnable but not running (a 2-core machine shared by all processes), " +
       "which lands on the frame that was running, often a socket write that woke another process",
   ].join("\n");

@@ -10,8 +10,10 @@
  *   `memory` the relay's RSS after 10,000 and after 100,000 requests (1 s standalone localnet);
  * - BENCH_KEYED_RATE (default 1000; quick 0; 0 for none): one more phase at that rate on the 1 s
  *   network, each request with an X-Idempotency-Key of its own;
- * - BENCH_WARMUP (default 300,3; 0 for none): each relay's first phase, at that rate for that many
- *   seconds, before what is measured (a fresh process runs cold code); printed apart;
+ * - BENCH_WARMUP (default 600,10; quick 300,3; 0 for none): each relay's first phase, at that rate for
+ *   that many seconds, before what is measured: a fresh process runs cold code, and JavaScriptCore
+ *   keeps compiling it for tens of seconds under load (its JIT thread took 0.1 to 0.25 of a core
+ *   over the first 30 s at 800 req/s, then under 0.05); printed apart;
  * - BENCH_MEMORY_RATE (default 700 req/s) and BENCH_MEMORY_REQUESTS (default 10000,100000; quick
  *   2000,10000): the memory step's rate and the request counts its RSS is read after.
  */
@@ -71,7 +73,7 @@ export function loadSettings(env = process.env): Settings {
     .map(Number)
     .sort((a, b) => a - b);
   if (memoryAfter.some((r) => !(r > 0))) throw new Error("BENCH_MEMORY_REQUESTS must list request counts");
-  const w = (env.BENCH_WARMUP ?? "300,3").split(",").map(Number);
+  const w = (env.BENCH_WARMUP ?? (quick ? "300,3" : "600,10")).split(",").map(Number);
   if (w[0] !== 0 && !(w[0]! > 0 && w[1]! > 0)) throw new Error("BENCH_WARMUP must be rate,seconds (e.g. 300,3) or 0");
   const keyedRate = Number(env.BENCH_KEYED_RATE ?? (quick ? 0 : 1000));
   if (!(keyedRate >= 0)) throw new Error("BENCH_KEYED_RATE must be a rate in req/s, or 0");
