@@ -9,7 +9,7 @@ import { Elysia, ValidationError } from "elysia";
 import { DrizzleQueryError } from "drizzle-orm";
 import { RelayError } from "../errors.ts";
 import { ERROR_STATUS, HttpError, envelope, errorHeaders } from "./errors.ts";
-import type { Logger } from "../log.ts";
+import { type FlatFields, flatLogger, type Logger } from "../log.ts";
 
 /**
  * What the errors plugin's onRequest puts on each request's context. Elysia hands that same object to every later
@@ -22,7 +22,7 @@ export interface RequestContext {
   /** performance.now() when the request arrived (the access log's and the request metrics' duration). */
   startedAt: number;
   /** Fields routes add to the request's access log line (`annotate`). */
-  logFields: Record<string, unknown>;
+  logFields: FlatFields;
 }
 
 /**
@@ -44,7 +44,7 @@ export const requestContext = new Elysia({ name: "request-context" }).resolve({ 
   return {
     requestId,
     /** Adds fields to the request's access log line (never secrets: project, network, hash, result code). */
-    annotate: (fields: Record<string, unknown>): void => {
+    annotate: (fields: FlatFields): void => {
       if (logFields) Object.assign(logFields, fields);
     },
   };
@@ -88,6 +88,7 @@ const pathOf = (request: Request) => new URL(request.url).pathname;
 
 export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number }) {
   const headersFor = (request: Request) => securityHeaders(pathOf(request), opts.hstsMaxAge ?? 0);
+  const access = flatLogger(opts.log);
   return new Elysia({ name: "errors" })
     .onRequest((context) => {
       const { request, set } = context;
@@ -113,7 +114,7 @@ export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number }) {
         ...logFields,
       };
       // the embedded networks' own traffic (the relay's watchers poll them) is debug-level
-      opts.log[path.startsWith("/localnet/") ? "debug" : "info"](line, "request");
+      access[path.startsWith("/localnet/") ? "debug" : "info"](line, "request");
       // an operator's change: one audit line with what was changed (ids from the path, never bodies or keys)
       if (path.startsWith("/v1/admin") && request.method !== "GET")
         opts.log.info({ ...line, audit: true, params }, "admin change");

@@ -10,9 +10,10 @@ import { ProjectsService } from "../relay/projects.service.ts";
 import { RelayError, validationError } from "../errors.ts";
 import { requestContext } from "./errors.plugin.ts";
 import type { Outcome } from "../store/types.ts";
+import type { FlatFields } from "../log.ts";
 
 /** The transaction hash and result code of an outcome, for the access log. */
-function outcomeFields(o: Outcome): Record<string, unknown> {
+function outcomeFields(o: Outcome): FlatFields {
   if (o.kind === "success") return { hash: o.result.hash, result: "success" };
   const d = o.error.details as { hash?: string; result_codes?: { transaction?: string } } | undefined;
   return { hash: d?.hash, result: d?.result_codes?.transaction ?? o.error.code };
