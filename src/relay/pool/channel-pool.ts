@@ -339,13 +339,12 @@ export class ChannelPool {
 
 function view(pk: string, ref: ChannelRef): ChannelView {
   const s = ref.getSnapshot();
-  const holds = s.context.holds.size;
   return {
     publicKey: pk,
     state: String(s.value),
     balance: s.context.balance.toString(),
     available: (s.value === "creating" ? 0n : available(s.context)).toString(),
     sequence: s.context.seq.toString(),
-    inFlight: { count: holds, fees: s.context.held.toString() },
+    inFlight: { count: s.context.holds.size, fees: s.context.held.toString() },
   };
 }
