@@ -74,21 +74,25 @@ const writeIntentsOnly = new BatchStatement<IntentColumn>(
   (col) => sql`with ${intentInput(col)} ${intentUpsert}`,
 );
 
-/** Upserts the intents and journals each one's reservation unless one is outstanding; answers those journaled. */
+/**
+ * Upserts the intents and journals each one's reservation unless one is outstanding; answers those
+ * journaled. No join between the statement's parts (`up` runs whether read or not): with the row
+ * counts of an `unnest` unknown, the planner joined them by nested loops, a batch's rows squared.
+ */
 const writeIntentsWithHolds = new BatchStatement<IntentColumn>(
   "submissions_intents_holds",
-  (col) => sql`with ${intentInput(col)}, up as (${intentUpsert}),
-  j as (select input.id, ${outstanding(sql`input.id`)} as net from input)
+  (col) => sql`with ${intentInput(col)}, up as (${intentUpsert})
   insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
-  select input.project_id, 'reserve', -input.hold, input.id, input.hash
-  from input join up on up.id = input.id join j on j.id = input.id
-  where j.net = 0 and input.hold > 0
+  select input.project_id, 'reserve', -input.hold, input.id, input.hash from input
+  where input.hold > 0 and ${outstanding(sql`input.id`)} = 0
   returning submission_id`,
 );
 
 /**
  * Records the outcomes and, for each submission whose project reserved credits, releases what is
- * outstanding and charges the fee (once); answers what each one released and charged.
+ * outstanding and charges the fee (once). Answers a row per submission (its project) and one per
+ * journal entry written (its kind and amount). Each submission's journal is read by an index probe
+ * beside its row, and no part of the statement joins another (see `writeIntentsWithHolds`).
  */
 const writeOutcomes = new BatchStatement<"id" | "outcome" | "kind" | "feeCharged" | "credits">(
   "submissions_outcomes",
@@ -99,28 +103,24 @@ const writeOutcomes = new BatchStatement<"id" | "outcome" | "kind" | "feeCharged
     upd as (
       update ${submissions} s set outcome = input.outcome, outcome_kind = input.kind,
         fee_charged = input.fee_charged, updated_at = now()
-      from input where s.id = input.id returning s.id, s.project_id, s.hash, input.credits, input.fee),
-    j as (select input.id,
-        coalesce(sum(c.amount) filter (where c.kind in ('reserve', 'release')), 0) as net,
-        count(c.id) filter (where c.kind = 'reserve') as reserves, count(c.id) filter (where c.kind = 'charge') as charges
-      from input left join ${creditJournal} c on c.submission_id = input.id where input.credits group by input.id),
+      from input cross join lateral (select
+          coalesce(sum(c.amount) filter (where c.kind in ('reserve', 'release')), 0) as net,
+          count(*) filter (where c.kind = 'reserve') as reserves, count(*) filter (where c.kind = 'charge') as charges
+        from ${creditJournal} c where input.credits and c.submission_id = input.id) j
+      where s.id = input.id
+      returning s.id, s.project_id, s.hash, input.fee, j.net, j.reserves, j.charges),
     entries as (
-      select upd.id, upd.project_id, 'release' as kind, -j.net as amount, upd.hash
-      from upd join j on j.id = upd.id where upd.project_id is not null and j.net < 0
+      select id, project_id, 'release' as kind, -net as amount, hash from upd
+      where project_id is not null and net < 0
       union all
-      select upd.id, upd.project_id, 'charge', -upd.fee, upd.hash
-      from upd join j on j.id = upd.id
-      where upd.project_id is not null and j.reserves > 0 and j.charges = 0 and upd.fee > 0),
+      select id, project_id, 'charge', -fee, hash from upd
+      where project_id is not null and reserves > 0 and charges = 0 and fee > 0),
     ins as (insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
       select project_id, kind, amount, id, hash from entries
-      on conflict (submission_id) where kind = 'charge' do nothing returning submission_id, kind, amount),
-    settled as (select submission_id,
-        coalesce(sum(amount) filter (where kind = 'release'), 0) as released,
-        coalesce(-sum(amount) filter (where kind = 'charge'), 0) as charged
-      from ins group by submission_id)
-    select upd.id, upd.project_id, coalesce(settled.released, 0)::text as released,
-      coalesce(settled.charged, 0)::text as charged
-    from upd left join settled on settled.submission_id = upd.id`,
+      on conflict (submission_id) where kind = 'charge' do nothing returning submission_id, kind, amount)
+    select id, project_id, null::text as kind, null::text as amount from upd
+    union all
+    select submission_id, null, kind, amount::text from ins`,
 );
 
 /** Locks the submissions' rows (those that exist yet), in one order: two batches cannot deadlock. */
@@ -265,16 +265,16 @@ export class SubmissionsRepo implements SubmissionStore {
     const r = ids.length
       ? await this.locked(ids, (tx) => writeOutcomes.run(tx, columns))
       : await writeOutcomes.run(this.db, columns);
-    type Row = { id: string; project_id: string | null; released: string | bigint; charged: string | bigint };
-    const rows = new Map(rowsOf<Row>(r).map((x) => [x.id, x]));
-    return items.map((o) => {
-      const row = rows.get(o.id);
-      return {
-        projectId: row?.project_id ?? null,
-        released: BigInt(row?.released ?? 0),
-        charged: BigInt(row?.charged ?? 0),
-      };
-    });
+    type Row = { id: string; project_id: string | null; kind: string | null; amount: string | null };
+    const settled = new Map<string, SettledCredits>();
+    for (const row of rowsOf<Row>(r)) {
+      const s = settled.get(row.id) ?? { projectId: null, released: 0n, charged: 0n };
+      if (row.kind === null) s.projectId = row.project_id;
+      else if (row.kind === "release") s.released += BigInt(row.amount!);
+      else s.charged -= BigInt(row.amount!);
+      settled.set(row.id, s);
+    }
+    return items.map((o) => settled.get(o.id) ?? { projectId: null, released: 0n, charged: 0n });
   }
 
   async release(id: string, sentLedger?: number | null): Promise<SettledCredits> {
