@@ -130,8 +130,9 @@ async function start(config: Config, log: Logger, unlockDataDir: () => void): Pr
     metrics,
     exclusive: singleInstance(config),
   });
+  const pglite = database.kind === "pglite";
   // several instances reserve a project's credits: the journal, not one actor, checks the balance
-  const submissions = new SubmissionsRepo(database.db, database.kind === "postgres" ? 3 : 1, !singleInstance(config));
+  const submissions = new SubmissionsRepo(database.db, pglite ? 1 : 3, !singleInstance(config), pglite);
   const channels = new ChannelsRepo(database.db);
   const box = SecretBox.open(config.CHANNEL_ENCRYPTION_KEY, config.DATA_DIR);
   const startingBalance = BigInt(config.CHANNEL_STARTING_BALANCE);

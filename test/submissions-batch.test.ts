@@ -120,3 +120,52 @@ for (const kind of ["pglite", "postgres"] as const)
       await d.close();
     }
   });
+
+for (const kind of ["pglite", "postgres"] as const)
+  test.skipIf(kind === "postgres" && !URL)(
+    `${kind}: settlements of one submission at once (a request, recovery) release and charge it once`,
+    async () => {
+      const d = await open(kind);
+      try {
+        // on PGlite as the relay opens it: one session, no row locks
+        const repo = new SubmissionsRepo(d.db, kind === "postgres" ? 3 : 1, false, kind === "pglite");
+        await d.db.execute(sql`insert into projects (id, name) values ('p', 'p')`);
+        const ids = Array.from({ length: 10 }, () => crypto.randomUUID());
+        await Promise.all(
+          ids.map((id) =>
+            repo.recordIntent(
+              {
+                id,
+                network: "mainnet",
+                innerHash: `${id}-inner`,
+                hash: `${id}-outer`,
+                caller: "project:p",
+                projectId: "p",
+                maxFee: 1_000n,
+                envelope: "x",
+                sentLedger: 1,
+              },
+              1_000n,
+              true,
+            ),
+          ),
+        );
+        const settled = await Promise.all(
+          ids.flatMap((id) => [
+            repo.recordOutcome(id, ok("100"), 100n, true),
+            repo.recordOutcome(id, ok("100"), 100n, true),
+            repo.release(id),
+          ]),
+        );
+        const released = settled.reduce((a, s) => a + s.released, 0n);
+        const charged = settled.reduce((a, s) => a + s.charged, 0n);
+        expect({ released, charged }).toEqual({ released: 10_000n, charged: 1_000n });
+        const [sum] = rows<{ s: string }>(
+          await d.db.execute(sql`select coalesce(sum(amount), 0)::text as s from credit_journal`),
+        );
+        expect(sum!.s).toBe("-1000");
+      } finally {
+        await d.close();
+      }
+    },
+  );

@@ -6,6 +6,7 @@
  * submission's journal to write it runs after a row lock on the submission, in a transaction: a
  * request and recovery settling one submission at once see each other's entries (READ COMMITTED
  * gives the statement after the lock a fresh snapshot), so nothing is released or charged twice.
+ * On a database with one session (PGlite) no statement runs beside another, so none needs the lock.
  */
 import { and, asc, eq, isNotNull, isNull, gte, lt, sql, type SQL } from "drizzle-orm";
 import { creditJournal, projects, submissions } from "./schema.ts";
@@ -154,11 +155,14 @@ export class SubmissionsRepo implements SubmissionStore {
    * `concurrency`: batches of one kind written at once (1 for a single connection). `checkBalance`:
    * several instances reserve credits of one project (each project actor sees only its own
    * instance's reservations), so a reservation is journaled only if the journal's balance covers it.
+   * `oneSession`: the database runs one statement at a time, each on its own (PGlite: a transaction
+   * holds it whole), so the journal statements run without the row locks and their transaction.
    */
   constructor(
     private readonly db: Db,
     concurrency = 1,
     private readonly checkBalance = false,
+    private readonly oneSession = false,
   ) {
     this.intents = new GroupCommit((items) => this.writeIntents(items), { key: (i) => i.s.id, concurrency });
     this.outcomes = new GroupCommit((items) => this.writeOutcomes(items), { key: (o) => o.id, concurrency });
@@ -167,6 +171,7 @@ export class SubmissionsRepo implements SubmissionStore {
 
   /** Runs `statement` in a transaction, after locking the submissions' rows (those that exist yet). */
   private async locked(ids: string[], statement: (tx: Db) => Promise<unknown>): Promise<unknown> {
+    if (this.oneSession) return await statement(this.db);
     return await this.db.transaction(async (tx) => {
       await lockSubmissions.run(tx, { ids });
       return await statement(tx);
