@@ -1,7 +1,8 @@
 /**
- * The database: Postgres when DATABASE_URL is set, embedded PGlite under DATA_DIR otherwise; the
- * same schema and migrations (drizzle/) either way, applied at open. `schema` puts every table (and
- * the migrations journal) in a Postgres schema of its own, which the tests use for isolation.
+ * The database: Postgres when DATABASE_URL is set, embedded PGlite under DATA_DIR otherwise (in a
+ * thread of its own: pglite-thread.ts); the same schema and migrations (drizzle/) either way,
+ * applied at open. `schema` puts every table (and the migrations journal) in a Postgres schema of
+ * its own, which the tests use for isolation.
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -9,12 +10,13 @@ import { drizzle as drizzlePg } from "drizzle-orm/postgres-js";
 import { migrate as migratePg } from "drizzle-orm/postgres-js/migrator";
 import { drizzle as drizzleLite } from "drizzle-orm/pglite";
 import { migrate as migrateLite } from "drizzle-orm/pglite/migrator";
-import { PGlite } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
 import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import type { DatabaseMetrics } from "../metrics.ts";
 import { SCALING_HINT } from "./instance-lock.ts";
+import { PGliteThread } from "./pglite-thread.ts";
 
 export type Db = PgDatabase<PgQueryResultHKT>;
 
@@ -59,7 +61,8 @@ export async function openDatabase(opts: {
   }
   const dir = join(opts.dataDir, "pglite");
   mkdirSync(dir, { recursive: true });
-  const client = new PGlite(dir);
+  // PGlite's interface as drizzle uses it, served from a thread of its own
+  const client = (await PGliteThread.open(dir)) as unknown as PGlite;
   const db = drizzleLite(opts.metrics ? timedPglite(client, opts.metrics) : client);
   await migrateLite(db, { migrationsFolder: MIGRATIONS, migrationsSchema });
   return {
