@@ -10,7 +10,7 @@
  */
 import type { Generator } from "./generator-client.ts";
 import type { LedgerCloses } from "./ledger-closes.ts";
-import { cpuMs, machineTicks, rssMb } from "./procs.ts";
+import { cpuMs, machineTicks, rssMb, threadsCpuMs } from "./procs.ts";
 import type { RelayProc } from "./relay-proc.ts";
 import { counts, pct } from "./stats.ts";
 
@@ -41,8 +41,10 @@ export interface PhaseResult extends LoadCounts {
   fromCloseStartMs: { p50: number; p99: number };
   applyMs: { p50: number; max: number };
   relayCpuMsPerAnswer: number;
-  /** The part of it on the relay's main (JavaScript) thread; the rest is JIT compiling and GC helpers. */
+  /** The part of it on the relay's main (JavaScript) thread; the rest: JIT and GC helpers, the database thread. */
   relayMainCpuMsPerAnswer: number;
+  /** The relay's worker threads (PGlite's: the embedded database runs in one), per answer. */
+  relayDbThreadCpuMsPerAnswer: number;
   /** Database statements the relay ran over the phase (from its /metrics), per answer; null: not read. */
   statementsPerAnswer: number | null;
   /** HTTP requests the relay made to the RPC over the phase, per answer; null: not read. */
@@ -133,6 +135,7 @@ export async function runPhase(t: PhaseTarget, rate: number, seconds: number, ca
   const work0 = await work(relay.url);
   const cpu0 = cpuOf();
   const main0 = cpuMs(relay.pid, clkTck, true);
+  const db0 = threadsCpuMs(relay.pid, clkTck, "Worker");
   const m0 = machineTicks();
   const startedAt = Date.now();
   const r = await gen.run(capMs);
@@ -140,6 +143,7 @@ export async function runPhase(t: PhaseTarget, rate: number, seconds: number, ca
   const m1 = machineTicks();
   const [cpu, localnetCpu, genCpu] = cpuOf().map((v, i) => v - cpu0[i]!) as [number, number, number];
   const mainCpu = cpuMs(relay.pid, clkTck, true) - main0;
+  const dbCpu = threadsCpuMs(relay.pid, clkTck, "Worker") - db0;
   const rss = rssMb(relay.pid);
   const answered = r.status.length;
   const ok = r.status.filter((s) => s === 200).length;
@@ -170,6 +174,7 @@ export async function runPhase(t: PhaseTarget, rate: number, seconds: number, ca
     applyMs: { p50: pct(applyMs, 50), max: pct(applyMs, 100) },
     relayCpuMsPerAnswer: cpu / Math.max(1, answered),
     relayMainCpuMsPerAnswer: mainCpu / Math.max(1, answered),
+    relayDbThreadCpuMsPerAnswer: dbCpu / Math.max(1, answered),
     statementsPerAnswer: did && did("statements") / Math.max(1, answered),
     rpcRequestsPerAnswer: did && did("rpcRequests") / Math.max(1, answered),
     sendsPerRequest: did && did("sends") / Math.max(1, did("sendRequests")),

@@ -4,7 +4,7 @@
  * on an error and on SIGINT/SIGTERM) kills whatever is still running and removes the directories.
  * Also: free ports, stdout/stderr split into lines, and a process's CPU time and RSS from /proc.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -138,6 +138,23 @@ export function cpuMs(pid: number, clkTck: number, mainThread = false): number {
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   // after "pid (comm) ": state is field 3, utime 14, stime 15
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / clkTck;
+}
+
+/**
+ * User + system CPU time, in ms, of a process's threads named `name` (/proc/<pid>/task/<tid>/comm):
+ * "Worker" is a Bun worker's, which on PGlite is the embedded database's thread.
+ */
+export function threadsCpuMs(pid: number, clkTck: number, name: string): number {
+  let ticks = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      if (readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim() !== name) continue;
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {} // a thread that ended meanwhile
+  }
+  return (ticks * 1000) / clkTck;
 }
 
 /** Resident set size of a process, in MB (/proc/<pid>/status VmRSS). */

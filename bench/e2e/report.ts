@@ -113,7 +113,16 @@ function phaseTable(rows: Row[]): string {
 /** What each phase cost: the relay's CPU and memory, and the other processes sharing the machine. */
 function resourceTable(rows: Row[]): string {
   return table(
-    ["database", "req/s", "relay CPU ms/answer", "main thread", "relay cores", "idle after", "RSS MB"].concat([
+    [
+      "database",
+      "req/s",
+      "relay CPU ms/answer",
+      "main thread",
+      "database thread",
+      "relay cores",
+      "idle after",
+      "RSS MB",
+    ].concat([
       "localnet cores",
       "generator cores",
       "machine busy %",
@@ -128,6 +137,7 @@ function resourceTable(rows: Row[]): string {
       n(p.rate),
       p.relayCpuMsPerAnswer.toFixed(2),
       p.relayMainCpuMsPerAnswer.toFixed(2),
+      p.relayDbThreadCpuMsPerAnswer ? p.relayDbThreadCpuMsPerAnswer.toFixed(2) : "-",
       cores(p.relayCores),
       cores(p.relayIdleCores) + (p.settleMs ? ` (quiet ${Math.round(p.settleMs / 1000)} s later)` : ""),
       ms(p.relayRssMb),
