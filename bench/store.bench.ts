@@ -1,10 +1,10 @@
 /**
- * `bun run bench:store`: what one ledger's settlements cost the database. N intents with credit
- * reservations are written, then their N outcomes (release and charge journaled, the project's
- * totals kept) at once, as the relay does when a ledger holding them closes; each answer waits
- * for its batch. Prints the time to settle N outcomes, per round. On Postgres when
- * BENCH_DATABASE_URL (or TEST_DATABASE_URL) is set, else on PGlite. BENCH_OUTCOMES (default
- * 200,800), BENCH_ROUNDS (default 5).
+ * `bun run bench:store`: what one ledger's worth of submissions costs the database. N intents with
+ * credit reservations are written at once, then their N outcomes (release and charge journaled,
+ * the project's totals kept) at once, as the relay does when a ledger holding them closes; each
+ * answer waits for its batch. Prints the time to write the N intents and to settle the N
+ * outcomes, per round. On Postgres when BENCH_DATABASE_URL (or TEST_DATABASE_URL) is set, else on
+ * PGlite. BENCH_OUTCOMES (default 200,800), BENCH_ROUNDS (default 5).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,8 +29,10 @@ try {
   console.log(`database: ${url ? "postgres" : "pglite"}`);
   for (const n of sizes) {
     const times: string[] = [];
+    const intentTimes: string[] = [];
     for (let r = 0; r < rounds; r++) {
       const ids = Array.from({ length: n }, () => crypto.randomUUID());
+      const i0 = performance.now();
       await Promise.all(
         ids.map((id) =>
           repo.recordIntent(
@@ -49,6 +51,7 @@ try {
           ),
         ),
       );
+      intentTimes.push((performance.now() - i0).toFixed(1));
       const t0 = performance.now();
       const result = { hash: "", feePaid: "100", ledger: 2, resultXdr: RESULT };
       await Promise.all(
@@ -56,6 +59,7 @@ try {
       );
       times.push((performance.now() - t0).toFixed(1));
     }
+    console.log(`${n} intents written in (ms, per round): ${intentTimes.join(", ")}`);
     console.log(`${n} outcomes settled in (ms, per round): ${times.join(", ")}`);
   }
 } finally {
