@@ -4,47 +4,24 @@
  * concurrently, they equal the journal's sums. On PGlite, and on Postgres when TEST_DATABASE_URL
  * is set.
  */
-import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { expect, test } from "bun:test";
 import fc from "fast-check";
-import postgres from "postgres";
 import { sql } from "drizzle-orm";
 import { CreditsRepo } from "../src/store/credits.repo.ts";
-import { openDatabase, type Database } from "../src/store/db.ts";
+import type { Database } from "../src/store/db.ts";
+import { rowsOf, storeDatabases, TEST_DATABASE_URL } from "./support/databases.ts";
 import { SubmissionsRepo } from "../src/store/submissions.repo.ts";
 
-const URL = process.env.TEST_DATABASE_URL;
-const dirs: string[] = [];
-const schemas: string[] = [];
-afterAll(async () => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  if (!URL || !schemas.length) return;
-  const c = postgres(URL, { max: 1, onnotice: () => {} });
-  for (const s of schemas) await c.unsafe(`drop schema if exists "${s}" cascade`);
-  await c.end();
-});
-
-async function open(kind: "pglite" | "postgres"): Promise<Database> {
-  const dataDir = mkdtempSync(join(tmpdir(), "credit-totals-"));
-  dirs.push(dataDir);
-  if (kind === "pglite") return await openDatabase({ dataDir });
-  const schema = `totals_${crypto.randomUUID().replace(/-/g, "").slice(0, 12)}`;
-  schemas.push(schema);
-  return await openDatabase({ url: URL, dataDir, schema });
-}
-
-const rows = <T>(r: unknown): T[] => (Array.isArray(r) ? r : (r as { rows: T[] }).rows);
+const open = storeDatabases("credit-totals");
 
 /** What the journal sums to, and what the project's row says, per project. */
 async function totals(d: Database): Promise<{ journal: string[]; kept: string[] }> {
-  const journal = rows<{ v: string }>(
+  const journal = rowsOf<{ v: string }>(
     await d.db.execute(sql`select p.id || ':' || coalesce(sum(c.amount), 0) || ':' ||
       -coalesce(sum(c.amount) filter (where c.kind in ('reserve', 'release')), 0) as v
       from projects p left join credit_journal c on c.project_id = p.id group by p.id order by p.id`),
   ).map((r) => r.v);
-  const kept = rows<{ v: string }>(
+  const kept = rowsOf<{ v: string }>(
     await d.db.execute(
       sql`select id || ':' || credit_balance || ':' || credit_reserved as v from projects order by id`,
     ),
@@ -61,7 +38,7 @@ const step = fc.oneof(
 );
 
 for (const kind of ["pglite", "postgres"] as const)
-  test.skipIf(kind === "postgres" && !URL)(
+  test.skipIf(kind === "postgres" && !TEST_DATABASE_URL)(
     `${kind}: the project's kept balance and reserved amount equal the journal's sums`,
     async () => {
       const d = await open(kind);

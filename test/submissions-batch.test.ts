@@ -4,37 +4,13 @@
  * statement did for its submission (journaled or not; released, charged, and whose project). On
  * PGlite, and on Postgres when TEST_DATABASE_URL is set.
  */
-import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import postgres from "postgres";
+import { expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { openDatabase, type Database } from "../src/store/db.ts";
+import { rowsOf, storeDatabases, TEST_DATABASE_URL } from "./support/databases.ts";
 import { SubmissionsRepo } from "../src/store/submissions.repo.ts";
 import type { Outcome } from "../src/store/types.ts";
 
-const URL = process.env.TEST_DATABASE_URL;
-const dirs: string[] = [];
-const schemas: string[] = [];
-afterAll(async () => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  if (!URL || !schemas.length) return;
-  const c = postgres(URL, { max: 1, onnotice: () => {} });
-  for (const s of schemas) await c.unsafe(`drop schema if exists "${s}" cascade`);
-  await c.end();
-});
-
-async function open(kind: "pglite" | "postgres"): Promise<Database> {
-  const dataDir = mkdtempSync(join(tmpdir(), "submissions-batch-"));
-  dirs.push(dataDir);
-  if (kind === "pglite") return await openDatabase({ dataDir });
-  const schema = `batch_${crypto.randomUUID().replace(/-/g, "").slice(0, 12)}`;
-  schemas.push(schema);
-  return await openDatabase({ url: URL, dataDir, schema });
-}
-
-const rows = <T>(r: unknown): T[] => (Array.isArray(r) ? r : (r as { rows: T[] }).rows);
+const open = storeDatabases("submissions-batch");
 const ok = (fee: string): Outcome => ({
   kind: "success",
   result: { hash: "h", feePaid: fee, ledger: 2, resultXdr: "" },
@@ -42,87 +18,90 @@ const ok = (fee: string): Outcome => ({
 const failed: Outcome = { kind: "failure", error: { code: "TX_FAILED", message: "x" } } as never;
 
 for (const kind of ["pglite", "postgres"] as const)
-  test.skipIf(kind === "postgres" && !URL)(`${kind}: each item of a batch gets its own answer`, async () => {
-    const d = await open(kind);
-    try {
-      const repo = new SubmissionsRepo(d.db, kind === "postgres" ? 3 : 1);
-      await d.db.execute(sql`insert into projects (id, name) values ('p', 'p'), ('q', 'q')`);
-      const intent = (id: string, projectId: string | null, hold: bigint, fresh = true) =>
-        repo.recordIntent(
-          {
-            id,
-            network: "mainnet",
-            innerHash: `${id}-inner`,
-            hash: `${id}-outer`,
-            caller: projectId ? `project:${projectId}` : "anonymous",
-            projectId,
-            maxFee: hold,
-            envelope: "x",
-            sentLedger: 1,
-          },
-          hold,
-          fresh,
-        );
-      // settled before the batch: its second outcome releases and charges nothing
-      expect(await intent("settled", "q", 700n)).toBe(true);
-      expect(await repo.recordOutcome("settled", ok("70"), 70n, true)).toEqual({
-        projectId: "q",
-        released: 700n,
-        charged: 70n,
-      });
-      // reserved before the batch: sent again, its reservation is not journaled twice
-      expect(await intent("resumed", "p", 900n)).toBe(true);
+  test.skipIf(kind === "postgres" && !TEST_DATABASE_URL)(
+    `${kind}: each item of a batch gets its own answer`,
+    async () => {
+      const d = await open(kind);
+      try {
+        const repo = new SubmissionsRepo(d.db, kind === "postgres" ? 3 : 1);
+        await d.db.execute(sql`insert into projects (id, name) values ('p', 'p'), ('q', 'q')`);
+        const intent = (id: string, projectId: string | null, hold: bigint, fresh = true) =>
+          repo.recordIntent(
+            {
+              id,
+              network: "mainnet",
+              innerHash: `${id}-inner`,
+              hash: `${id}-outer`,
+              caller: projectId ? `project:${projectId}` : "anonymous",
+              projectId,
+              maxFee: hold,
+              envelope: "x",
+              sentLedger: 1,
+            },
+            hold,
+            fresh,
+          );
+        // settled before the batch: its second outcome releases and charges nothing
+        expect(await intent("settled", "q", 700n)).toBe(true);
+        expect(await repo.recordOutcome("settled", ok("70"), 70n, true)).toEqual({
+          projectId: "q",
+          released: 700n,
+          charged: 70n,
+        });
+        // reserved before the batch: sent again, its reservation is not journaled twice
+        expect(await intent("resumed", "p", 900n)).toBe(true);
 
-      // one batch of intents (one event-loop turn)
-      expect(
-        await Promise.all([
-          intent("a", "p", 1_000n),
-          intent("b", "q", 500n),
-          intent("c", null, 0n),
-          intent("f", "p", 300n),
-          intent("resumed", "p", 900n, false),
-        ]),
-      ).toEqual([true, true, false, true, false]);
+        // one batch of intents (one event-loop turn)
+        expect(
+          await Promise.all([
+            intent("a", "p", 1_000n),
+            intent("b", "q", 500n),
+            intent("c", null, 0n),
+            intent("f", "p", 300n),
+            intent("resumed", "p", 900n, false),
+          ]),
+        ).toEqual([true, true, false, true, false]);
 
-      // one batch of outcomes
-      expect(
-        await Promise.all([
-          repo.recordOutcome("a", ok("100"), 100n, true),
-          repo.recordOutcome("b", failed, null, true),
-          repo.recordOutcome("c", ok("100"), 100n, false),
-          repo.recordOutcome("unknown", ok("100"), 100n, true),
-          repo.recordOutcome("settled", ok("70"), 70n, true),
-          repo.recordOutcome("f", ok("0"), 0n, true),
-          repo.recordOutcome("resumed", ok("90"), 90n, true),
-        ]),
-      ).toEqual([
-        { projectId: "p", released: 1_000n, charged: 100n },
-        { projectId: "q", released: 500n, charged: 0n },
-        { projectId: null, released: 0n, charged: 0n },
-        { projectId: null, released: 0n, charged: 0n },
-        { projectId: "q", released: 0n, charged: 0n },
-        { projectId: "p", released: 300n, charged: 0n },
-        { projectId: "p", released: 900n, charged: 90n },
-      ]);
+        // one batch of outcomes
+        expect(
+          await Promise.all([
+            repo.recordOutcome("a", ok("100"), 100n, true),
+            repo.recordOutcome("b", failed, null, true),
+            repo.recordOutcome("c", ok("100"), 100n, false),
+            repo.recordOutcome("unknown", ok("100"), 100n, true),
+            repo.recordOutcome("settled", ok("70"), 70n, true),
+            repo.recordOutcome("f", ok("0"), 0n, true),
+            repo.recordOutcome("resumed", ok("90"), 90n, true),
+          ]),
+        ).toEqual([
+          { projectId: "p", released: 1_000n, charged: 100n },
+          { projectId: "q", released: 500n, charged: 0n },
+          { projectId: null, released: 0n, charged: 0n },
+          { projectId: null, released: 0n, charged: 0n },
+          { projectId: "q", released: 0n, charged: 0n },
+          { projectId: "p", released: 300n, charged: 0n },
+          { projectId: "p", released: 900n, charged: 90n },
+        ]);
 
-      // the journal: every reservation given back, each fee charged once
-      const sums = rows<{ project_id: string; reserved: string; charged: string }>(
-        await d.db.execute(sql`select project_id,
+        // the journal: every reservation given back, each fee charged once
+        const sums = rowsOf<{ project_id: string; reserved: string; charged: string }>(
+          await d.db.execute(sql`select project_id,
             coalesce(sum(amount) filter (where kind in ('reserve', 'release')), 0)::text as reserved,
             coalesce(-sum(amount) filter (where kind = 'charge'), 0)::text as charged
           from credit_journal group by project_id order by project_id`),
-      );
-      expect(sums).toEqual([
-        { project_id: "p", reserved: "0", charged: "190" },
-        { project_id: "q", reserved: "0", charged: "70" },
-      ]);
-    } finally {
-      await d.close();
-    }
-  });
+        );
+        expect(sums).toEqual([
+          { project_id: "p", reserved: "0", charged: "190" },
+          { project_id: "q", reserved: "0", charged: "70" },
+        ]);
+      } finally {
+        await d.close();
+      }
+    },
+  );
 
 for (const kind of ["pglite", "postgres"] as const)
-  test.skipIf(kind === "postgres" && !URL)(
+  test.skipIf(kind === "postgres" && !TEST_DATABASE_URL)(
     `${kind}: settlements of one submission at once (a request, recovery) release and charge it once`,
     async () => {
       const d = await open(kind);
@@ -160,7 +139,7 @@ for (const kind of ["pglite", "postgres"] as const)
         const released = settled.reduce((a, s) => a + s.released, 0n);
         const charged = settled.reduce((a, s) => a + s.charged, 0n);
         expect({ released, charged }).toEqual({ released: 10_000n, charged: 1_000n });
-        const [sum] = rows<{ s: string }>(
+        const [sum] = rowsOf<{ s: string }>(
           await d.db.execute(sql`select coalesce(sum(amount), 0)::text as s from credit_journal`),
         );
         expect(sum!.s).toBe("-1000");
