@@ -7,7 +7,9 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PGlite } from "@electric-sql/pglite";
 import { PGliteThread } from "../src/store/pglite-thread.ts";
+import { seedPglite } from "./support/pglite.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "pglite-thread-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -81,8 +83,31 @@ test("a query from outside waits until an open transaction ends", async () => {
   expect(order).toEqual(["commit", "outside:done"]);
 });
 
+test("a thread that ends on its own fails every call at once, none hangs", async () => {
+  await seedPglite(join(dir, "ended"));
+  const other = await PGliteThread.open(join(dir, "ended", "pglite"));
+  (other as unknown as { worker: Worker }).worker.terminate();
+  await expect(other.query("select 1")).rejects.toThrow(/thread failed: it ended/);
+  await other.close();
+});
+
+test("a database that cannot be migrated is closed: the process that tried can exit", async () => {
+  const dataDir = join(dir, "broken");
+  await seedPglite(dataDir);
+  const pg = new PGlite(join(dataDir, "pglite"));
+  await pg.exec("drop schema drizzle cascade"); // the migrations run again and find the tables there
+  await pg.close();
+  const script = `import { openDatabase } from ${JSON.stringify(join(import.meta.dir, "../src/store/db.ts"))};
+    await openDatabase({ dataDir: ${JSON.stringify(dataDir)} }).then(() => console.log("opened"), () => console.log("refused"));`;
+  const child = Bun.spawn(["bun", "-e", script], { stdout: "pipe", stderr: "ignore" });
+  const exited = await Promise.race([child.exited, Bun.sleep(20_000).then(() => "still running")]);
+  if (exited === "still running") child.kill();
+  expect(exited).toBe(0);
+  expect((await new Response(child.stdout).text()).trim()).toBe("refused");
+}, 30_000);
+
 test("a closed database refuses calls (the last test: it closes the one above)", async () => {
   await db.close();
   await expect(db.query("select 1")).rejects.toThrow(/closed/);
-  await db.close(); // twice is harmless
+  await Promise.all([db.close(), db.close()]); // again, and twice at once: harmless
 });

@@ -62,14 +62,19 @@ export async function openDatabase(opts: {
   const dir = join(opts.dataDir, "pglite");
   mkdirSync(dir, { recursive: true });
   // PGlite's interface as drizzle uses it, served from a thread of its own
-  const client = (await PGliteThread.open(dir)) as unknown as PGlite;
+  const thread = await PGliteThread.open(dir);
+  const client = thread as unknown as PGlite;
   const db = drizzleLite(opts.metrics ? timedPglite(client, opts.metrics) : client);
-  await migrateLite(db, { migrationsFolder: MIGRATIONS, migrationsSchema });
+  // a database that cannot be migrated is closed: its thread would keep the process alive
+  await migrateLite(db, { migrationsFolder: MIGRATIONS, migrationsSchema }).catch(async (e) => {
+    await thread.close();
+    throw e;
+  });
   return {
     db: db as unknown as Db,
     kind: "pglite",
     ping: () => ping(db as unknown as Db),
-    close: () => client.close(),
+    close: () => thread.close(),
   };
 }
 

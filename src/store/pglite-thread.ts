@@ -39,6 +39,7 @@ export class PGliteThread {
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private next = 1;
   private dead: Error | null = null;
+  private closing: Promise<void> | null = null;
 
   private constructor(private readonly worker: Worker) {
     worker.onmessage = (event: MessageEvent<Reply>) => {
@@ -49,7 +50,11 @@ export class PGliteThread {
       if ("error" in r) p.reject(Object.assign(new Error(r.error.message), r.error.fields));
       else p.resolve(r.result);
     };
-    worker.onerror = (event) => this.fail(new Error(`the embedded database's thread failed: ${event.message}`));
+    // the message's first line (Bun adds an excerpt of the source)
+    const failed = (why: string) =>
+      this.fail(new Error(`the embedded database's thread failed: ${why.split("\n")[0]}`));
+    worker.onerror = (event) => failed(event.message);
+    worker.addEventListener("close", () => failed("it ended"));
   }
 
   /** Starts the thread and opens the database in `dir`. */
@@ -79,20 +84,24 @@ export class PGliteThread {
     try {
       result = await fn(handle);
     } catch (e) {
-      await this.call({ op: "end", tx, commit: false });
+      await this.call({ op: "end", tx, commit: false }).catch(() => {}); // the callback's error is the one to tell
       throw e;
     }
     await this.call({ op: "end", tx, commit: true });
     return result;
   }
 
-  async close(): Promise<void> {
-    try {
-      if (!this.dead) await this.call({ op: "close" });
-    } finally {
-      this.worker.terminate();
-      this.fail(new Error("the embedded database is closed"));
-    }
+  /** Closes the database and ends the thread (once, however often it is called). */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      try {
+        if (!this.dead) await this.call({ op: "close" });
+      } finally {
+        this.fail(new Error("the embedded database is closed"));
+        this.worker.terminate();
+      }
+    })();
+    return this.closing;
   }
 
   private call(payload: Payload): Promise<unknown> {
