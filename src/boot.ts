@@ -79,9 +79,15 @@ export const singleInstance = (config: Config): boolean =>
 
 export async function startRelay(config: Config, log: Logger): Promise<Relay> {
   const unlockDataDir = singleInstance(config) ? lockDataDir(config.DATA_DIR) : () => {};
+  // what start() opens before its stop() can close it: closed, newest first, if it fails before then
+  const opened: (() => unknown)[] = [];
   try {
-    return await start(config, log, unlockDataDir);
+    return await start(config, log, unlockDataDir, opened);
   } catch (e) {
+    for (const close of opened.reverse())
+      await Promise.resolve()
+        .then(close)
+        .catch(() => {});
     unlockDataDir();
     throw e;
   }
@@ -105,7 +111,12 @@ async function openCluster(config: Config): Promise<Cluster> {
   });
 }
 
-async function start(config: Config, log: Logger, unlockDataDir: () => void): Promise<Relay> {
+async function start(
+  config: Config,
+  log: Logger,
+  unlockDataDir: () => void,
+  opened: (() => unknown)[],
+): Promise<Relay> {
   const { upstream, secrets, channelCounts, passphrases } = networkSettings(config);
   const localnets: Partial<Record<NetworkName, Localnet>> = {};
   for (const name of NETWORKS) {
@@ -130,6 +141,7 @@ async function start(config: Config, log: Logger, unlockDataDir: () => void): Pr
     metrics,
     exclusive: singleInstance(config),
   });
+  opened.push(() => database.close());
   const pglite = database.kind === "pglite";
   // several instances reserve a project's credits: the journal, not one actor, checks the balance
   const submissions = new SubmissionsRepo(database.db, pglite ? 1 : 3, !singleInstance(config), pglite);
@@ -144,11 +156,13 @@ async function start(config: Config, log: Logger, unlockDataDir: () => void): Pr
   };
   const idempotencyKeys = new IdempotencyRepo(database.db);
   const cluster = singleInstance(config) ? null : await openCluster(config);
+  opened.push(() => cluster?.close());
   const checkpoints = await openCheckpoints({
     url: config.REDIS_URL,
     prefix: config.REDIS_PREFIX,
     maxEntries: config.CHECKPOINT_MEMORY_MAX_ENTRIES,
   });
+  opened.push(() => checkpoints.store.close());
   const actors = new ProjectActors(
     checkpoints.store,
     {
@@ -187,6 +201,7 @@ async function start(config: Config, log: Logger, unlockDataDir: () => void): Pr
     idempotencyKeys.prune().catch((e) => log.warn({ err: String(e) }, "pruning idempotency keys failed"));
   await prune();
   const pruneTimer = setInterval(prune, 3600_000);
+  opened.push(() => clearInterval(pruneTimer));
   const fees = new FeePlanner({ feePercentile: config.FEE_PERCENTILE, maxFeeRate: BigInt(config.MAX_FEE_RATE) });
   const sponsor = new SponsorService({
     gateways,
@@ -273,6 +288,7 @@ async function start(config: Config, log: Logger, unlockDataDir: () => void): Pr
     await database.close();
     unlockDataDir();
   };
+  opened.length = 0; // from here on stop() closes all of it
   try {
     for (const name of NETWORKS) {
       const net = localnets[name];
