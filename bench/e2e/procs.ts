@@ -134,10 +134,14 @@ export function freePort(): number {
  * the JIT compiler's and the garbage collector's helper threads).
  */
 export function cpuMs(pid: number, clkTck: number, mainThread = false): number {
-  const stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, "utf8");
+  return (ticks(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`) * 1000) / clkTck;
+}
+
+/** User + system CPU ticks from a /proc stat file (after "pid (comm) ": utime is field 14, stime 15). */
+function ticks(statPath: string): number {
+  const stat = readFileSync(statPath, "utf8");
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  // after "pid (comm) ": state is field 3, utime 14, stime 15
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clkTck;
+  return Number(fields[11]) + Number(fields[12]);
 }
 
 /**
@@ -145,16 +149,14 @@ export function cpuMs(pid: number, clkTck: number, mainThread = false): number {
  * "Worker" is a Bun worker's, which on PGlite is the embedded database's thread.
  */
 export function threadsCpuMs(pid: number, clkTck: number, name: string): number {
-  let ticks = 0;
+  let total = 0;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      if (readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim() !== name) continue;
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
+      if (readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim() === name)
+        total += ticks(`/proc/${pid}/task/${tid}/stat`);
     } catch {} // a thread that ended meanwhile
   }
-  return (ticks * 1000) / clkTck;
+  return (total * 1000) / clkTck;
 }
 
 /** Resident set size of a process, in MB (/proc/<pid>/status VmRSS). */

@@ -37,5 +37,4 @@ export function storeDatabases(prefix: string): (kind: "pglite" | "postgres") =>
   };
 }
 
-/** Rows of a raw statement, from either driver (postgres-js answers an array, PGlite `{ rows }`). */
-export const rowsOf = <T>(r: unknown): T[] => (Array.isArray(r) ? r : (r as { rows: T[] }).rows);
+export { rowsOf } from "../../src/store/batch-sql.ts";
