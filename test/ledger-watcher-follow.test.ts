@@ -20,6 +20,8 @@ interface Setup {
   watcher: LedgerWatcher;
   /** Methods called (with a cursor: "getTransactions@cursor"), since the last `calls.length = 0`. */
   calls: string[];
+  /** The most calls that were in flight at once (each takes a few ms). */
+  inFlight: { now: number; most: number };
   /** A signed payment from the n-th funded account, its hash hex. */
   payment(n: number): { xdr: string; hash: string };
 }
@@ -27,7 +29,8 @@ interface Setup {
 let stopAll: (() => void) | null = null;
 afterEach(() => stopAll?.());
 
-function setup(accounts: number): Setup {
+/** `opaque`: the upstream's cursors are tokens of its own, not TOIDs. */
+function setup(accounts: number, opts: { opaque?: boolean } = {}): Setup {
   const users = Array.from({ length: accounts }, () => Keypair.random());
   const net = new Localnet({
     passphrase: Networks.STANDALONE,
@@ -38,10 +41,25 @@ function setup(accounts: number): Setup {
   const methods = createRpcMethods(net);
   const inner = inProcessTransport(methods);
   const calls: string[] = [];
-  const transport = (body: string) => {
-    const { method, params } = JSON.parse(body) as { method: string; params: { pagination?: { cursor?: string } } };
-    calls.push(params.pagination?.cursor ? `${method}@cursor` : method);
-    return inner(body);
+  const inFlight = { now: 0, most: 0 };
+  const tokens = new Map<string, string>();
+  const transport = async (body: string) => {
+    const req = JSON.parse(body) as { method: string; params: { pagination?: { cursor?: string } } };
+    const cursor = req.params.pagination?.cursor;
+    calls.push(cursor ? `${req.method}@cursor` : req.method);
+    if (cursor && opts.opaque) req.params.pagination!.cursor = tokens.get(cursor) ?? "x";
+    inFlight.most = Math.max(inFlight.most, ++inFlight.now);
+    await Bun.sleep(2);
+    const res = await inner(JSON.stringify(req));
+    inFlight.now--;
+    if (!opts.opaque) return res;
+    const answer = JSON.parse(res.text) as { result?: { cursor?: string } };
+    if (answer.result?.cursor) {
+      const token = `t${tokens.size}`;
+      tokens.set(token, answer.result.cursor);
+      answer.result.cursor = token;
+    }
+    return { ...res, text: JSON.stringify(answer) };
   };
   const log = createLogger("silent");
   const watcher = new LedgerWatcher(new RpcClient(transport, 5000), {
@@ -56,6 +74,7 @@ function setup(accounts: number): Setup {
     net,
     watcher,
     calls,
+    inFlight,
     payment(n) {
       const u = users[n]!;
       const seq = seqs.get(n) ?? net.account(u.publicKey())!.seqNum;
@@ -168,6 +187,78 @@ describe("the ledger watcher follows getTransactions' cursor", () => {
     expect((await wb.promise)?.hash).toBe(b.hash);
     // the cursor was dropped with the ledgers passed over: read from the ledger after the latest
     expect(s.calls).toEqual(["getLatestLedger", "getTransactions"]);
+  });
+});
+
+/** Watches `txs`, closes ledgers of `sizes` of them (one after the other, then one poll); how often each resolved. */
+async function busy(s: Setup, txs: { xdr: string; hash: string }[], sizes: number[]): Promise<number[]> {
+  const resolved = txs.map(() => 0);
+  const waits = txs.map((t, i) =>
+    s.watcher.watch(t.hash, 5000).promise.then((c) => {
+      if (c) resolved[i]!++;
+    }),
+  );
+  const send = createRpcMethods(s.net).sendTransaction!;
+  let at = 0;
+  for (const size of sizes) {
+    for (const t of txs.slice(at, (at += size)))
+      expect((send({ transaction: t.xdr }) as { status: string }).status).toBe("PENDING");
+    s.net.closeLedger();
+  }
+  s.calls.length = 0;
+  s.inFlight.most = 0;
+  await poll(s);
+  await Promise.all(waits);
+  return resolved;
+}
+
+describe("pages fetched ahead (cursors that are TOIDs)", () => {
+  /** A watcher that has read one ledger of `size` transactions (accounts `size` to 2 `size` - 1). */
+  async function after(size: number, accounts: number, opts: { opaque?: boolean } = {}): Promise<Setup> {
+    const s = setup(accounts, opts);
+    await s.watcher.start();
+    const first = Array.from({ length: size }, (_, i) => s.payment(accounts - 1 - i));
+    expect(await busy(s, first, [size])).toEqual(first.map(() => 1));
+    return s;
+  }
+
+  test("after a ledger of 500, the next one's pages 2 and 3 are asked for together", async () => {
+    const s = await after(500, 1000);
+    const txs = Array.from({ length: 500 }, (_, i) => s.payment(i));
+    expect(await busy(s, txs, [500])).toEqual(txs.map(() => 1));
+    expect(s.calls).toEqual(["getTransactions@cursor", "getTransactions@cursor", "getTransactions@cursor"]);
+    expect(s.inFlight.most).toBe(2);
+  });
+
+  test("a smaller ledger: the page fetched ahead past its end is left unread", async () => {
+    const s = await after(500, 800);
+    const txs = Array.from({ length: 250 }, (_, i) => s.payment(i));
+    expect(await busy(s, txs, [250])).toEqual(txs.map(() => 1));
+    expect(s.calls.length).toBe(3); // pages 1 and 2, and the one fetched ahead
+  });
+
+  test("a larger ledger: read on page by page past the estimate", async () => {
+    const s = await after(250, 900);
+    const txs = Array.from({ length: 650 }, (_, i) => s.payment(i));
+    expect(await busy(s, txs, [650])).toEqual(txs.map(() => 1));
+    expect(s.calls.length).toBe(4);
+    expect(s.inFlight.most).toBe(1);
+  });
+
+  test("two ledgers at once: a page fetched ahead for the first is dropped, the second read from the cursor", async () => {
+    const s = await after(500, 1100);
+    const txs = Array.from({ length: 600 }, (_, i) => s.payment(i));
+    // 300 + 300: page 2 ends inside the second ledger, so the page asked for at 400 of the first does not follow it
+    expect(await busy(s, txs, [300, 300])).toEqual(txs.map(() => 1));
+    expect(s.calls.length).toBe(5); // 1-200, 201-400 (and ahead: at 400), then 101-300 of the second, and its end
+  });
+
+  test("cursors of the upstream's own (not TOIDs): page by page, every transaction read", async () => {
+    const s = await after(500, 1000, { opaque: true });
+    const txs = Array.from({ length: 500 }, (_, i) => s.payment(i));
+    expect(await busy(s, txs, [500])).toEqual(txs.map(() => 1));
+    expect(s.calls.length).toBe(3);
+    expect(s.inFlight.most).toBe(1);
   });
 });
 

@@ -2,7 +2,8 @@
  * What one `bun run bench:e2e` measures, from the environment:
  * - BENCH_DB: pglite | postgres | both (default both): the relay's database;
  * - BENCH_RATES (comma-separated req/s, default 500,1000,2000,3000,5000) and BENCH_SECONDS (10): the open-loop phases;
- * - BENCH_PROFILE: 0 skips the CPU profile at 1,000 req/s (default: once, on Postgres unless BENCH_DB=pglite);
+ * - BENCH_PROFILE: 0 skips the CPU profile at 1,000 req/s (default: once, on Postgres unless BENCH_DB=pglite;
+ *   quick: 500 req/s), a rate profiles at that rate instead;
  * - BENCH_QUICK=1: a short run for development (rates 200,500 for 3 s, fewer latency samples);
  * - BENCH_LATENCY_PAIRS (default 40,12; quick 8,3): latency pairs at 1 s and at 5 s ledgers, 0 to skip;
  * - BENCH_STEPS (default fast,slow,embedded,memory): what to run: `fast` the 1 s standalone localnet
@@ -65,7 +66,8 @@ export function loadSettings(env = process.env): Settings {
   if (pairs.some((p) => !(p >= 0))) throw new Error("BENCH_LATENCY_PAIRS must be two counts, e.g. 40,12");
   const steps = (env.BENCH_STEPS ?? STEPS.join(",")).split(",").map((x) => x.trim()) as Step[];
   if (steps.some((x) => !STEPS.includes(x))) throw new Error(`BENCH_STEPS must list some of ${STEPS.join(", ")}`);
-  const profileRate = env.BENCH_PROFILE === "0" ? null : quick ? 500 : 1000;
+  const profileRate = env.BENCH_PROFILE === "0" ? null : Number(env.BENCH_PROFILE) || (quick ? 500 : 1000);
+  if (!(profileRate === null || profileRate > 0)) throw new Error("BENCH_PROFILE must be 0 or a rate in req/s");
   const memoryRate = Number(env.BENCH_MEMORY_RATE ?? 700);
   if (!(memoryRate > 0)) throw new Error("BENCH_MEMORY_RATE must be a positive rate in req/s");
   const memoryAfter = (env.BENCH_MEMORY_REQUESTS ?? (quick ? "2000,10000" : "10000,100000"))

@@ -48,7 +48,8 @@ const txInfo = (r: TxRecord) => ({
 });
 
 /** TOID-style paging token of a transaction: ledger << 32 | applicationOrder << 12. */
-const toid = (r: TxRecord) => ((BigInt(r.ledger) << 32n) | (BigInt(r.applicationOrder) << 12n)).toString();
+/** A transaction's TOID, as stellar-rpc's cursors carry it (operation order 1). */
+const toid = (r: TxRecord) => ((BigInt(r.ledger) << 32n) | (BigInt(r.applicationOrder) << 12n) | 1n).toString();
 
 export function createRpcMethods(net: Localnet, friendbotUrl?: string): Record<string, (p: Params) => unknown> {
   const ledgerBounds = () => ({ latest: net.latestLedger, oldest: net.oldestLedger });

@@ -12,6 +12,8 @@
 import { resultSummary } from "../stellar/xdr.ts";
 import { RpcFailure, messageOf, type RpcClient } from "./rpc-client.ts";
 import { LatestLedger, TransactionsPage } from "./rpc-schemas.ts";
+import { cursorAt, LedgerSizes, PAGE, type Position, toidLow } from "./tx-pages.ts";
+import type { Static } from "@sinclair/typebox";
 import type { Logger } from "../log.ts";
 import type { WatcherMetrics } from "../metrics.ts";
 
@@ -27,7 +29,13 @@ export interface Confirmed {
   feeCharged: bigint;
 }
 
-const PAGE = 200;
+type Page = Static<typeof TransactionsPage>;
+type PageTx = NonNullable<Page["transactions"]>[number];
+/** A page asked for; `at`: where the page before must end for it to be used (fetched ahead), null: after the cursor. */
+interface Fetch {
+  at: Position | null;
+  page: Promise<Page>;
+}
 /** How long before a ledger's expected close the watcher starts polling fast. */
 const EARLY_MS = 150;
 /** Recent ledger intervals kept for the estimate. */
@@ -102,6 +110,9 @@ export class LedgerWatcher {
   private last = 0;
   /** Where the last transaction read left getTransactions' pagination; null: none to follow. */
   private cursor: string | null = null;
+  /** The low bits of the upstream's TOID cursors; undefined: not known yet, null: not TOIDs. */
+  private toidLow: bigint | null | undefined = undefined;
+  private readonly sizes = new LedgerSizes();
   private timer: ReturnType<typeof setTimeout> | null = null;
   private polling: Promise<void> | null = null;
   private again = false;
@@ -303,19 +314,32 @@ export class LedgerWatcher {
   /**
    * Reads transactions page by page (from `start`, or after the cursor) until a page is short, and
    * resolves the waiting ones: then every ledger up to the latest the network reported is read.
-   * Ledgers the network no longer keeps (or refuses to page) are skipped: their waiters time out
-   * and their submissions are looked up by hash.
+   * After a full page, the pages a ledger as large as the recent ones would still fill are fetched
+   * together when the upstream's cursors are TOIDs (`tx-pages.ts`); each is used in order, only if
+   * the page before ended where it starts. Ledgers the network no longer keeps (or refuses to page)
+   * are skipped: their waiters time out and their submissions are looked up by hash.
    */
   private async read(start: { startLedger?: number }, startedAt: number): Promise<void> {
-    let params: Record<string, unknown> =
+    const first =
       start.startLedger === undefined
         ? { pagination: { cursor: this.cursor, limit: PAGE } }
         : { ...start, pagination: { limit: PAGE } };
+    let queue: Fetch[] = [{ at: null, page: this.page(first) }];
+    let end: Position | null = null;
     for (;;) {
+      const f = queue.shift()!;
+      if (f.at && !(end && end.ledger === f.at.ledger && end.order === f.at.order)) {
+        queue = [this.next()]; // fetched ahead, but the page before did not end where it starts
+        continue;
+      }
       let page;
       try {
-        page = await this.client.call("getTransactions", params, TransactionsPage);
+        page = await f.page;
       } catch (e) {
+        if (f.at) {
+          queue = [this.next()];
+          continue;
+        }
         if (!(e instanceof RpcFailure && e.kind === "rpc_error")) throw e;
         this.opts.log.warn(
           { network: this.opts.network, from: this.last + 1, err: e.message },
@@ -330,12 +354,48 @@ export class LedgerWatcher {
       for (const t of txs) this.resolve(t);
       // the cursor is opaque: kept from a page that held transactions (an empty one may not place it)
       if (txs.length) this.cursor = page.cursor;
+      end = txs.length ? this.placed(txs, page.cursor) : null;
       if (txs.length < PAGE) {
         this.last = Math.max(this.last, page.latestLedger);
         return;
       }
-      params = { pagination: { cursor: this.cursor, limit: PAGE } };
+      if (!queue.length) queue = this.ahead(end);
     }
+  }
+
+  /**
+   * Where a page ended, if the upstream's cursors are TOIDs (learnt from every page: one that is
+   * not turns fetching ahead off for good); null otherwise.
+   */
+  private placed(txs: PageTx[], cursor: string): Position | null {
+    for (const t of txs) if (t.applicationOrder) this.sizes.see({ ledger: t.ledger, order: t.applicationOrder });
+    const last = txs[txs.length - 1]!;
+    const end = last.applicationOrder ? { ledger: last.ledger, order: last.applicationOrder } : null;
+    const low = end && toidLow(cursor, end);
+    if (low === null || (this.toidLow !== undefined && low !== this.toidLow)) this.toidLow = null;
+    else if (this.toidLow === undefined) this.toidLow = low;
+    return this.toidLow === null ? null : end;
+  }
+
+  /** The page after the cursor. */
+  private next(): Fetch {
+    return { at: null, page: this.page({ pagination: { cursor: this.cursor, limit: PAGE } }) };
+  }
+
+  /** The page after a full one that ended at `end`, and those after it that a recent ledger's size would fill. */
+  private ahead(end: Position | null): Fetch[] {
+    const low = this.toidLow;
+    if (!end || low === null || low === undefined) return [this.next()];
+    const more = this.sizes.pagesAfter(end).slice(1);
+    const page = (at: Position) => this.page({ pagination: { cursor: cursorAt(at, low), limit: PAGE } });
+    return [this.next(), ...more.map((at) => ({ at, page: page(at) }))];
+  }
+
+  /** One getTransactions call; a page fetched ahead and then not wanted fails unheard. */
+  private page(params: Record<string, unknown>): Promise<Page> {
+    const p = this.client.call("getTransactions", params, TransactionsPage);
+    p.catch(() => {});
+    return p;
   }
 
   /** A latest ledger reported by a poll that started at `startedAt`. */

@@ -15,7 +15,15 @@ export const NetworkInfo = Type.Object({ passphrase: Type.String({ minLength: 1 
 
 export const TransactionsPage = Type.Object({
   transactions: Type.Union([
-    Type.Array(Type.Object({ status: Type.String(), txHash: Hex64, ledger: Seq, resultXdr: B64 })),
+    Type.Array(
+      Type.Object({
+        status: Type.String(),
+        txHash: Hex64,
+        ledger: Seq,
+        resultXdr: B64,
+        applicationOrder: Type.Optional(Type.Integer({ minimum: 1, maximum: 2 ** 20 - 1 })),
+      }),
+    ),
     Type.Null(),
   ]),
   latestLedger: Seq,
