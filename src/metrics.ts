@@ -26,6 +26,8 @@ export interface SponsorMetrics {
 export interface WatcherMetrics {
   /** A waited-for transaction was found in a closed ledger `seconds` after the ledger's close time. */
   confirmationDelay(network: string, seconds: number): void;
+  /** One read of new transactions took `seconds` from its first page that held any to its last. */
+  ledgerRead(network: string, seconds: number): void;
 }
 
 /** What an RPC client reports. */
@@ -126,6 +128,15 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
       "Fees the network charged the relay's channel accounts for sponsored transactions (successful or " +
       "failed), in stroops, by network. Channel creation and top-ups are not counted.",
     labelNames: ["network"] as const,
+    registers: [this.registry],
+  });
+  private readonly ledgerReads = new Histogram({
+    name: "relay_ledger_read_seconds",
+    help:
+      "Time the ledger watcher took to read new transactions, from the first page that held any to the " +
+      "last page of that read (a busy ledger has several), by network.",
+    labelNames: ["network"] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],
   });
   private readonly confirmations = new Histogram({
@@ -265,6 +276,10 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
 
   confirmationDelay(net: string, seconds: number): void {
     if (Number.isFinite(seconds)) this.confirmations.observe({ network: network(net) }, Math.max(0, seconds));
+  }
+
+  ledgerRead(net: string, seconds: number): void {
+    this.ledgerReads.observe({ network: network(net) }, seconds);
   }
 
   rpcRequest(net: string, method: string, calls: number): void {

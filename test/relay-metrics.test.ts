@@ -139,6 +139,10 @@ describe("GET /metrics", () => {
       expect(delays).toBeGreaterThanOrEqual(2);
       expect(m.get("relay_confirmation_delay_seconds_sum", { network: "testnet" }) / delays).toBeLessThan(5);
       expect(m.get("relay_confirmation_delay_seconds_bucket", { network: "testnet", le: "30" })).toBe(delays);
+      // the watcher's reads of those ledgers' transactions (one page each here), timed
+      const reads = m.get("relay_ledger_read_seconds_count", { network: "testnet" });
+      expect(reads).toBeGreaterThanOrEqual(1);
+      expect(m.get("relay_ledger_read_seconds_bucket", { network: "testnet", le: "2.5" })).toBe(reads);
       // nothing pending now
       expect(m.get("relay_submissions_pending", { network: "testnet" })).toBe(0);
       // RPC requests and the calls they carried (sends of one turn share a request, as a batch)

@@ -51,6 +51,8 @@ export interface PhaseResult extends LoadCounts {
   rpcRequestsPerAnswer: number | null;
   /** sendTransaction calls per HTTP request that carried them (a batch's size, on average); null: not read. */
   sendsPerRequest: number | null;
+  /** The ledger watcher's reads of new transactions, first page to last, on average (ms); null: none or not read. */
+  ledgerReadMs: number | null;
   /** CPU over the phase's wall time, in cores: the relay, the standalone localnet (null: embedded), the generator. */
   relayCores: number;
   localnetCores: number | null;
@@ -92,6 +94,9 @@ interface Work {
   rpcRequests: number;
   sendRequests: number;
   sends: number;
+  /** The ledger watcher's reads of new transactions, and the seconds they took in all. */
+  reads: number;
+  readSeconds: number;
 }
 
 async function work(url: string): Promise<Work | null> {
@@ -99,7 +104,7 @@ async function work(url: string): Promise<Work | null> {
     const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
     const sum = (name: string, labels = "") => {
       let total = 0;
-      for (const m of text.matchAll(new RegExp(`^${name}\\{([^}]*)\\} (\\d+)$`, "gm")))
+      for (const m of text.matchAll(new RegExp(`^${name}\\{([^}]*)\\} ([0-9.e+-]+)$`, "gm")))
         if (m[1]!.includes(labels)) total += Number(m[2]);
       return total;
     };
@@ -108,6 +113,8 @@ async function work(url: string): Promise<Work | null> {
       rpcRequests: sum("relay_rpc_requests_total"),
       sendRequests: sum("relay_rpc_requests_total", 'method="sendTransaction"'),
       sends: sum("relay_rpc_calls_total", 'method="sendTransaction"'),
+      reads: sum("relay_ledger_read_seconds_count"),
+      readSeconds: sum("relay_ledger_read_seconds_sum"),
     };
   } catch {
     return null;
@@ -178,6 +185,7 @@ export async function runPhase(t: PhaseTarget, rate: number, seconds: number, ca
     statementsPerAnswer: did && did("statements") / Math.max(1, answered),
     rpcRequestsPerAnswer: did && did("rpcRequests") / Math.max(1, answered),
     sendsPerRequest: did && did("sends") / Math.max(1, did("sendRequests")),
+    ledgerReadMs: did?.("reads") ? (1000 * did("readSeconds")) / did("reads") : null,
     relayCores: cpu / r.elapsedMs,
     localnetCores: t.localnetPid === null ? null : localnetCpu / r.elapsedMs,
     generatorCores: genCpu / r.elapsedMs,

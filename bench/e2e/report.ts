@@ -131,6 +131,7 @@ function resourceTable(rows: Row[]): string {
       "DB statements/answer",
       "RPC requests/answer",
       "sends/RPC request",
+      "ledger read ms",
     ]),
     rows.map((p) => [
       dbOf(p),
@@ -149,6 +150,7 @@ function resourceTable(rows: Row[]): string {
       p.statementsPerAnswer === null ? "-" : p.statementsPerAnswer.toFixed(2),
       p.rpcRequestsPerAnswer === null ? "-" : p.rpcRequestsPerAnswer.toFixed(2),
       p.sendsPerRequest === null ? "-" : p.sendsPerRequest.toFixed(1),
+      p.ledgerReadMs === null ? "-" : p.ledgerReadMs.toFixed(0),
     ]),
   );
 }

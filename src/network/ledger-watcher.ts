@@ -326,6 +326,7 @@ export class LedgerWatcher {
         : { ...start, pagination: { limit: PAGE } };
     let queue: Fetch[] = [{ at: null, page: this.page(first) }];
     let end: Position | null = null;
+    let firstAt = 0; // when the first page that held transactions was read
     for (;;) {
       const f = queue.shift()!;
       if (f.at && !(end && end.ledger === f.at.ledger && end.order === f.at.order)) {
@@ -355,8 +356,10 @@ export class LedgerWatcher {
       // the cursor is opaque: kept from a page that held transactions (an empty one may not place it)
       if (txs.length) this.cursor = page.cursor;
       end = txs.length ? this.placed(txs, page.cursor) : null;
+      if (txs.length && !firstAt) firstAt = performance.now();
       if (txs.length < PAGE) {
         this.last = Math.max(this.last, page.latestLedger);
+        if (firstAt) this.metrics?.ledgerRead(this.opts.network, (performance.now() - firstAt) / 1000);
         return;
       }
       if (!queue.length) queue = this.ahead(end);
