@@ -47,8 +47,7 @@ const txInfo = (r: TxRecord) => ({
   ledger: r.ledger,
 });
 
-/** TOID-style paging token of a transaction: ledger << 32 | applicationOrder << 12. */
-/** A transaction's TOID, as stellar-rpc's cursors carry it (operation order 1). */
+/** A transaction's paging token as stellar-rpc's cursors carry it: a TOID, ledger << 32 | applicationOrder << 12 | 1. */
 const toid = (r: TxRecord) => ((BigInt(r.ledger) << 32n) | (BigInt(r.applicationOrder) << 12n) | 1n).toString();
 
 export function createRpcMethods(net: Localnet, friendbotUrl?: string): Record<string, (p: Params) => unknown> {
