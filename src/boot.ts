@@ -77,12 +77,18 @@ const networkSettings = (c: Config) => ({
 export const singleInstance = (config: Config): boolean =>
   !config.DATABASE_URL || !config.REDIS_URL || !config.TESTNET_RPC_URL || !config.MAINNET_RPC_URL;
 
-export async function startRelay(config: Config, log: Logger): Promise<Relay> {
+/**
+ * Starts the relay. `signal` calls the start off (SIGTERM while starting): it stops at its next
+ * step, closes what it had opened and rejects with the signal's reason. A step under way finishes
+ * first (each has its own timeout), except the wait for an embedded network's channel pool, which
+ * waits on ledger closes.
+ */
+export async function startRelay(config: Config, log: Logger, signal?: AbortSignal): Promise<Relay> {
   const unlockDataDir = singleInstance(config) ? lockDataDir(config.DATA_DIR) : () => {};
   // what start() opens before its stop() can close it: closed, newest first, if it fails before then
   const opened: (() => unknown)[] = [];
   try {
-    return await start(config, log, unlockDataDir, opened);
+    return await start(config, log, unlockDataDir, opened, signal ?? new AbortController().signal);
   } catch (e) {
     for (const close of opened.reverse())
       await Promise.resolve()
@@ -116,7 +122,9 @@ async function start(
   log: Logger,
   unlockDataDir: () => void,
   opened: (() => unknown)[],
+  signal: AbortSignal,
 ): Promise<Relay> {
+  const goOn = () => signal.throwIfAborted();
   const { upstream, secrets, channelCounts, passphrases } = networkSettings(config);
   const localnets: Partial<Record<NetworkName, Localnet>> = {};
   for (const name of NETWORKS) {
@@ -142,6 +150,7 @@ async function start(
     exclusive: singleInstance(config),
   });
   opened.push(() => database.close());
+  goOn();
   const pglite = database.kind === "pglite";
   // several instances reserve a project's credits: the journal, not one actor, checks the balance
   const submissions = new SubmissionsRepo(database.db, pglite ? 1 : 3, !singleInstance(config), pglite);
@@ -157,12 +166,14 @@ async function start(
   const idempotencyKeys = new IdempotencyRepo(database.db);
   const cluster = singleInstance(config) ? null : await openCluster(config);
   opened.push(() => cluster?.close());
+  goOn();
   const checkpoints = await openCheckpoints({
     url: config.REDIS_URL,
     prefix: config.REDIS_PREFIX,
     maxEntries: config.CHECKPOINT_MEMORY_MAX_ENTRIES,
   });
   opened.push(() => checkpoints.store.close());
+  goOn();
   const actors = new ProjectActors(
     checkpoints.store,
     {
@@ -183,6 +194,7 @@ async function start(
     sharedCredits: cluster !== null,
   });
   await projects.boot();
+  goOn();
   if (cluster) {
     projects.publish = (n) => cluster.publish(n);
     // applied one after another, in the order published (a project's creation before its credits)
@@ -202,6 +214,7 @@ async function start(
   await prune();
   const pruneTimer = setInterval(prune, 3600_000);
   opened.push(() => clearInterval(pruneTimer));
+  goOn();
   const fees = new FeePlanner({ feePercentile: config.FEE_PERCENTILE, maxFeeRate: BigInt(config.MAX_FEE_RATE) });
   const sponsor = new SponsorService({
     gateways,
@@ -291,6 +304,7 @@ async function start(
   opened.length = 0; // from here on stop() closes all of it
   try {
     for (const name of NETWORKS) {
+      goOn();
       const net = localnets[name];
       const gw = new Gateway({
         name,
@@ -361,9 +375,10 @@ async function start(
         cluster: cluster && { coordination: cluster, tell: (n) => cluster.publish(n) },
       });
       pools[name] = pool;
-      if (net) await startLocalPool(pool, net);
+      if (net) await calledOff(startLocalPool(pool, net), signal);
       else void startUpstreamPool(pool, log);
     }
+    goOn();
   } catch (e) {
     await stop(); // a relay that cannot start leaves nothing running
     throw e;
@@ -382,13 +397,24 @@ async function start(
   };
 }
 
+/** `step`, or the signal's reason as soon as it is aborted (the step goes on: the caller's stop() ends it). */
+function calledOff<T>(step: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  let onAbort = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  return Promise.race([step, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
+}
+
 /** An embedded network's pool is ready before the relay answers (a ledger is closed for it when the localnet closes only on demand). */
 async function startLocalPool(pool: ChannelPool, net: Localnet): Promise<void> {
   let done = false;
   const starting = pool.start().finally(() => {
     done = true;
   });
-  while (net.ledgerCloseMs <= 0 && !done) {
+  while (net.ledgerCloseMs <= 0 && !done && !pool.stopped) {
     await Bun.sleep(5);
     net.closeIfPending();
   }

@@ -1,5 +1,6 @@
 /**
- * `bun run start`: boot the relay from the environment; graceful shutdown on SIGTERM/SIGINT.
+ * `bun run start`: boot the relay from the environment; graceful shutdown on SIGTERM/SIGINT, also
+ * while it is starting.
  * Bad configuration, or a database or network the relay cannot start with, is one line per problem
  * on stderr and exit code 1 (no stack trace).
  */
@@ -16,12 +17,33 @@ try {
 }
 
 const log = createLogger(config.LOG_LEVEL);
-let relay: Relay;
+// the signals are heard from the start on: one while starting calls the start off (what it had
+// opened is closed, the data directory unlocked), one after it stops the relay; a second is ignored
+const starting = new AbortController();
+let relay: Relay | undefined;
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal, starting: !relay }, "shutting down");
+  if (!relay) return starting.abort(new Error(`${signal} while starting`)); // the start's own catch exits
+  await relay.stop();
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));
+
 try {
-  relay = await startRelay(config, log);
+  relay = await startRelay(config, log, starting.signal);
 } catch (e) {
+  if (starting.signal.aborted) process.exit(0);
   console.error(`cannot start: ${rootCause(e)}`);
   process.exit(1);
+}
+if (starting.signal.aborted) {
+  // the signal came as the start ended
+  await relay.stop();
+  process.exit(0);
 }
 
 /** The innermost cause's message (a database driver's, not the ORM's wrapper with the query). */
@@ -31,11 +53,3 @@ function rootCause(e: unknown): string {
   const outer = e instanceof Error && e !== cur && !/query/i.test(e.message) ? `${e.message}: ` : "";
   return `${outer}${cur instanceof Error ? cur.message : String(cur)}`;
 }
-
-async function shutdown(signal: string): Promise<void> {
-  log.info({ signal }, "shutting down");
-  await relay.stop();
-  process.exit(0);
-}
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
-process.on("SIGINT", () => void shutdown("SIGINT"));

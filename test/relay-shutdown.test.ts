@@ -6,7 +6,9 @@
 import { afterAll, expect, test } from "bun:test";
 import { Asset, Keypair, Operation, rpc, TransactionBuilder } from "@stellar/stellar-sdk";
 import { seedPglite } from "./support/pglite.ts";
-import { spawnRelay, tempDir, type Proc } from "./support/processes.ts";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { spawn, spawnRelay, tempDir, type Proc } from "./support/processes.ts";
 
 const data = tempDir("relay-shutdown-");
 let relay: (Proc & { url: string }) | undefined;
@@ -115,5 +117,43 @@ test("readiness is 503 naming the pool still starting (the channels route says w
   } finally {
     await r.stop();
     await net.stop();
+  }
+});
+
+test("SIGTERM while starting: the start is called off, what it opened is closed, exit 0; the next start works", {
+  timeout: 60_000,
+}, async () => {
+  const dir = tempDir("relay-shutdown-starting-");
+  try {
+    await seedPglite(dir.path);
+    // /health answers before the relay is started: the channel pools wait for a first ledger, 10 s away
+    const starting = await spawn(
+      "src/index.ts",
+      { DATA_DIR: dir.path, PORT: "0", LOG_LEVEL: "info", LEDGER_CLOSE_MS: "10000" },
+      "LOCAL NETWORK: testnet is an embedded localnet, not the public testnet",
+    );
+    const rpc = String(starting.ready.rpc);
+    expect((await fetch(new URL("/health/live", rpc))).status).toBe(200);
+    expect(existsSync(join(dir.path, "relay.pid"))).toBe(true);
+    const signalled = Date.now();
+    starting.proc.kill("SIGTERM");
+    expect(await starting.proc.exited).toBe(0);
+    const took = Date.now() - signalled;
+    const said = starting.lines.map((l) => JSON.parse(l).msg);
+    expect(said).toContain("shutting down");
+    expect(said).not.toContain("relay listening");
+    expect(said).not.toContain("ledger closed"); // it did not wait for the pool's first ledger
+    expect(took).toBeLessThan(8000);
+    expect(existsSync(join(dir.path, "relay.pid"))).toBe(false); // the data directory was unlocked
+    // what the called-off start left (database, localnet data) is a relay's data directory
+    const again = await spawnRelay({ DATA_DIR: dir.path, LEDGER_CLOSE_MS: "200" });
+    try {
+      expect((await fetch(`${again.url}/health/ready`)).status).toBe(200);
+    } finally {
+      await again.kill("SIGTERM");
+    }
+    console.log(`SIGTERM while starting: exit 0 after ${took} ms`);
+  } finally {
+    dir.done();
   }
 });

@@ -15,6 +15,8 @@ export interface Proc {
   ready: Record<string, unknown>;
   /** Warning and error log lines after that one. */
   warnings: string[];
+  /** Every log line after that one. */
+  lines: string[];
   kill(signal?: number | NodeJS.Signals): Promise<void>;
 }
 
@@ -38,39 +40,50 @@ export async function spawn(
   let buffered = "";
   const deadline = Date.now() + timeoutMs;
   let ready: Record<string, unknown> | null = null;
+  // every line after the ready one; warnings and errors are also kept apart and shown (DEBUG_CHILD=1: all)
+  const lines: string[] = [];
+  const warnings: string[] = [];
+  const after = (line: string) => {
+    if (!line) return;
+    lines.push(line);
+    const warning = /"level":(4|5|6)0/.test(line);
+    if (warning) warnings.push(line);
+    if (process.env.DEBUG_CHILD || warning) console.error(`[${script}] ${line}`);
+  };
+  const take = (chunk: string) => {
+    buffered += chunk;
+    const complete = buffered.split("\n");
+    buffered = complete.pop()!;
+    for (const line of complete) {
+      if (ready) after(line);
+      else
+        try {
+          const j = JSON.parse(line) as Record<string, unknown>;
+          if (j.msg === readyMsg) ready = j;
+        } catch {
+          /* not JSON */
+        }
+    }
+  };
   while (!ready) {
     if (Date.now() > deadline) throw new Error(`${script} did not log "${readyMsg}" within ${timeoutMs} ms`);
     const { value, done } = await reader.read();
     if (done) throw new Error(`${script} exited before "${readyMsg}" (code ${await proc.exited})`);
-    buffered += decoder.decode(value, { stream: true });
-    const lines = buffered.split("\n");
-    buffered = lines.pop()!;
-    for (const line of lines) {
-      try {
-        const j = JSON.parse(line) as Record<string, unknown>;
-        if (j.msg === readyMsg) ready = j;
-      } catch {
-        /* not JSON */
-      }
-    }
+    take(decoder.decode(value, { stream: true }));
   }
-  // keep draining stdout so the child never blocks on a full pipe; warnings and errors are kept and shown (DEBUG_CHILD=1: all)
-  const warnings: string[] = [];
+  // keep draining stdout so the child never blocks on a full pipe
   void (async () => {
     for (;;) {
       const r = await reader.read().catch(() => ({ done: true as const, value: undefined }));
-      if (r.done) return;
-      for (const line of decoder.decode(r.value, { stream: true }).split("\n")) {
-        const warning = /"level":(4|5|6)0/.test(line);
-        if (warning) warnings.push(line);
-        if (process.env.DEBUG_CHILD || warning) console.error(`[${script}] ${line}`);
-      }
+      if (r.done) return after(buffered);
+      take(decoder.decode(r.value, { stream: true }));
     }
   })();
   return {
     proc,
     ready,
     warnings,
+    lines,
     async kill(signal = "SIGKILL") {
       proc.kill(signal);
       await proc.exited;

@@ -239,6 +239,7 @@ export class ChannelPool {
       await repo.setState(network, missing.lost, "merged");
     }
     for (const pk of [...missing.creating, ...missing.lost]) channels.keys.delete(pk);
+    if (this.stopped) return; // stopped while starting (a relay whose start was called off)
     this.timer = setInterval(() => this.kick(), RECONCILE_EVERY_MS);
     await this.kick();
     this.ready = true;
@@ -253,6 +254,7 @@ export class ChannelPool {
       input: { publicKey: this.funder, ...funder, state: "active" },
     }).start();
     await this.ownership!.start();
+    if (this.stopped) return;
     this.timer = setInterval(() => this.kick(), RECONCILE_EVERY_MS);
     await this.kick();
     this.ready = true;
