@@ -14,6 +14,7 @@ import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
 import { HttpError } from "./errors.ts";
 import { clientIp } from "./caller.ts";
+import { endOfTurn } from "./turn.ts";
 import { ProjectsService, type Principal } from "../relay/projects.service.ts";
 import type { NetworkName } from "../network/gateway.ts";
 import type { ProjectActor, ProjectActors } from "../relay/project-actors.ts";
@@ -77,6 +78,7 @@ export function authPlugin(deps: {
         });
       return;
     }
+    await endOfTurn(); // this turn's requests go on together, stage by stage (turn.ts)
     const apiKey = request.headers.get("x-api-key");
     const ip = clientIp(request, server, deps.trustProxy);
     if (apiKey !== null && !deps.projects.isKnownKey(apiKey))
