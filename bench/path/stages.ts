@@ -1,0 +1,82 @@
+/**
+ * The relay's per-request stages run alone, each in a tight loop in this process: what each costs
+ * when its code and data stay in the processor's caches (the least it can cost on this machine).
+ */
+import { Account, Asset, Keypair, Networks, Operation, TransactionBuilder } from "@stellar/stellar-sdk";
+import { createActor } from "xstate";
+import { ask } from "../../actors/ask.ts";
+import { poolMachine, type PoolReply } from "../../actors/pool.machine.ts";
+import { projectMachine, type ProjectReply } from "../../actors/project.machine.ts";
+import { decodeTransaction } from "../../src/relay/decode.ts";
+import { PROJECT_POLICY_DEFAULTS } from "../../src/relay/policy.ts";
+import { feeBumpBytes } from "../../src/stellar/envelope.ts";
+
+export interface StageCost {
+  stage: string;
+  us: number;
+}
+
+/** Microseconds per call of `fn`, the best of `rounds` rounds of `n` calls. */
+async function perCall(n: number, fn: (i: number) => unknown, rounds = 5): Promise<number> {
+  let best = Number.POSITIVE_INFINITY;
+  for (let r = 0; r < rounds; r++) {
+    const t = performance.now();
+    for (let i = 0; i < n; i++) await fn(i);
+    best = Math.min(best, ((performance.now() - t) * 1000) / n);
+  }
+  return best;
+}
+
+export async function stageCosts(n = 20_000): Promise<StageCost[]> {
+  const passphrase = Networks.PUBLIC;
+  const user = Keypair.random();
+  const tx = new TransactionBuilder(new Account(user.publicKey(), "1"), { fee: "100", networkPassphrase: passphrase })
+    .addOperation(Operation.payment({ destination: Keypair.random().publicKey(), asset: Asset.native(), amount: "1" }))
+    .setTimeout(60)
+    .build();
+  tx.sign(user);
+  const b64 = tx.toEnvelope().toXDR("base64");
+  const sponsor = Keypair.random();
+  const decoded = decodeTransaction(b64, passphrase, { signatures: true, sorobanData: true });
+
+  const policy = { ...PROJECT_POLICY_DEFAULTS, requestsPerSecond: 1e9, burst: 1e9 };
+  const input = { projectId: "bench", policy, balance: 10n ** 18n, spent: 0n, now: Date.now() };
+  const project = createActor(projectMachine, { input }).start();
+  const request = { operationTypes: ["payment"], contractIds: [], minFee: 200n, maxFee: 400n };
+  const pool = createActor(poolMachine).start();
+  for (let i = 0; i < 8; i++) {
+    const channel = { publicKey: Keypair.random().publicKey(), balance: 10n ** 12n, reserve: 10n ** 7n, seq: 1n };
+    pool.send({ type: "ADD", channel: { ...channel, state: "active" } });
+  }
+  const channels = pool.getSnapshot().context.channels;
+  const body = JSON.stringify({ transaction: b64, network: "mainnet" });
+
+  return [
+    { stage: "JSON body parsed", us: await perCall(n, () => JSON.parse(body)) },
+    {
+      stage: "envelope decoded and checked",
+      us: await perCall(n, () => decodeTransaction(b64, passphrase, { signatures: true, sorobanData: true })),
+    },
+    {
+      stage: "project actor: ADMIT (rate limit)",
+      us: await perCall(n, (i) => ask<ProjectReply>(project, { type: "ADMIT", id: `a${i}`, now: Date.now() })),
+    },
+    {
+      stage: "project actor: RESERVE (policy, credits)",
+      us: await perCall(n, (i) =>
+        ask<ProjectReply>(project, { type: "RESERVE", id: `r${i}`, now: Date.now(), credits: true, request }),
+      ),
+    },
+    {
+      stage: "pool actor: ASSIGN, channel HOLD and RELEASE",
+      us: await perCall(n, async (i) => {
+        const r = await ask<PoolReply>(pool, { type: "ASSIGN", id: `f${i}`, fee: 400n });
+        channels[r.publicKey!]!.send({ type: "RELEASE", id: `f${i}`, charged: 200n });
+      }),
+    },
+    {
+      stage: "fee-bump built, hashed and signed",
+      us: await perCall(n, () => feeBumpBytes(decoded.inner, sponsor, 400n, passphrase)),
+    },
+  ];
+}
