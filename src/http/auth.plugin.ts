@@ -18,6 +18,7 @@ import { endOfTurn } from "./turn.ts";
 import { ProjectsService, type Principal } from "../relay/projects.service.ts";
 import type { NetworkName } from "../network/gateway.ts";
 import type { ProjectActor, ProjectActors } from "../relay/project-actors.ts";
+import { requestPath } from "./request-path.ts";
 
 /** What the auth plugin's onRequest puts on the context of a /v1 request (not the admin API's): its caller. */
 export interface CallerContext {
@@ -66,8 +67,7 @@ export function authPlugin(deps: {
   };
   return new Elysia({ name: "auth" }).onRequest(async (context) => {
     const { request, server, set } = context;
-    const url = request.url;
-    const path = url.slice(url.indexOf("/", url.indexOf("//") + 2)).split("?", 1)[0]!;
+    const path = requestPath(request.url);
     if (!path.startsWith("/v1/")) return;
     if (path.startsWith("/v1/admin/") || path === "/v1/admin") {
       if (!admin) return; // no admin API: the router answers 404
@@ -80,10 +80,11 @@ export function authPlugin(deps: {
     }
     await endOfTurn(); // this turn's requests go on together, stage by stage (turn.ts)
     const apiKey = request.headers.get("x-api-key");
-    const ip = clientIp(request, server, deps.trustProxy);
+    let ip: string | undefined; // read only when needed: a known key's request never needs it
+    const ipOf = () => (ip ??= clientIp(request, server, deps.trustProxy));
     if (apiKey !== null && !deps.projects.isKnownKey(apiKey))
-      await take(await deps.actors.anonymousFor(ip), set.headers);
-    const principal = await deps.projects.authenticate(apiKey, ip);
+      await take(await deps.actors.anonymousFor(ipOf()), set.headers);
+    const principal = await deps.projects.authenticate(apiKey, ipOf);
     (context as typeof context & CallerContext).principal = principal;
     await take(principal.actor, set.headers);
   });

@@ -10,6 +10,7 @@ import { DrizzleQueryError } from "drizzle-orm";
 import { RelayError } from "../errors.ts";
 import { ERROR_STATUS, HttpError, envelope, errorHeaders } from "./errors.ts";
 import { type FlatFields, flatLogger, type Logger } from "../log.ts";
+import { requestPath } from "./request-path.ts";
 
 /**
  * What the errors plugin's onRequest puts on each request's context. Elysia hands that same object to every later
@@ -84,7 +85,7 @@ export function securityHeaders(path: string, hstsMaxAge: number): Record<string
   };
 }
 
-const pathOf = (request: Request) => new URL(request.url).pathname;
+const pathOf = (request: Request) => requestPath(request.url);
 
 export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number }) {
   const headersFor = (request: Request) => securityHeaders(pathOf(request), opts.hstsMaxAge ?? 0);
@@ -104,7 +105,7 @@ export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number }) {
     .onAfterResponse({ as: "global" }, (context) => {
       const { request, route, set, params } = context;
       const { requestId = "", startedAt, logFields } = context as WithRequestContext<typeof context>;
-      const path = route || new URL(request.url).pathname;
+      const path = route || pathOf(request);
       const line = {
         requestId,
         method: request.method,

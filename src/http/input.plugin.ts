@@ -15,6 +15,7 @@
 import { Elysia } from "elysia";
 import { RelayError, validationError } from "../errors.ts";
 import { payloadTooLarge } from "./errors.plugin.ts";
+import { pathAndQuery } from "./request-path.ts";
 
 /** Deepest nesting of arrays and objects in a /v1 body. */
 export const MAX_JSON_DEPTH = 32;
@@ -114,17 +115,15 @@ function refuseReservedKeys(key: string, value: unknown): unknown {
   return value;
 }
 
-const pathOf = (url: string) => url.slice(url.indexOf("/", url.indexOf("//") + 2));
-
 export function inputPlugin(opts: { maxBodyBytes: number }) {
   return (
     new Elysia({ name: "input" })
       .onRequest(({ request }) => {
-        if (URL_CONTROL.test(pathOf(request.url))) throw controlCharacter("the request URL");
+        if (URL_CONTROL.test(pathAndQuery(request.url))) throw controlCharacter("the request URL");
       })
       // the embedded networks (/localnet/...) parse their own bodies: undefined leaves them to their parsers
       .onParse({ as: "global" }, ({ request }, contentType) =>
-        pathOf(request.url).startsWith("/v1/") ? parseBody(request, contentType, opts.maxBodyBytes) : undefined,
+        pathAndQuery(request.url).startsWith("/v1/") ? parseBody(request, contentType, opts.maxBodyBytes) : undefined,
       )
   );
 }

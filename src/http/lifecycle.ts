@@ -6,6 +6,7 @@
  */
 import { Elysia, t } from "elysia";
 import { RelayError } from "../errors.ts";
+import { pathAndQuery } from "./request-path.ts";
 
 export class Lifecycle {
   draining = false;
@@ -45,10 +46,7 @@ export class Lifecycle {
   }
 }
 
-const isApi = (request: Request) => {
-  const url = request.url;
-  return url.slice(url.indexOf("/", url.indexOf("//") + 2)).startsWith("/v1/");
-};
+const isApi = (request: Request) => pathAndQuery(request.url).startsWith("/v1/");
 
 /** Counts /v1 requests in flight; refuses new ones while draining. */
 export function lifecyclePlugin(lifecycle: Lifecycle) {

@@ -17,6 +17,7 @@ import { HttpError } from "./errors.ts";
 import type { CallerContext } from "./auth.plugin.ts";
 import type { WithRequestContext } from "./errors.plugin.ts";
 import type { RelayMetrics, MetricSources } from "../metrics.ts";
+import { requestPath } from "./request-path.ts";
 
 export interface MetricsPluginOptions {
   metrics: RelayMetrics;
@@ -29,7 +30,6 @@ export interface MetricsPluginOptions {
 }
 
 const digest = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest();
-const pathOf = (url: string) => url.slice(url.indexOf("/", url.indexOf("//") + 2)).split("?", 1)[0]!;
 
 /** Matches a path against route patterns (`:param` one segment, `*` the rest). */
 function routeMatcher(routes: readonly { method: string; path: string }[]) {
@@ -66,7 +66,7 @@ export function metricsPlugin(opts: MetricsPluginOptions) {
   const routeOf = (method: string, url: string): string => {
     const routes = opts.routes();
     if (!matcher || matcher.count !== routes.length) matcher = { count: routes.length, match: routeMatcher(routes) };
-    return matcher.match(method, pathOf(url)) ?? "unmatched";
+    return matcher.match(method, requestPath(url)) ?? "unmatched";
   };
   return new Elysia({ name: "metrics" })
     .onAfterResponse({ as: "global" }, (ctx) => {
