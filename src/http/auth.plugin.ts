@@ -80,11 +80,10 @@ export function authPlugin(deps: {
     }
     await endOfTurn(); // this turn's requests go on together, stage by stage (turn.ts)
     const apiKey = request.headers.get("x-api-key");
-    let ip: string | undefined; // read only when needed: a known key's request never needs it
-    const ipOf = () => (ip ??= clientIp(request, server, deps.trustProxy));
+    const ip = clientIp(request, server, deps.trustProxy);
     if (apiKey !== null && !deps.projects.isKnownKey(apiKey))
-      await take(await deps.actors.anonymousFor(ipOf()), set.headers);
-    const principal = await deps.projects.authenticate(apiKey, ipOf);
+      await take(await deps.actors.anonymousFor(ip), set.headers);
+    const principal = await deps.projects.authenticate(apiKey, ip);
     (context as typeof context & CallerContext).principal = principal;
     await take(principal.actor, set.headers);
   });

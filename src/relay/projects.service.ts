@@ -98,11 +98,10 @@ export class ProjectsService {
 
   // ---- authentication -------------------------------------------------------------------------
 
-  /** The principal of a request: its API key's project, or the anonymous relay for the client IP (`ipOf`). */
-  async authenticate(apiKey: string | null, ipOf: () => string): Promise<Principal> {
+  /** The principal of a request: its API key's project, or the anonymous relay for the client IP. */
+  async authenticate(apiKey: string | null, ip: string): Promise<Principal> {
     const { actors } = this.deps;
     if (apiKey === null) {
-      const ip = ipOf();
       const actor = await actors.anonymousFor(ip);
       return { projectId: null, environment: null, actor, payer: actors.payer(actor, null, `ip:${ip}`) };
     }
