@@ -139,6 +139,7 @@ test("SIGTERM while starting: the start is called off, what it opened is closed,
     starting.proc.kill("SIGTERM");
     expect(await starting.proc.exited).toBe(0);
     const took = Date.now() - signalled;
+    await starting.drained;
     const said = starting.lines.map((l) => JSON.parse(l).msg);
     expect(said).toContain("shutting down");
     expect(said).not.toContain("relay listening");

@@ -21,7 +21,7 @@ const ELYSIA = `import { Elysia } from "elysia";
   new Elysia().post("/v1/sponsor", ({ set }) => { set.status = 400; return ${ANSWER}; })
     .listen(Number(process.env.PORT)); console.log("listening");`;
 
-/** Starts `script` (bun -e) and waits for it to print `ready`. */
+/** Starts `cmd` and waits for a stdout line that matches `ready` (or fails if it exits first). */
 async function start(name: string, cmd: string[], env: Record<string, string>, ready: RegExp): Promise<Child> {
   let up: () => void = () => {};
   const started = new Promise<void>((resolve) => {

@@ -17,6 +17,8 @@ export interface Proc {
   warnings: string[];
   /** Every log line after that one. */
   lines: string[];
+  /** Resolves once the child's stdout has ended and every line of it is in `lines`. */
+  drained: Promise<void>;
   kill(signal?: number | NodeJS.Signals): Promise<void>;
 }
 
@@ -72,7 +74,7 @@ export async function spawn(
     take(decoder.decode(value, { stream: true }));
   }
   // keep draining stdout so the child never blocks on a full pipe
-  void (async () => {
+  const drained = (async () => {
     for (;;) {
       const r = await reader.read().catch(() => ({ done: true as const, value: undefined }));
       if (r.done) return after(buffered);
@@ -84,6 +86,7 @@ export async function spawn(
     ready,
     warnings,
     lines,
+    drained,
     async kill(signal = "SIGKILL") {
       proc.kill(signal);
       await proc.exited;
