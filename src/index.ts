@@ -18,11 +18,17 @@ try {
 
 const log = createLogger(config.LOG_LEVEL);
 // the signals are heard from the start on: one while starting calls the start off (what it had
-// opened is closed, the data directory unlocked), one after it stops the relay; a second is ignored
+// opened is closed, the data directory unlocked; a step under way, such as a database connection,
+// runs to its timeout first), a second one then exits at once; one after the start stops the relay
 const starting = new AbortController();
 let relay: Relay | undefined;
 let stopping = false;
+const SIGNAL_EXIT: Record<string, number> = { SIGINT: 130, SIGTERM: 143 };
 async function shutdown(signal: string): Promise<void> {
+  if (stopping && !relay) {
+    log.warn({ signal }, "a second signal while starting: exiting now");
+    process.exit(SIGNAL_EXIT[signal]);
+  }
   if (stopping) return;
   stopping = true;
   log.info({ signal, starting: !relay }, "shutting down");
@@ -36,7 +42,7 @@ process.on("SIGINT", () => void shutdown("SIGINT"));
 try {
   relay = await startRelay(config, log, starting.signal);
 } catch (e) {
-  if (starting.signal.aborted) process.exit(0);
+  if (e === starting.signal.reason) process.exit(0); // called off: what it opened is closed
   console.error(`cannot start: ${rootCause(e)}`);
   process.exit(1);
 }

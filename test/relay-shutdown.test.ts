@@ -158,3 +158,83 @@ test("SIGTERM while starting: the start is called off, what it opened is closed,
     dir.done();
   }
 });
+
+/** A TCP server that accepts connections and never answers: a database that hangs. */
+function blackhole() {
+  const sockets = new Set<import("bun").Socket>();
+  let opened = 0;
+  const server = Bun.listen({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      open: (s) => {
+        sockets.add(s);
+        opened++;
+      },
+      data: () => {},
+      close: (s) => void sockets.delete(s),
+    },
+  });
+  return {
+    url: `postgres://postgres@127.0.0.1:${server.port}/relay`,
+    /** Resolves once a connection after the `n`th has come in. */
+    async after(n: number) {
+      while (opened <= n) await Bun.sleep(10);
+      return opened;
+    },
+    /** Refuses new connections and closes the open ones: the database is gone. */
+    drop: () => {
+      server.stop(true);
+      for (const s of sockets) s.end();
+    },
+    stop: () => server.stop(true),
+  };
+}
+
+/** `bun run start` against a database that hangs, its stdout and stderr read as they come. */
+function startAgainst(databaseUrl: string, dir: string) {
+  const proc = Bun.spawn(["bun", "src/index.ts"], {
+    cwd: join(import.meta.dir, ".."),
+    env: { ...process.env, DATA_DIR: dir, PORT: "0", LOG_LEVEL: "info", DATABASE_URL: databaseUrl },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const out = { stdout: "", stderr: "" };
+  const drained = Promise.all([
+    new Response(proc.stdout).text().then((t) => (out.stdout = t)),
+    new Response(proc.stderr).text().then((t) => (out.stderr = t)),
+  ]);
+  return { proc, out, drained };
+}
+
+test("while a start step hangs, a second SIGTERM exits at once; a start that fails after the first says why", {
+  timeout: 30_000,
+}, async () => {
+  const dir = tempDir("relay-shutdown-hang-");
+  const db = blackhole();
+  try {
+    // the relay is connecting to a database that never answers (postgres-js waits 30 s for it)
+    let relay = startAgainst(db.url, dir.path);
+    const seen = await db.after(0);
+    relay.proc.kill("SIGTERM");
+    await Bun.sleep(300);
+    expect(relay.proc.exitCode).toBeNull(); // the first one waits for the step under way
+    relay.proc.kill("SIGTERM");
+    expect(await relay.proc.exited).toBe(143);
+    await relay.drained;
+    expect(relay.out.stdout).toContain("a second signal while starting: exiting now");
+
+    // the same, but the database then fails: the start's own error is reported, not hidden by the signal
+    relay = startAgainst(db.url, dir.path);
+    await db.after(seen);
+    relay.proc.kill("SIGTERM");
+    await Bun.sleep(300);
+    db.drop();
+    expect(await relay.proc.exited).toBe(1);
+    await relay.drained;
+    expect(relay.out.stderr).toContain("cannot start: ");
+  } finally {
+    db.stop();
+    dir.done();
+  }
+});

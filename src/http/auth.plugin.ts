@@ -78,9 +78,9 @@ export function authPlugin(deps: {
         });
       return;
     }
+    const ip = clientIp(request, server, deps.trustProxy); // before the wait: the client may be gone after it
     await endOfTurn(); // this turn's requests go on together, stage by stage (turn.ts)
     const apiKey = request.headers.get("x-api-key");
-    const ip = clientIp(request, server, deps.trustProxy);
     if (apiKey !== null && !deps.projects.isKnownKey(apiKey))
       await take(await deps.actors.anonymousFor(ip), set.headers);
     const principal = await deps.projects.authenticate(apiKey, ip);
