@@ -2,6 +2,7 @@
  * The relay's composition root: embedded networks, stores, services and the HTTP app, started in
  * order (listen first, so that the gateways can reach the embedded networks over RPC).
  */
+import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import { Keypair, Networks } from "@stellar/stellar-sdk";
 import { anonymousPolicyPatch, type Config } from "./config.ts";
@@ -111,7 +112,7 @@ async function openCluster(config: Config): Promise<Cluster> {
   return await Cluster.open({
     url: config.REDIS_URL!,
     prefix: config.REDIS_PREFIX,
-    id: config.INSTANCE_ID ?? `${hostname()}:${process.pid}`,
+    id: config.INSTANCE_ID ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
     leaseMs: config.CLUSTER_LEASE_MS,
     timeoutMs: CLUSTER_COMMAND_TIMEOUT_MS,
   });

@@ -82,7 +82,10 @@ export const ConfigSchema = Type.Object({
   /** Prefix of the relay's Redis keys. */
   REDIS_PREFIX: Type.String({ default: "relay:" }),
   CHECKPOINT_DEBOUNCE_MS: NumberFromEnv(250, 0),
-  /** This instance's name among several (logs, leases); default: the host name and pid. */
+  /**
+   * This instance's name among several (logs, leases); default: the host name, pid and a random part
+   * (a restarted container has its predecessor's host name and pid; it must not inherit its leases).
+   */
   INSTANCE_ID: Type.Optional(
     Type.String({ pattern: "^[A-Za-z0-9_.:-]{1,100}$", description: "1 to 100 of A-Z a-z 0-9 _ . : -" }),
   ),

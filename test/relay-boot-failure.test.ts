@@ -5,10 +5,11 @@
  * called off by its signal (index.ts aborts it on SIGTERM).
  */
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { seedPglite } from "./support/pglite.ts";
+import { dataDirLocked } from "../src/store/instance-lock.ts";
 
 const dataDir = mkdtempSync(join(tmpdir(), "relay-boot-failure-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -43,5 +44,5 @@ test("a start called off (SIGTERM while starting) closes what it opened and unlo
   const { exited, output } = await startInChild(env, 'AbortSignal.abort(new Error("called off"))');
   expect(exited).toBe(0);
   expect(output).toContain("refused: called off");
-  expect(existsSync(join(dataDir, "relay.pid"))).toBe(false);
+  expect(dataDirLocked(dataDir)).toBe(false);
 }, 30_000);

@@ -6,8 +6,8 @@
 import { afterAll, expect, test } from "bun:test";
 import { Asset, Keypair, Operation, rpc, TransactionBuilder } from "@stellar/stellar-sdk";
 import { seedPglite } from "./support/pglite.ts";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { dataDirLocked } from "../src/store/instance-lock.ts";
 import { spawn, spawnRelay, tempDir, type Proc } from "./support/processes.ts";
 
 const data = tempDir("relay-shutdown-");
@@ -134,7 +134,7 @@ test("SIGTERM while starting: the start is called off, what it opened is closed,
     );
     const rpc = String(starting.ready.rpc);
     expect((await fetch(new URL("/health/live", rpc))).status).toBe(200);
-    expect(existsSync(join(dir.path, "relay.pid"))).toBe(true);
+    expect(dataDirLocked(dir.path)).toBe(true);
     const signalled = Date.now();
     starting.proc.kill("SIGTERM");
     expect(await starting.proc.exited).toBe(0);
@@ -145,7 +145,7 @@ test("SIGTERM while starting: the start is called off, what it opened is closed,
     expect(said).not.toContain("relay listening");
     expect(said).not.toContain("ledger closed"); // it did not wait for the pool's first ledger
     expect(took).toBeLessThan(8000);
-    expect(existsSync(join(dir.path, "relay.pid"))).toBe(false); // the data directory was unlocked
+    expect(dataDirLocked(dir.path)).toBe(false); // the data directory was unlocked
     // what the called-off start left (database, localnet data) is a relay's data directory
     const again = await spawnRelay({ DATA_DIR: dir.path, LEDGER_CLOSE_MS: "200" });
     try {

@@ -4,7 +4,7 @@
  * or dead), its DATA_DIR and schema are free again.
  */
 import { afterEach, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { databaseKind, startTestRelay, type TestRelay } from "./support/relay.ts";
@@ -47,13 +47,21 @@ test("a second instance on the same DATA_DIR (PGlite, in-memory, embedded networ
   expect((await first.app.handle(new Request("http://x/v1/health"))).status).toBe(200);
 });
 
-test("a DATA_DIR left by a dead instance is taken over", async () => {
+test("a lock file naming a live process that holds no lock does not block a start", async () => {
   const stopped = await startTestRelay({ DATABASE_URL: "", DATABASE_SCHEMA: "" });
   await stopped.stop({ keepData: true });
-  const dead = Bun.spawnSync(["true"]).pid; // a pid that has exited
-  writeFileSync(join(stopped.env.DATA_DIR!, "relay.pid"), String(dead));
-  first = await startTestRelay(stopped.env);
-  expect((await first.app.handle(new Request("http://x/v1/health"))).status).toBe(200);
+  // pids are reused: the dead relay's may now be anybody's, here a live process unrelated to the relay
+  const stranger = Bun.spawn(["sleep", "30"]);
+  try {
+    writeFileSync(join(stopped.env.DATA_DIR!, "relay.lock"), String(stranger.pid));
+    writeFileSync(join(stopped.env.DATA_DIR!, "relay.pid"), String(stranger.pid)); // what older versions left
+    first = await startTestRelay(stopped.env);
+    expect((await first.app.handle(new Request("http://x/v1/health"))).status).toBe(200);
+    expect(readFileSync(join(stopped.env.DATA_DIR!, "relay.lock"), "utf8")).toBe(String(process.pid));
+    expect(existsSync(join(stopped.env.DATA_DIR!, "relay.pid"))).toBe(false);
+  } finally {
+    stranger.kill();
+  }
 });
 
 test.skipIf(databaseKind !== "postgres")(

@@ -6,30 +6,37 @@
  * The templates are made by a process of its own (pglite-template.ts), started when this module is
  * first imported: on the other core, while the tests that need none run.
  */
-import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { flock, LOCK_EX, LOCK_NB } from "../../src/store/flock.ts";
 
-// test/support/cleanup.ts removes this process's templates after its last test; those of test processes that died are removed here
+// test/support/cleanup.ts removes this process's templates after its last test; those of test processes
+// that died are removed here: each process holds an flock on its folder's lock file while it lives
 const PREFIX = "pglite-templates-";
+/** Locks `dir` for this process's life; false when another live process holds it. */
+function hold(dir: string): boolean {
+  const fd = openSync(join(dir, ".lock"), "a+");
+  if (flock(fd, LOCK_EX | LOCK_NB) === 0) return true;
+  closeSync(fd);
+  return false;
+}
 for (const name of readdirSync(tmpdir()).filter((n) => n.startsWith(PREFIX))) {
-  const pid = Number(name.slice(PREFIX.length));
-  if (pid !== process.pid && !alive(pid)) rmSync(join(tmpdir(), name), { recursive: true, force: true });
+  const dir = join(tmpdir(), name);
+  try {
+    if (hold(dir)) rmSync(dir, { recursive: true, force: true });
+  } catch {
+    /* removed meanwhile by another test process */
+  }
 }
 const root = join(tmpdir(), `${PREFIX}${process.pid}`);
 rmSync(root, { recursive: true, force: true });
-mkdirSync(root);
+// locked before it has its name, so that no other process finds it unlocked
+const making = mkdtempSync(join(tmpdir(), "pglite-making-"));
+hold(making);
+renameSync(making, root);
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const making = Bun.spawn(["bun", join(import.meta.dir, "pglite-template.ts"), root], {
+const maker = Bun.spawn(["bun", join(import.meta.dir, "pglite-template.ts"), root], {
   stdout: "ignore",
   stderr: "pipe",
 });
@@ -37,7 +44,7 @@ let made: Promise<void> | undefined;
 /** The templates, once their process is done. */
 function templates(): Promise<void> {
   made ??= (async () => {
-    const [code, err] = [await making.exited, await new Response(making.stderr).text()];
+    const [code, err] = [await maker.exited, await new Response(maker.stderr).text()];
     if (code !== 0) throw new Error(`making the PGlite templates failed (exit ${code}): ${err}`);
   })();
   return made;
