@@ -31,6 +31,11 @@ export const submissions = pgTable(
     sentLedger: integer("sent_ledger"),
     /** Set by recovery when no wrapping can be in a queue any more and the reservation was given back. */
     releasedAt: timestamp("released_at", { withTimezone: true }),
+    /**
+     * The lifecycle status (actors/submission.machine.ts): pending, submitted, success, failed,
+     * rejected or expired. Every change goes through the machine and writes an event (`events`).
+     */
+    status: text("status").notNull().default("pending"),
     /** success or failure once the outcome is recorded; null while the submission is unsettled. */
     outcomeKind: text("outcome_kind"),
     outcome: jsonb("outcome"),
@@ -40,6 +45,8 @@ export const submissions = pgTable(
   },
   (t) => [
     uniqueIndex("submissions_network_inner_hash").on(t.network, t.innerHash),
+    index("submissions_hash").on(t.hash),
+    index("submissions_created").on(t.createdAt, t.id),
     index("submissions_project_updated").on(t.projectId, t.updatedAt),
     index("submissions_unsettled").on(t.network, t.updatedAt).where(sql`outcome_kind is null and released_at is null`),
   ],
@@ -146,3 +153,88 @@ export const channelTargets = pgTable("channel_targets", {
   target: integer("target").notNull(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
+
+/**
+ * Each fee-bump a submission sent (or was about to send: the row is written before it is sent): its
+ * hash, its fee bid (stroops per operation), the channel account paying it, and what the network
+ * answered (PENDING, DUPLICATE, an error code; null until it answers).
+ */
+export const submissionAttempts = pgTable(
+  "submission_attempts",
+  {
+    submissionId: text("submission_id").notNull(),
+    hash: text("hash").notNull(),
+    feeBid: bigint("fee_bid", { mode: "bigint" }).notNull(),
+    channel: text("channel").notNull(),
+    answer: text("answer"),
+    sentAt: timestamp("sent_at", { withTimezone: true }).notNull().defaultNow(),
+    answeredAt: timestamp("answered_at", { withTimezone: true }),
+  },
+  (t) => [primaryKey({ columns: [t.submissionId, t.hash] })],
+);
+
+/**
+ * What happened, in order: a submission's status change (`transaction.status`, written in the
+ * statement that changes the status) or a project's balance falling below its alert
+ * (`credits.low`). `data` is the event's payload as streamed and delivered. Kept for at least 24 h:
+ * the stream's resumption (Last-Event-ID) and the webhooks' outbox.
+ */
+export const events = pgTable(
+  "events",
+  {
+    id: bigserial("id", { mode: "bigint" }).primaryKey(),
+    type: text("type").notNull(),
+    projectId: text("project_id"),
+    network: text("network").notNull(),
+    submissionId: text("submission_id"),
+    data: jsonb("data").notNull(),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("events_project").on(t.projectId, t.id), index("events_created").on(t.createdAt)],
+);
+
+/**
+ * A project's webhook endpoints. `secret` is the Standard Webhooks signing secret, sealed like the
+ * channel keys when the relay has a key to seal with. `cursor`: the last event fanned out into
+ * deliveries for it.
+ */
+export const webhooks = pgTable(
+  "webhooks",
+  {
+    id: text("id").primaryKey(),
+    projectId: text("project_id")
+      .notNull()
+      .references(() => projects.id),
+    url: text("url").notNull(),
+    events: jsonb("events").notNull(),
+    description: text("description"),
+    secret: text("secret").notNull(),
+    cursor: bigint("cursor", { mode: "bigint" }).notNull().default(sql`0`),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    deletedAt: timestamp("deleted_at", { withTimezone: true }),
+  },
+  (t) => [index("webhooks_project").on(t.projectId)],
+);
+
+/** One event to one webhook: delivered at least once, retried with backoff until it is or gives up. */
+export const webhookDeliveries = pgTable(
+  "webhook_deliveries",
+  {
+    id: bigserial("id", { mode: "bigint" }).primaryKey(),
+    webhookId: text("webhook_id").notNull(),
+    eventId: bigint("event_id", { mode: "bigint" }).notNull(),
+    type: text("type").notNull(),
+    state: text("state", { enum: ["pending", "delivered", "failed"] }).notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    responseStatus: integer("response_status"),
+    lastError: text("last_error"),
+    nextAt: timestamp("next_at", { withTimezone: true }),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("webhook_deliveries_one").on(t.webhookId, t.eventId),
+    index("webhook_deliveries_due").on(t.nextAt).where(sql`state = 'pending'`),
+    index("webhook_deliveries_webhook").on(t.webhookId, t.id),
+  ],
+);
