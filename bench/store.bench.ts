@@ -46,6 +46,8 @@ try {
               maxFee: 20_000n,
               envelope: "x".repeat(300),
               sentLedger: 1,
+              feeBid: 100n,
+              channel: "GCHANNEL",
             },
             20_000n,
           ),

@@ -61,3 +61,33 @@ UPDATE "submissions" SET "status" = CASE
   WHEN "outcome_kind" = 'failure' THEN 'rejected'
   WHEN "released_at" IS NOT NULL THEN 'expired'
   ELSE 'submitted' END;
+--> statement-breakpoint
+CREATE FUNCTION "submission_json"(s "submissions") RETURNS jsonb LANGUAGE sql STABLE AS $$
+  SELECT jsonb_strip_nulls(jsonb_build_object(
+    'hash', coalesce(s."outcome"->'result'->>'hash', s."outcome"->'error'->'details'->>'hash', s."hash"),
+    'innerHash', s."inner_hash",
+    'status', s."status",
+    'network', s."network",
+    'ledger', coalesce(s."outcome"->'result'->'ledger', s."outcome"->'error'->'details'->'ledger'),
+    'feeCharged', s."fee_charged"::text,
+    'resultXdr', coalesce(s."outcome"->'result'->'resultXdr', s."outcome"->'error'->'details'->'resultXdr'),
+    'error', CASE WHEN s."outcome_kind" = 'failure' THEN s."outcome"->'error' END,
+    'createdAt', to_char(s."created_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+    'updatedAt', to_char(s."updated_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
+$$;--> statement-breakpoint
+CREATE FUNCTION "submissions_status_events"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO "events" ("type", "project_id", "network", "submission_id", "data")
+    SELECT 'transaction.status', n."project_id", n."network", n."id", "submission_json"(n) FROM inserted n;
+  ELSE
+    INSERT INTO "events" ("type", "project_id", "network", "submission_id", "data")
+    SELECT 'transaction.status', n."project_id", n."network", n."id", "submission_json"(n)
+    FROM updated n JOIN previous o ON o."id" = n."id" WHERE o."status" IS DISTINCT FROM n."status";
+  END IF;
+  RETURN NULL;
+END $$;--> statement-breakpoint
+CREATE TRIGGER "submissions_status_inserted" AFTER INSERT ON "submissions"
+  REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION "submissions_status_events"();--> statement-breakpoint
+CREATE TRIGGER "submissions_status_updated" AFTER UPDATE ON "submissions"
+  REFERENCING OLD TABLE AS previous NEW TABLE AS updated FOR EACH STATEMENT EXECUTE FUNCTION "submissions_status_events"();

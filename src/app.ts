@@ -11,6 +11,8 @@ import { Lifecycle, lifecyclePlugin, probeRoutes } from "./http/lifecycle.ts";
 import { sponsorRoutes } from "./http/sponsor.routes.ts";
 import { simulateRoutes } from "./http/simulate.routes.ts";
 import { estimateRoutes } from "./http/estimate.routes.ts";
+import { eventsRoutes } from "./http/events.routes.ts";
+import type { EventFeed } from "./relay/event-feed.ts";
 import { healthRoutes } from "./http/health.routes.ts";
 import { authPlugin } from "./http/auth.plugin.ts";
 import { adminRoutes } from "./http/admin.routes.ts";
@@ -18,9 +20,13 @@ import type { ProjectsService } from "./relay/projects.service.ts";
 import type { ProjectActors } from "./relay/project-actors.ts";
 import type { Gateway, NetworkName } from "./network/gateway.ts";
 import type { SponsorService } from "./relay/sponsor.service.ts";
+import type { TransactionsService } from "./relay/transactions.service.ts";
+import { adminTransactionRoutes, transactionRoutes } from "./http/transactions.routes.ts";
 import type { SimulateService } from "./relay/simulate.service.ts";
 import type { ChannelPool } from "./relay/pool/channel-pool.ts";
 import { channelRoutes } from "./http/channels.routes.ts";
+import { webhookRoutes } from "./http/webhooks.routes.ts";
+import type { WebhooksService } from "./relay/webhooks/webhooks.service.ts";
 import { openapiRoutes } from "./http/openapi.ts";
 import type { Idempotency } from "./relay/idempotency.ts";
 import type { Logger } from "./log.ts";
@@ -36,11 +42,18 @@ export interface AppDeps {
   gateways: Partial<Record<NetworkName, Gateway>>;
   publicUrl: string;
   sponsor: SponsorService;
+  transactions: TransactionsService;
   simulate: SimulateService;
   idempotency: Idempotency;
+  /** The feed of GET /v1/events. */
+  events: EventFeed;
+  /** GET /v1/events: a heartbeat comment this often (EVENTS_HEARTBEAT_MS; default 15 s). */
+  eventsHeartbeatMs?: number;
   projects: ProjectsService;
   actors: ProjectActors;
   pools: Partial<Record<NetworkName, ChannelPool>>;
+  /** The admin API's webhooks (without them: no webhook routes). */
+  webhooks?: WebhooksService;
   /** The admin API's bearer token; without it the admin API does not exist (404). */
   adminToken?: string;
   storage: () => Promise<{ database: string; status: string; checkpoints: string }>;
@@ -95,10 +108,14 @@ export function createApp(deps: AppDeps) {
     .use(bodyLimitPlugin(deps.maxBodyBytes))
     .use(inputPlugin({ maxBodyBytes: deps.maxBodyBytes }))
     .use(sponsorRoutes(deps))
+    .use(transactionRoutes(deps))
     .use(simulateRoutes(deps))
     .use(estimateRoutes(deps))
+    .use(eventsRoutes({ events: deps.events, heartbeatMs: deps.eventsHeartbeatMs ?? 15_000 }))
     .use(deps.adminToken ? adminRoutes(deps) : new Elysia())
     .use(deps.adminToken ? channelRoutes(deps) : new Elysia())
+    .use(deps.adminToken && deps.webhooks ? webhookRoutes({ webhooks: deps.webhooks }) : new Elysia())
+    .use(deps.adminToken ? adminTransactionRoutes(deps) : new Elysia())
     .use(healthRoutes({ gateways: deps.gateways, version: VERSION, startedAt: deps.startedAt, storage: deps.storage }));
   for (const [name, net] of Object.entries(deps.localnets)) {
     const base = `/localnet/${name}`;

@@ -14,12 +14,16 @@ import { createRpcMethods, inProcessTransport } from "./localnet/rpc.ts";
 import { RETRY_POLICY, Submitter } from "./network/submitter.ts";
 import { Gateway, NETWORKS, type NetworkName } from "./network/gateway.ts";
 import { SponsorService } from "./relay/sponsor.service.ts";
+import { TransactionsService } from "./relay/transactions.service.ts";
+import { SubmissionViews } from "./store/submission-views.repo.ts";
 import { SimulateService } from "./relay/simulate.service.ts";
 import { FeePlanner } from "./relay/fee-plan.ts";
 import { Idempotency } from "./relay/idempotency.ts";
 import { openDatabase, type Db } from "./store/db.ts";
 import { SubmissionsRepo } from "./store/submissions.repo.ts";
 import { IdempotencyRepo } from "./store/idempotency.repo.ts";
+import { EventsRepo } from "./store/events.repo.ts";
+import { EventFeed } from "./relay/event-feed.ts";
 import { ProjectsRepo } from "./store/projects.repo.ts";
 import { CreditsRepo } from "./store/credits.repo.ts";
 import { openCheckpoints } from "./store/checkpoints.ts";
@@ -29,6 +33,9 @@ import { PROJECT_POLICY_DEFAULTS, anonymousPolicy } from "./relay/policy.ts";
 import { ChannelPool, type PoolNotice } from "./relay/pool/channel-pool.ts";
 import { SecretBox } from "./relay/secret-box.ts";
 import { ChannelsRepo } from "./store/channels.repo.ts";
+import { WebhooksRepo } from "./store/webhooks.repo.ts";
+import { WebhookSecrets, WebhooksService } from "./relay/webhooks/webhooks.service.ts";
+import { WebhookWorker } from "./relay/webhooks/deliveries.ts";
 import type { Logger } from "./log.ts";
 import { lockDataDir } from "./store/instance-lock.ts";
 import { Cluster } from "./store/cluster.ts";
@@ -61,6 +68,8 @@ export interface Relay {
   pools: Partial<Record<NetworkName, ChannelPool>>;
   /** The relay's database (for operators' tooling and tests). */
   database: Db;
+  /** The feed of GET /v1/events (a writer of events pokes it). */
+  events: EventFeed;
   stop(): Promise<void>;
 }
 
@@ -210,8 +219,17 @@ async function start(
         .catch((e) => log.error({ err: String(e), notice: n.topic }, "applying another instance's change failed"));
     });
   }
+  const eventsRepo = new EventsRepo(database.db);
+  const events = new EventFeed(eventsRepo, log, { pollMs: config.EVENTS_POLL_MS });
+  await events.start();
+  opened.push(() => events.stop());
   const prune = () =>
-    idempotencyKeys.prune().catch((e) => log.warn({ err: String(e) }, "pruning idempotency keys failed"));
+    Promise.all([
+      idempotencyKeys.prune().catch((e) => log.warn({ err: String(e) }, "pruning idempotency keys failed")),
+      eventsRepo
+        .prune(new Date(Date.now() - config.EVENTS_RETENTION_HOURS * 3600_000))
+        .catch((e) => log.warn({ err: String(e) }, "pruning events failed")),
+    ]);
   await prune();
   const pruneTimer = setInterval(prune, 3600_000);
   opened.push(() => clearInterval(pruneTimer));
@@ -233,6 +251,25 @@ async function start(
     shared: cluster,
   });
   projects.answered = () => sponsor.written();
+  const webhooksRepo = new WebhooksRepo(database.db);
+  const webhookSecrets = new WebhookSecrets(box);
+  const webhooks = new WebhooksService({
+    webhooks: webhooksRepo,
+    projects: new ProjectsRepo(database.db),
+    secrets: webhookSecrets,
+    allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
+  });
+  const webhookWorker = new WebhookWorker({
+    repo: webhooksRepo,
+    secrets: webhookSecrets,
+    log,
+    config: {
+      pollMs: config.WEBHOOK_POLL_MS,
+      retryBaseMs: config.WEBHOOK_RETRY_BASE_MS,
+      timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+      allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
+    },
+  });
   // the networks whose channel pool is configured: readiness waits for each
   const poolsExpected = NETWORKS.filter((n) => !upstream[n] || secrets[n]);
   const lifecycle = new Lifecycle(() => poolsExpected.filter((n) => !pools[n]?.ready).map((n) => `${n} channel pool`));
@@ -243,11 +280,15 @@ async function start(
     gateways,
     publicUrl: `http://localhost:${config.PORT}`,
     sponsor,
+    transactions: new TransactionsService(new SubmissionViews(database.db, NETWORKS), () => sponsor.written()),
     simulate: new SimulateService(fees),
     idempotency: new Idempotency(idempotencyKeys, config.IDEMPOTENCY_TTL_MS),
+    events,
+    eventsHeartbeatMs: config.EVENTS_HEARTBEAT_MS,
     projects,
     actors,
     pools,
+    webhooks,
     adminToken: config.ADMIN_TOKEN,
     storage: async () => ({
       database: database.kind,
@@ -287,10 +328,12 @@ async function start(
   const recoverTimer = setInterval(recover, config.RECOVERY_INTERVAL_MS);
   const stop = async () => {
     clearInterval(recoverTimer);
+    await webhookWorker.stop();
     // new /v1 requests get 503; those in flight finish while the networks and watchers are still up
     if (!(await lifecycle.drain(config.SHUTDOWN_GRACE_MS)))
       log.warn({ inFlight: lifecycle.inFlight }, "shutdown grace ended with requests in flight");
     await sponsor.written();
+    await events.stop(); // a last read, then every event stream ends (clients resume elsewhere with Last-Event-ID)
     await Promise.all(Object.values(pools).map((p) => p.stop())); // with others: hands its channels back
     clearInterval(pruneTimer);
     for (const g of Object.values(gateways)) g.stop();
@@ -385,6 +428,7 @@ async function start(
     throw e;
   }
   recover(); // what a crash left unsettled, at once
+  webhookWorker.start(); // events to webhooks, from this instance too (deliveries are leased one instance at a time)
   log.info({ port: app.server!.port }, "relay listening");
 
   return {
@@ -394,6 +438,7 @@ async function start(
     gateways,
     pools,
     database: database.db,
+    events,
     stop,
   };
 }

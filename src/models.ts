@@ -21,6 +21,14 @@ const nullableString = () => Type.Union([Type.String(), Type.Null()]);
 export const SponsorResult = Type.Object(
   {
     hash: Type.String({ description: "Hash of the fee-bump transaction" }),
+    innerHash: Type.Optional(
+      Type.String({
+        description:
+          "Hash of the transaction the client signed (or of the func+auth operation): the submission's id. " +
+          "Absent only in replays of answers given before the relay kept it",
+      }),
+    ),
+    status: Type.Optional(Type.Literal("success", { description: "The submission's status" })),
     feePaid: stroops("Fee the network charged"),
     ledger: Type.Number({ description: "Ledger that included the transaction" }),
     resultXdr: Type.String({ description: "Base64 TransactionResult" }),
@@ -28,6 +36,96 @@ export const SponsorResult = Type.Object(
   { $id: "SponsorResponse" },
 );
 export type SponsorResult = Static<typeof SponsorResult>;
+
+// ---- submissions as resources: GET /v1/transactions/{hash}, the admin list, events ----------------------------------
+
+export const TransactionStatus = Type.Union(
+  [
+    Type.Literal("pending"),
+    Type.Literal("submitted"),
+    Type.Literal("success"),
+    Type.Literal("failed"),
+    Type.Literal("rejected"),
+    Type.Literal("expired"),
+  ],
+  {
+    $id: "TransactionStatus",
+    description:
+      "pending: accepted by the relay, not yet by the network; submitted: the network accepted a fee-bump; " +
+      "success / failed: in a ledger, the transaction succeeded / failed (final); rejected: refused before " +
+      "inclusion; expired: in no ledger and no longer in any queue (rejected and expired submissions can be sent again)",
+  },
+);
+
+/** A submission as its status events carry it (GET /v1/transactions/{hash} adds its attempts). */
+export const TransactionSummary = Type.Object(
+  {
+    hash: Type.String({ description: "Hash of the fee-bump (the one in the ledger, once included)" }),
+    innerHash: Type.String({ description: "Hash of the transaction the client signed" }),
+    status: TransactionStatus,
+    network: Type.String(),
+    ledger: Type.Optional(Type.Number({ description: "Ledger that included it" })),
+    feeCharged: Type.Optional(stroops("Fee the network charged")),
+    resultXdr: Type.Optional(Type.String({ description: "Base64 TransactionResult" })),
+    error: Type.Optional(
+      Type.Object(
+        {
+          code: Type.String(),
+          message: Type.String(),
+          details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+        },
+        { description: "Why it failed or was rejected, as the sponsor request was answered" },
+      ),
+    ),
+    createdAt: Type.String({ format: "date-time" }),
+    updatedAt: Type.String({ format: "date-time" }),
+  },
+  { $id: "TransactionSummary" },
+);
+
+export const TransactionAttempt = Type.Object(
+  {
+    hash: Type.String({ description: "Hash of this fee-bump" }),
+    feeBid: stroops("Inclusion fee bid per operation"),
+    channel: Type.String({ description: "The channel account paying it" }),
+    answer: nullableString(),
+    sentAt: Type.String({ format: "date-time" }),
+    answeredAt: nullableString(),
+  },
+  { $id: "TransactionAttempt" },
+);
+
+export const TransactionView = Type.Composite(
+  [TransactionSummary, Type.Object({ attempts: Type.Array(TransactionAttempt) })],
+  {
+    $id: "TransactionView",
+  },
+);
+export type TransactionView = Static<typeof TransactionView>;
+
+export const TransactionList = Type.Object(
+  {
+    transactions: Type.Array(
+      Type.Composite([TransactionSummary, Type.Object({ projectId: Type.Union([Type.String(), Type.Null()]) })]),
+    ),
+    nextCursor: Type.Union([Type.String(), Type.Null()]),
+  },
+  { $id: "TransactionList" },
+);
+
+/** The answer to an asynchronous sponsor request (Prefer: respond-async): the network accepted it. */
+export const SponsorAccepted = Type.Object(
+  {
+    hash: Type.String({ description: "Hash of the fee-bump the network accepted" }),
+    innerHash: Type.String({
+      description: "Hash of the transaction the client signed: GET /v1/transactions/{innerHash}",
+    }),
+    status: Type.Union([Type.Literal("submitted"), Type.Literal("success"), Type.Literal("failed")], {
+      description: "submitted, or already success / failed when the ledger came before the answer",
+    }),
+  },
+  { $id: "SponsorAccepted" },
+);
 
 /** A diagnostic event of a simulation: topics and data stay base64 ScVal XDR; `xdr` is the whole event. */
 export const SimulationEvent = Type.Object(

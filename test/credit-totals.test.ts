@@ -69,6 +69,8 @@ for (const kind of ["pglite", "postgres"] as const)
                     maxFee: hold,
                     envelope: "x",
                     sentLedger: 1,
+                    feeBid: 100n,
+                    channel: "GCHANNEL",
                   },
                   hold,
                 );

@@ -71,6 +71,8 @@ test.skipIf(!URL)(
             maxFee: HOLD,
             envelope: "x",
             sentLedger: 1,
+            feeBid: 100n,
+            channel: "GCHANNEL",
           },
           HOLD,
         ).then(

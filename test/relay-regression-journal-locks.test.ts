@@ -56,6 +56,8 @@ async function intent(projectId: string): Promise<string> {
       maxFee: 200_000n,
       envelope: "x",
       sentLedger: 1,
+      feeBid: 100n,
+      channel: "GCHANNEL",
     },
     200_000n,
   );

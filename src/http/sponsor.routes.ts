@@ -1,7 +1,7 @@
 /** POST /v1/sponsor */
 import { Elysia } from "elysia";
 import { SponsorBody, V1_ERRORS, errorResponses } from "./schemas.ts";
-import { SponsorResult } from "../models.ts";
+import { SponsorAccepted, SponsorResult } from "../models.ts";
 import { apiKeySecurity, idempotencyKeyParameter } from "./openapi.ts";
 import { callerContext } from "./auth.plugin.ts";
 import { bodyHash, checkIdempotencyKey, type Idempotency } from "../relay/idempotency.ts";
@@ -11,6 +11,35 @@ import { RelayError, validationError } from "../errors.ts";
 import { requestContext } from "./errors.plugin.ts";
 import type { Outcome } from "../store/types.ts";
 import type { FlatFields } from "../log.ts";
+
+type Accepted = { hash: string; innerHash: string; status?: "submitted" | "success" | "failed" };
+
+/**
+ * In the asynchronous mode, an outcome that came before the acceptance was told (a fast ledger) is
+ * answered 202 too when the transaction is in a ledger (success, or failed on chain).
+ */
+function landed(o: Outcome): Accepted | null {
+  if (o.kind === "success")
+    return o.result.innerHash ? { hash: o.result.hash, innerHash: o.result.innerHash, status: "success" } : null;
+  const d = o.error.details as { hash?: string; innerHash?: string; status?: string } | undefined;
+  return d?.status === "failed" && d.hash && d.innerHash
+    ? { hash: d.hash, innerHash: d.innerHash, status: "failed" }
+    : null;
+}
+
+/** Whether a Prefer header asks for the asynchronous answer (RFC 7240: `respond-async`, among other preferences). */
+export const respondAsync = (prefer: string | null): boolean =>
+  prefer !== null && prefer.split(",").some((p) => p.split(";")[0]!.trim().toLowerCase() === "respond-async");
+
+const preferParameter = {
+  name: "Prefer",
+  in: "header" as const,
+  required: false,
+  description:
+    "respond-async: answer 202 Accepted (Location: /v1/transactions/{innerHash}, Preference-Applied: respond-async) " +
+    "once the network has accepted the fee-bump, instead of waiting for the ledger. What fails before is answered as usual",
+  schema: { type: "string" as const, example: "respond-async" },
+};
 
 /** The transaction hash and result code of an outcome, for the access log. */
 function outcomeFields(o: Outcome): FlatFields {
@@ -40,10 +69,15 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
           );
         }
         const key = request.headers.get("x-idempotency-key");
+        // Prefer: respond-async (RFC 7240): answered 202 once the network has accepted the fee-bump
+        const async = respondAsync(request.headers.get("prefer"));
+        let accepted: ((a: Accepted) => void) | undefined;
+        const acceptance = async ? new Promise<Accepted>((resolve) => (accepted = resolve)) : null;
+        const hooks = accepted ? { accepted } : undefined;
         const run = () =>
           body.transaction !== undefined
-            ? deps.sponsor.sponsor(body.transaction, body.network, principal.payer)
-            : deps.sponsor.sponsorOperation(body.operation!, body.network, principal.payer);
+            ? deps.sponsor.sponsor(body.transaction, body.network, principal.payer, hooks)
+            : deps.sponsor.sponsorOperation(body.operation!, body.network, principal.payer, hooks);
         const logged = (outcome: Outcome, replayed = false) => {
           annotate({
             projectId: principal.payer.projectId,
@@ -53,22 +87,43 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
           });
           return answer(outcome); // an error outcome is thrown again, enveloped with this request's id
         };
-        if (key === null) return logged(await run());
+        /** The outcome, or the network's acceptance when it comes first (asynchronous mode). */
+        const first = async <T>(outcome: Promise<T>): Promise<T | Accepted> => {
+          if (!acceptance) return await outcome;
+          outcome.catch(() => {}); // answered 202: whatever it ends with is recorded, not answered
+          return await Promise.race([outcome, acceptance]);
+        };
+        const acceptedAnswer = (a: Accepted) => {
+          annotate({ projectId: principal.payer.projectId, network: body.network, hash: a.hash, result: "submitted" });
+          set.status = 202;
+          set.headers.location = `/v1/transactions/${a.innerHash}`;
+          set.headers["preference-applied"] = "respond-async";
+          return { hash: a.hash, innerHash: a.innerHash, status: a.status ?? "submitted" };
+        };
+        const answerOf = (outcome: Outcome, replayed = false) => {
+          const inLedger = async && !replayed ? landed(outcome) : null;
+          return inLedger ? acceptedAnswer(inLedger) : logged(outcome, replayed);
+        };
+        if (key === null) {
+          const r = await first(run());
+          return "kind" in r ? answerOf(r) : acceptedAnswer(r);
+        }
         checkIdempotencyKey(key);
         const hash = bodyHash({ transaction: body.transaction, operation: body.operation, network: body.network });
-        const { outcome, replayed } = await deps.idempotency.run(principal.payer.scope, key, hash, run);
-        if (replayed) set.headers["idempotent-replayed"] = "true";
-        return logged(outcome, replayed);
+        const r = await first(deps.idempotency.run(principal.payer.scope, key, hash, run));
+        if (!("outcome" in r)) return acceptedAnswer(r);
+        if (r.replayed) set.headers["idempotent-replayed"] = "true";
+        return answerOf(r.outcome, r.replayed);
       },
       {
         body: SponsorBody,
-        response: { 200: SponsorResult, ...V1_ERRORS, ...errorResponses(402, 422, 503, 504) },
+        response: { 200: SponsorResult, 202: SponsorAccepted, ...V1_ERRORS, ...errorResponses(402, 422, 503, 504) },
         detail: {
           summary:
             "Sponsor and submit a signed transaction (in a fee-bump a relay channel account pays) or an invokeHostFunction operation",
           tags: ["relay"],
           security: apiKeySecurity,
-          parameters: [idempotencyKeyParameter],
+          parameters: [idempotencyKeyParameter, preferParameter],
         },
       },
     );

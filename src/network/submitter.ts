@@ -69,6 +69,8 @@ export interface Submission {
   build(rate: bigint): Signed;
   /** Runs before each envelope is sent (the caller writes its intent first). */
   beforeSend(envelope: Signed, hash: string, rate: bigint): Promise<void>;
+  /** The network took the envelope `hash` (its answer: PENDING or DUPLICATE). */
+  accepted?(hash: string, answer: "PENDING" | "DUPLICATE"): void;
   /** After tx_bad_seq: re-reads the source's sequence number (absent: tx_bad_seq is final). */
   resync?(): Promise<void>;
   /** The relay's own applied transaction with this inner or envelope hash, or null. */
@@ -177,6 +179,7 @@ class Run {
       if (sent.status === "PENDING" || sent.status === "DUPLICATE") {
         this.mayBeQueued = true;
         this.accepted = true;
+        s.accepted?.(this.hash, sent.status);
         const c = await this.confirm(watch, sent.latestLedger);
         return c ? { kind: "applied", confirmed: c } : this.unknown(this.capped ? "fee_cap_reached" : undefined);
       }
@@ -258,7 +261,8 @@ class Run {
       await this.beforeSend(replacement);
       const sent = await gw.send(replacement.xdr).catch(() => null);
       since = sent?.latestLedger ?? gw.watcher.latestLedger;
-      if (sent?.status !== "PENDING" && sent?.status !== "DUPLICATE") {
+      if (sent?.status === "PENDING" || sent?.status === "DUPLICATE") s.accepted?.(this.hash, sent.status);
+      else {
         // not taken: the queued one stands, and stays the one a resumed submission sends again
         this.rate = before;
         await this.beforeSend(s.build(before));

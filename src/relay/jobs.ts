@@ -18,6 +18,8 @@ export interface Sender {
   resumed?: { envelope: Signed; rate: bigint };
   /** A fee-bump's fee source lease (kept past a 504 while the fee-bump may still be queued). */
   lease?: FeeLease;
+  /** The channel account that pays (the fee-bump's fee source, or the transaction's source). */
+  channel: string;
   envelope(rate: bigint): Signed;
   /** After tx_bad_seq, for an own transaction: re-read the sequence number. */
   badSeq?(): Promise<void>;
@@ -65,6 +67,7 @@ export function feeBumpJob(d: DecodedTx, passphrase: string): Job {
       return {
         resumed,
         lease,
+        channel: lease.keypair.publicKey(),
         envelope: (rate) => buildFeeBump(d, lease.keypair, rate, passphrase),
         end: (charged) => lease.end(charged),
       };
@@ -86,6 +89,7 @@ export function operationJob(
     sender: async (pool, maxFee) => {
       const lease = await pool.acquire(maxFee);
       return {
+        channel: lease.keypair.publicKey(),
         envelope: (rate) => {
           const source = new Account(lease.keypair.publicKey(), (lease.seq - 1n).toString());
           const tx = new TransactionBuilder(source, {

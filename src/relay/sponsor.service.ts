@@ -57,6 +57,12 @@ export interface SponsorDeps {
   } | null;
 }
 
+/** What a request learns of its submission before its outcome (the asynchronous mode answers at `accepted`). */
+export interface SponsorHooks {
+  /** The network took a fee-bump of the submission (it is submitted). */
+  accepted?(a: { hash: string; innerHash: string }): void;
+}
+
 /** One request's reservation, settled exactly once. */
 interface Reservation {
   id: string;
@@ -67,6 +73,12 @@ interface Reservation {
   done: boolean;
   /** The outcome's write, when it was answered before its outcome was durable (settled when it ends). */
   writing?: Promise<void>;
+}
+
+/** A run's acceptance by the network: once known, and who waits for it. */
+interface Acceptance {
+  accepted?: { hash: string; innerHash: string };
+  listeners: Set<(a: { hash: string; innerHash: string }) => void>;
 }
 
 /** Ledgers after which no envelope sent before can be in any queue (dropped after 4, banned for 10). */
@@ -96,6 +108,8 @@ function finalOutcome(prior: { outcome: Outcome | null; feeCharged: bigint | nul
 
 export class SponsorService {
   private readonly inflight = new Map<string, Promise<Outcome>>();
+  /** The runs' acceptance by the network, by the same key as `inflight`. */
+  private readonly acceptance = new Map<string, Acceptance>();
   /** Fee-source leases of submissions answered 504 whose fee-bump may still be queued, by submission id. */
   private readonly parked = new Map<string, FeeLease>();
   /** Outcomes answered and still being written. */
@@ -110,11 +124,13 @@ export class SponsorService {
   }
 
   /** Sponsors a client transaction for `payer`; resolves with the outcome to answer (200 body or an error). */
-  async sponsor(transaction: string, network: NetworkName, payer: Payer): Promise<Outcome> {
+  async sponsor(transaction: string, network: NetworkName, payer: Payer, hooks?: SponsorHooks): Promise<Outcome> {
     let reservation: { reservation: Reservation; plan: FeePlan } | undefined;
+    let innerHash: string | undefined;
     try {
       const gw = this.gateway(network);
       const d = decodeTransaction(transaction, gw.passphrase, { signatures: true, sorobanData: true });
+      innerHash = d.innerHash;
       const job = feeBumpJob(d, gw.passphrase);
       reservation = await this.reserve(
         gw,
@@ -125,9 +141,9 @@ export class SponsorService {
         d.operationTypes,
         d.contractIds,
       );
-      return this.observed(network, await this.dedup(gw, job, reservation));
+      return this.observed(network, await this.dedup(gw, job, reservation, hooks), innerHash);
     } catch (e) {
-      return this.observed(network, outcomeOf(e));
+      return this.observed(network, outcomeOf(e), innerHash);
     } finally {
       if (reservation) this.finish(reservation.reservation);
     }
@@ -138,22 +154,29 @@ export class SponsorService {
    * transaction's source; the relay simulates it (enforce mode, so the client's signed entries are
    * checked), reserves the fee, assembles, signs and submits.
    */
-  async sponsorOperation(operation: string, network: NetworkName, payer: Payer): Promise<Outcome> {
+  async sponsorOperation(
+    operation: string,
+    network: NetworkName,
+    payer: Payer,
+    hooks?: SponsorHooks,
+  ): Promise<Outcome> {
     let reservation: { reservation: Reservation; plan: FeePlan } | undefined;
+    let innerHash: string | undefined;
     try {
       const gw = this.gateway(network);
       const pool = this.pool(network);
       const op = decodeOperation(operation, (a) => pool.isRelayAccount(a));
+      innerHash = op.hash;
       // answered or running already: its nonce is spent (or about to be), so it would not simulate again
       const running = this.inflight.get(`${network}:${op.hash}`);
-      if (running) return this.observed(network, await running);
+      if (running) return this.observed(network, await this.join(`${network}:${op.hash}`, running, hooks), innerHash);
       const prior = await this.deps.submissions.byInnerHash(network, op.hash);
       const answered = finalOutcome(prior) ?? (prior ? await this.resolved(gw, prior) : null);
-      if (answered) return this.observed(network, answered);
+      if (answered) return this.observed(network, answered, innerHash);
       // a run that started meanwhile in this process is joined; an earlier run's transaction may still be
       // queued: another one would spend the nonce twice (and pay for a failure)
       const started = this.inflight.get(`${network}:${op.hash}`);
-      if (started) return await started;
+      if (started) return this.observed(network, await this.join(`${network}:${op.hash}`, started, hooks), innerHash);
       if (prior && mayStillBeQueued(prior, gw.watcher.latestLedger)) {
         throw new RelayError(
           "SUBMISSION_TIMEOUT",
@@ -164,9 +187,9 @@ export class SponsorService {
       const sim = await this.simulateOperation(gw, pool, op);
       const job = operationJob(op, sim, gw.passphrase);
       reservation = await this.reserve(gw, job, payer, BASE_FEE, true, ["invokeHostFunction"], op.contractIds);
-      return this.observed(network, await this.dedup(gw, job, reservation));
+      return this.observed(network, await this.dedup(gw, job, reservation, hooks), innerHash);
     } catch (e) {
-      return this.observed(network, outcomeOf(e));
+      return this.observed(network, outcomeOf(e), innerHash);
     } finally {
       if (reservation) this.finish(reservation.reservation);
     }
@@ -231,10 +254,10 @@ export class SponsorService {
     lease.end(paid ? found.feeCharged : 0n);
   }
 
-  /** Reports a request's outcome to the metrics and answers it. */
-  private observed(network: NetworkName, outcome: Outcome): Outcome {
+  /** Reports a request's outcome to the metrics and answers it, with the inner hash and status where it is about one. */
+  private observed(network: NetworkName, outcome: Outcome, innerHash?: string): Outcome {
     this.deps.metrics?.sponsorOutcome(network, outcome);
-    return outcome;
+    return innerHash ? withIdentity(outcome, innerHash) : outcome;
   }
 
   private pool(network: NetworkName): ChannelPool {
@@ -287,18 +310,57 @@ export class SponsorService {
   }
 
   /** One run per inner hash at a time: a concurrent request for the same one gets its outcome. */
-  private async dedup(gw: Gateway, job: Job, h: { reservation: Reservation; plan: FeePlan }): Promise<Outcome> {
+  private async dedup(
+    gw: Gateway,
+    job: Job,
+    h: { reservation: Reservation; plan: FeePlan },
+    hooks?: SponsorHooks,
+  ): Promise<Outcome> {
     const key = `${gw.name}:${job.innerHash}`;
     const running = this.inflight.get(key);
-    if (running) return await running; // another request pays for it; this one's reservation is released by the caller
+    if (running) return await this.join(key, running, hooks); // another request pays for it; this one's reservation is released by the caller
+    const watchers: Acceptance = { listeners: new Set() };
+    if (hooks?.accepted) watchers.listeners.add(hooks.accepted);
+    this.acceptance.set(key, watchers);
     const run = this.exclusive(gw, job, () => this.once(gw, job, h.plan, h.reservation));
     this.inflight.set(key, run);
     // joined until its outcome is written: a request after the answer finds it here, then in the database
     void run
       .then(() => h.reservation.writing)
       .catch(() => {})
-      .finally(() => this.inflight.delete(key));
+      .finally(() => {
+        this.inflight.delete(key);
+        this.acceptance.delete(key);
+      });
     return await run;
+  }
+
+  /** Joins a run of this process: its outcome, and its acceptance (at once if it was accepted already). */
+  private async join(key: string, run: Promise<Outcome>, hooks?: SponsorHooks): Promise<Outcome> {
+    const watchers = this.acceptance.get(key);
+    if (hooks?.accepted && watchers) {
+      if (watchers.accepted) hooks.accepted(watchers.accepted);
+      else watchers.listeners.add(hooks.accepted);
+    }
+    return await run;
+  }
+
+  /**
+   * The network took a fee-bump of a run: its submission is submitted, and the run's requests are
+   * told once that is written (an asynchronous answer is never ahead of a look-up).
+   */
+  private accept(network: NetworkName, innerHash: string, id: string, hash: string, answer: string): void {
+    const watchers = this.acceptance.get(`${network}:${innerHash}`);
+    const tell = () => {
+      if (!watchers || watchers.accepted) return;
+      watchers.accepted = { hash, innerHash };
+      for (const listener of watchers.listeners) listener(watchers.accepted);
+      watchers.listeners.clear();
+    };
+    this.deps.submissions.recordAccepted(id, hash, answer).then(tell, (e) => {
+      this.deps.log.warn({ network, submission: id, err: String(e) }, "recording an accepted submission failed");
+      tell();
+    });
   }
 
   /**
@@ -528,8 +590,9 @@ export class SponsorService {
         beforeSend: (envelope, hash, rate) => {
           const first = fresh && !written;
           written = true;
-          return this.record(gw, job, reservation, id, envelope, hash, rate, first);
+          return this.record(gw, job, reservation, id, envelope, hash, rate, sender.channel, first);
         },
+        accepted: (hash, answer) => this.accept(gw.name, job.innerHash, id, hash, answer),
         resync: sender.badSeq,
         lookup: (hash) => this.found(gw, job.innerHash, hash),
       });
@@ -543,7 +606,7 @@ export class SponsorService {
           throw submissionFailed(r.hash, r.resultXdr);
         case "unknown":
           unresolved = true;
-          throw timedOut(r.hash, r.rate, config.submissionTimeoutMs, r.reason);
+          throw timedOut(r.hash, r.rate, config.submissionTimeoutMs, r.reason, r.accepted);
         case "busy":
           // the network accepted none of this request's attempts: its reservation is given back now
           if (reservation.journaled) this.endReservation(reservation, await this.deps.submissions.release(id));
@@ -573,6 +636,7 @@ export class SponsorService {
     envelope: Signed,
     hash: string,
     rate: bigint,
+    channel: string,
     fresh: boolean,
   ): Promise<void> {
     const journaled = await this.deps.submissions.recordIntent(
@@ -586,6 +650,8 @@ export class SponsorService {
         maxFee: jobFee(job, rate),
         envelope: envelope.xdr,
         sentLedger: gw.watcher.latestLedger,
+        feeBid: rate,
+        channel,
       },
       reservation.credits ? reservation.grant : 0n,
       fresh,
@@ -613,12 +679,33 @@ function mayStillBeQueued(r: SubmissionRecord, latestLedger: number): boolean {
 }
 
 /** 504: the relay cannot know the outcome yet; the client's retry (or recovery) finds it by the inner hash. */
-function timedOut(hash: string, rate: bigint, timeoutMs: number, reason?: string): RelayError {
+function timedOut(hash: string, rate: bigint, timeoutMs: number, reason?: string, accepted = false): RelayError {
   const message =
     reason === "fee_cap_reached"
       ? `not in a ledger within ${timeoutMs} ms; the fee bid reached its cap of ${rate} stroops per operation`
       : reason === "network_unavailable"
         ? "the network did not confirm receiving the transaction; retry to get its outcome"
         : `no confirmation within ${timeoutMs} ms`;
-  return new RelayError("SUBMISSION_TIMEOUT", message, { hash, ...(reason ? { reason } : {}) });
+  const status = accepted ? "submitted" : "pending";
+  return new RelayError("SUBMISSION_TIMEOUT", message, { hash, status, ...(reason ? { reason } : {}) });
+}
+
+/**
+ * An outcome about a transaction carries its inner hash (what the client signed) beside `hash` (the
+ * fee-bump), and its status: a result is `success`; SUBMISSION_FAILED is `failed` when the network
+ * applied it (and charged its fee), else `rejected`; SUBMISSION_TIMEOUT says what it knows.
+ */
+function withIdentity(o: Outcome, innerHash: string): Outcome {
+  if (o.kind === "success") return { kind: "success", result: { ...o.result, innerHash, status: "success" } };
+  const details = o.error.details as Record<string, unknown> | undefined;
+  if (!details || typeof details.hash !== "string") return o;
+  const status =
+    o.error.code === "SUBMISSION_FAILED"
+      ? details.ledger === undefined
+        ? "rejected"
+        : "failed"
+      : o.error.code === "SUBMISSION_TIMEOUT"
+        ? (details.status ?? "pending")
+        : undefined;
+  return { kind: "failure", error: { ...o.error, details: { ...details, innerHash, ...(status ? { status } : {}) } } };
 }

@@ -9,7 +9,8 @@
  * On a database with one session (PGlite) no statement runs beside another, so none needs the lock.
  */
 import { and, asc, eq, isNotNull, isNull, gte, lt, sql, type SQL } from "drizzle-orm";
-import { creditJournal, projects, submissions } from "./schema.ts";
+import { creditJournal, projects, submissionAttempts, submissions } from "./schema.ts";
+import { changedBy, statusAfter } from "./status-sql.ts";
 import { RelayError } from "../errors.ts";
 import type { Db } from "./db.ts";
 import { readOutcome } from "./outcome-codec.ts";
@@ -32,6 +33,8 @@ type IntentColumn =
   | "maxFee"
   | "envelope"
   | "sentLedger"
+  | "feeBid"
+  | "channel"
   | "hold";
 type IntentColumns = Record<IntentColumn, (string | number | bigint | null)[]>;
 
@@ -48,22 +51,30 @@ function intentColumns(items: Intent[]): IntentColumns {
     maxFee: of((i) => i.s.maxFee),
     envelope: of((i) => i.s.envelope),
     sentLedger: of((i) => i.s.sentLedger),
+    feeBid: of((i) => i.s.feeBid),
+    channel: of((i) => i.s.channel),
     hold: of((i) => i.hold),
   };
 }
 
 /** The intents as rows of a `with` clause named `input`. */
 const intentInput = (col: (key: IntentColumn, type: string) => SQL): SQL =>
-  sql`input (id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger, hold)
+  sql`input (id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger, fee_bid, channel, hold)
     as (select * from unnest(${col("id", "text")}, ${col("network", "text")}, ${col("innerHash", "text")},
       ${col("hash", "text")}, ${col("caller", "text")}, ${col("projectId", "text")}, ${col("maxFee", "bigint")},
-      ${col("envelope", "text")}, ${col("sentLedger", "integer")}, ${col("hold", "bigint")}))`;
+      ${col("envelope", "text")}, ${col("sentLedger", "integer")}, ${col("feeBid", "bigint")},
+      ${col("channel", "text")}, ${col("hold", "bigint")})),
+  attempt as (insert into ${submissionAttempts} (submission_id, hash, fee_bid, channel)
+    select id, hash, fee_bid, channel from input on conflict do nothing)`;
 
-/** Upserts the rows of `input` (a resumed intent keeps its project while its reservation is outstanding). */
+/**
+ * Upserts the rows of `input` (a resumed intent keeps its project while its reservation is
+ * outstanding; a rejected or expired one sent again is pending again), and records each as an attempt.
+ */
 const intentUpsert = sql`insert into ${submissions}
     (id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger)
   select id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger from input
-  on conflict (id) do update set hash = excluded.hash, max_fee = excluded.max_fee, envelope = excluded.envelope,
+  on conflict (id) do update set status = ${statusAfter("SEND", sql`${submissions}.status`)}, hash = excluded.hash, max_fee = excluded.max_fee, envelope = excluded.envelope,
     sent_ledger = excluded.sent_ledger, released_at = null, updated_at = now(),
     outcome = null, outcome_kind = null, fee_charged = null,
     project_id = case when ${outstanding(sql`excluded.id`)} = 0 then excluded.project_id else ${submissions}.project_id end
@@ -103,7 +114,10 @@ const writeOutcomes = new BatchStatement<"id" | "outcome" | "kind" | "feeCharged
         ${col("feeCharged", "bigint")}, ${col("credits", "text")}) as t (id, outcome, kind, fee_charged, credits)),
     upd as (
       update ${submissions} s set outcome = input.outcome, outcome_kind = input.kind,
-        fee_charged = input.fee_charged, updated_at = now()
+        fee_charged = input.fee_charged, updated_at = now(),
+        status = case when input.kind = 'success' then ${statusAfter("SUCCEEDED", sql`s.status`)}
+          when input.fee_charged is not null then ${statusAfter("FAILED", sql`s.status`)}
+          else ${statusAfter("REJECTED", sql`s.status`)} end
       from input cross join lateral (select
           coalesce(sum(c.amount) filter (where c.kind in ('reserve', 'release')), 0) as net,
           count(*) filter (where c.kind = 'reserve') as reserves, count(*) filter (where c.kind = 'charge') as charges
@@ -143,6 +157,17 @@ const submissionsByInnerHash = new BatchStatement<"networks" | "hashes">(
         s.fee_charged::text as fee_charged
       from ${submissions} s where s.network = t.network and s.inner_hash = t.inner_hash limit 1) s on true`,
 );
+/** The network took these fee-bumps: each attempt's answer, and its submission submitted (if it was pending). */
+const writeAccepted = new BatchStatement<"id" | "hash" | "answer">(
+  "submissions_accepted",
+  (col) => sql`with input (id, hash, answer) as (
+      select * from unnest(${col("id", "text")}, ${col("hash", "text")}, ${col("answer", "text")})),
+    att as (update ${submissionAttempts} a set answer = input.answer, answered_at = now()
+      from input where a.submission_id = input.id and a.hash = input.hash)
+    update ${submissions} s set status = ${statusAfter("ACCEPTED", sql`s.status`)}, updated_at = now()
+    from input where s.id = input.id and s.status in ${changedBy("ACCEPTED")}`,
+);
+
 type OutcomeWrite = { id: string; outcome: Outcome; feeCharged: bigint | null; credits: boolean };
 
 export class SubmissionsRepo implements SubmissionStore {
@@ -150,6 +175,7 @@ export class SubmissionsRepo implements SubmissionStore {
   private readonly intents: GroupCommit<Intent, boolean | RelayError>;
   private readonly outcomes: GroupCommit<OutcomeWrite, SettledCredits>;
   private readonly lookups: GroupCommit<{ network: string; innerHash: string }, SubmissionRecord | null>;
+  private readonly accepted: GroupCommit<{ id: string; hash: string; answer: string }, void>;
 
   /**
    * `concurrency`: batches of one kind written at once (1 for a single connection). `checkBalance`:
@@ -167,6 +193,17 @@ export class SubmissionsRepo implements SubmissionStore {
     this.intents = new GroupCommit((items) => this.writeIntents(items), { key: (i) => i.s.id, concurrency });
     this.outcomes = new GroupCommit((items) => this.writeOutcomes(items), { key: (o) => o.id, concurrency });
     this.lookups = new GroupCommit((items) => this.readByInnerHashes(items), { concurrency });
+    this.accepted = new GroupCommit(
+      async (items) => {
+        await writeAccepted.run(this.db, {
+          id: items.map((i) => i.id),
+          hash: items.map((i) => i.hash),
+          answer: items.map((i) => i.answer),
+        });
+        return items.map((): void => {});
+      },
+      { key: (i) => i.id, concurrency },
+    );
   }
 
   /** Runs `statement` in a transaction, after locking the submissions' rows (those that exist yet). */
@@ -287,7 +324,7 @@ export class SubmissionsRepo implements SubmissionStore {
     const unchanged = sentLedger === undefined ? sql`true` : sql`sent_ledger is not distinct from ${sentLedger}`;
     const r = await this.locked([id], (tx) =>
       tx.execute(sql`with upd as (
-        update ${submissions} set released_at = now()
+        update ${submissions} set released_at = now(), status = ${statusAfter("EXPIRED", sql`status`)}
         where id = ${id} and outcome_kind is null and released_at is null and ${unchanged} returning project_id, hash),
       j as (select ${outstanding(sql`${id}`)} as net),
       ins as (insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
@@ -297,6 +334,10 @@ export class SubmissionsRepo implements SubmissionStore {
     );
     const [row] = rowsOf<{ project_id: string | null; released: string | bigint }>(r);
     return { projectId: row?.project_id ?? null, released: BigInt(row?.released ?? 0), charged: 0n };
+  }
+
+  recordAccepted(id: string, hash: string, answer: string): Promise<void> {
+    return this.accepted.run({ id, hash, answer });
   }
 
   byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null> {

@@ -21,6 +21,9 @@ export interface SubmissionIntent {
   /** The envelope sent (base64) and the network's latest ledger then. */
   envelope: string;
   sentLedger: number;
+  /** The envelope's inclusion fee bid (stroops per operation) and the channel account paying it: its attempt. */
+  feeBid: bigint;
+  channel: string;
 }
 
 /** What settling a submission did to its project's credit journal. */
@@ -33,7 +36,7 @@ export interface SettledCredits {
   charged: bigint;
 }
 
-export interface SubmissionRecord extends Omit<SubmissionIntent, "envelope" | "sentLedger"> {
+export interface SubmissionRecord extends Omit<SubmissionIntent, "envelope" | "sentLedger" | "feeBid" | "channel"> {
   /** Null for a row written before envelopes were kept. */
   envelope: string | null;
   sentLedger: number | null;
@@ -63,6 +66,8 @@ export interface SubmissionStore {
    * With `sentLedger`, only if it was not sent again since (recovery's read); a no-op otherwise.
    */
   release(id: string, sentLedger?: number | null): Promise<SettledCredits>;
+  /** The network took the fee-bump `hash` (its answer: PENDING or DUPLICATE): the submission is submitted. */
+  recordAccepted(id: string, hash: string, answer: string): Promise<void>;
   /** The latest submission of an inner transaction on a network. */
   byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null>;
   /** Submissions with no outcome, not released, last written before `before` (oldest first). */

@@ -1,0 +1,69 @@
+/**
+ * GET /v1/transactions/{hash}: a submission by either hash, scoped to the caller (another
+ * project's is a 404 like an unknown one), `?wait=S` long-polls until it settles. GET
+ * /v1/admin/transactions: every submission, newest first, filtered, with a cursor.
+ */
+import { Elysia, t } from "elysia";
+import { errorResponses, V1_ERRORS } from "./schemas.ts";
+import { adminSecurity, apiKeySecurity } from "./openapi.ts";
+import { callerContext } from "./auth.plugin.ts";
+import { requestContext } from "./errors.plugin.ts";
+import { TransactionList, TransactionView } from "../models.ts";
+import { MAX_WAIT_SECONDS, type TransactionsService } from "../relay/transactions.service.ts";
+
+export function transactionRoutes(deps: { transactions: TransactionsService }) {
+  return new Elysia({ name: "transactions.routes" })
+    .use(requestContext)
+    .use(callerContext)
+    .get(
+      "/v1/transactions/:hash",
+      ({ params, query, principal, request }) =>
+        deps.transactions.lookup({ projectId: principal.projectId }, params.hash, query.wait ?? 0, request.signal),
+      {
+        params: t.Object({ hash: t.String({ description: "The inner transaction's hash or the fee-bump's" }) }),
+        query: t.Object(
+          {
+            wait: t.Optional(
+              t.Numeric({
+                minimum: 0,
+                maximum: MAX_WAIT_SECONDS,
+                description: `Hold the request until the status is final (success, failed, rejected, expired) or this many seconds (≤ ${MAX_WAIT_SECONDS}) pass; then answer the current status`,
+              }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: TransactionView, ...V1_ERRORS, ...errorResponses(404) },
+        detail: {
+          summary: "A sponsored transaction by either hash: its status, outcome and attempts",
+          tags: ["relay"],
+          security: apiKeySecurity,
+        },
+      },
+    );
+}
+
+export function adminTransactionRoutes(deps: { transactions: TransactionsService }) {
+  return new Elysia({ name: "admin-transactions.routes", prefix: "/v1/admin" }).get(
+    "/transactions",
+    ({ query }) => deps.transactions.list(query),
+    {
+      query: t.Object(
+        {
+          project: t.Optional(t.String({ minLength: 1 })),
+          status: t.Optional(t.String({ description: "pending, submitted, success, failed, rejected or expired" })),
+          network: t.Optional(t.Union([t.Literal("testnet"), t.Literal("mainnet")])),
+          limit: t.Optional(t.Numeric({ minimum: 1, maximum: 200, default: 50 })),
+          cursor: t.Optional(t.String({ description: "nextCursor of the previous page" })),
+        },
+        { additionalProperties: false },
+      ),
+      response: { 200: TransactionList, ...errorResponses(400, 401, 500) },
+      detail: {
+        summary: "Submissions, newest first (filter by project, status, network; cursor pagination)",
+        tags: ["admin"],
+        security: adminSecurity,
+      },
+    },
+  );
+}

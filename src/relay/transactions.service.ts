@@ -1,0 +1,91 @@
+/**
+ * Submissions as resources: GET /v1/transactions/{hash} (either hash; scoped to the caller's
+ * project, or to anonymous testnet submissions for anonymous callers; `wait` holds the request
+ * until the status is settled) and the admin API's list, newest first with a cursor.
+ */
+import { SETTLED_STATUSES, STATUSES, type SubmissionStatus } from "../../actors/submission.machine.ts";
+import { RelayError, validationError } from "../errors.ts";
+import type { Static } from "@sinclair/typebox";
+import type { SubmissionViews, SubmissionView } from "../store/submission-views.repo.ts";
+import type { TransactionList, TransactionView } from "../models.ts";
+
+/** How often a waiting look-up reads the submission again. */
+const WAIT_POLL_MS = 200;
+export const MAX_WAIT_SECONDS = 30;
+const HASH = /^[0-9a-f]{64}$/;
+
+export interface Caller {
+  projectId: string | null;
+}
+
+const notFound = () => new RelayError("NOT_FOUND", "no transaction with this hash is visible to this caller");
+
+export class TransactionsService {
+  /** `written`: resolves once the outcomes this process answered are written (a read after an answer sees it). */
+  constructor(
+    private readonly views: SubmissionViews,
+    private readonly written: () => Promise<void> = async () => {},
+  ) {}
+
+  /** The caller's submission with this hash (inner or fee-bump), after waiting up to `waitSeconds` for it to settle. */
+  async lookup(caller: Caller, hash: string, waitSeconds = 0, signal?: AbortSignal): Promise<TransactionView> {
+    const h = hash.toLowerCase();
+    if (!HASH.test(h))
+      throw validationError("a transaction hash is 64 hexadecimal characters", { field: "hash", reason: "bad_hash" });
+    const deadline = Date.now() + Math.min(waitSeconds, MAX_WAIT_SECONDS) * 1000;
+    for (;;) {
+      await this.written();
+      const found = await this.views.byHash(h);
+      if (!found || !visible(caller, found)) throw notFound();
+      const settled = SETTLED_STATUSES.includes(found.view.status as SubmissionStatus);
+      if (settled || Date.now() + WAIT_POLL_MS > deadline || signal?.aborted)
+        return { ...found.view, attempts: await this.views.attempts(found.id) };
+      await Bun.sleep(WAIT_POLL_MS);
+    }
+  }
+
+  /** The admin list: newest first, `limit` per page, `cursor` from the previous page's `nextCursor`. */
+  async list(q: {
+    project?: string;
+    status?: string;
+    network?: string;
+    limit?: number;
+    cursor?: string;
+  }): Promise<Static<typeof TransactionList>> {
+    if (q.status !== undefined && !STATUSES.includes(q.status as SubmissionStatus))
+      throw validationError(`status must be one of ${STATUSES.join(", ")}`, { field: "status", reason: "enum" });
+    const limit = q.limit ?? 50;
+    await this.written();
+    const rows = await this.views.list({
+      projectId: q.project,
+      status: q.status,
+      network: q.network,
+      limit,
+      before: q.cursor === undefined ? undefined : readCursor(q.cursor),
+    });
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      transactions: page.map((r) => ({ ...r.view, projectId: r.projectId })),
+      nextCursor: rows.length > limit && last ? writeCursor(last.createdAt, last.id) : null,
+    };
+  }
+}
+
+function visible(caller: Caller, s: { projectId: string | null; view: SubmissionView }): boolean {
+  return caller.projectId !== null
+    ? s.projectId === caller.projectId
+    : s.projectId === null && s.view.network === "testnet";
+}
+
+const writeCursor = (createdAt: string, id: string) =>
+  Buffer.from(JSON.stringify([createdAt, id])).toString("base64url");
+
+function readCursor(cursor: string): { createdAt: string; id: string } {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(cursor, "base64url").toString()) as unknown[];
+    if (typeof createdAt === "string" && typeof id === "string" && !Number.isNaN(Date.parse(createdAt)))
+      return { createdAt, id };
+  } catch {}
+  throw validationError("cursor is not one this API answered", { field: "cursor", reason: "bad_cursor" });
+}

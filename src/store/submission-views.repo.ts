@@ -1,0 +1,88 @@
+/**
+ * Submissions as their callers and operators see them: one looked up by either hash, with its
+ * attempts, and the newest first for the admin API. The view itself is the database's
+ * `submission_json` (migration 0007), the same object the status events carry.
+ */
+import type { Static } from "@sinclair/typebox";
+import { sql, type SQL } from "drizzle-orm";
+import type { TransactionSummary } from "../models.ts";
+import { rowsOf } from "./batch-sql.ts";
+import type { Db } from "./db.ts";
+import { submissionAttempts, submissions } from "./schema.ts";
+
+/** A submission as answered: hash, innerHash, status, network, ledger?, feeCharged?, resultXdr?, error?, dates. */
+export type SubmissionView = Static<typeof TransactionSummary>;
+
+export interface Attempt {
+  hash: string;
+  feeBid: string;
+  channel: string;
+  answer: string | null;
+  sentAt: string;
+  answeredAt: string | null;
+}
+
+export interface FoundSubmission {
+  id: string;
+  projectId: string | null;
+  view: SubmissionView;
+}
+
+export interface ListFilter {
+  projectId?: string;
+  status?: string;
+  network?: string;
+  limit: number;
+  /** Older than this (created_at, id), from the previous page. */
+  before?: { createdAt: string; id: string };
+}
+
+const iso = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+export class SubmissionViews {
+  constructor(
+    private readonly db: Db,
+    private readonly networks: readonly string[],
+  ) {}
+
+  /** The submission whose inner hash, or last fee-bump hash, is `hash` (one probe of each index). */
+  async byHash(hash: string): Promise<FoundSubmission | null> {
+    const r = await this.db.execute(sql`select s.id, s.project_id, submission_json(s) as view
+      from ${submissions} s
+      where (s.network in ${this.networks} and s.inner_hash = ${hash}) or s.hash = ${hash}
+      order by s.created_at desc limit 1`);
+    const [row] = rowsOf<{ id: string; project_id: string | null; view: SubmissionView }>(r);
+    return row ? { id: row.id, projectId: row.project_id, view: parse(row.view) } : null;
+  }
+
+  async attempts(submissionId: string): Promise<Attempt[]> {
+    const r = await this.db.execute(sql`select hash, fee_bid::text as "feeBid", channel, answer,
+        ${iso(sql`sent_at`)} as "sentAt", ${iso(sql`answered_at`)} as "answeredAt"
+      from ${submissionAttempts} where submission_id = ${submissionId} order by sent_at, hash`);
+    return rowsOf<Attempt>(r);
+  }
+
+  /** Newest first; answers one more than `limit` when there is a next page. */
+  async list(
+    f: ListFilter,
+  ): Promise<{ view: SubmissionView; projectId: string | null; createdAt: string; id: string }[]> {
+    const where: SQL[] = [sql`true`];
+    if (f.projectId !== undefined) where.push(sql`s.project_id = ${f.projectId}`);
+    if (f.status !== undefined) where.push(sql`s.status = ${f.status}`);
+    if (f.network !== undefined) where.push(sql`s.network = ${f.network}`);
+    if (f.before) where.push(sql`(s.created_at, s.id) < (${f.before.createdAt}::timestamptz, ${f.before.id})`);
+    const r = await this.db.execute(sql`select s.id, s.project_id, submission_json(s) as view,
+        to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created
+      from ${submissions} s where ${sql.join(where, sql` and `)}
+      order by s.created_at desc, s.id desc limit ${f.limit + 1}`);
+    return rowsOf<{ id: string; project_id: string | null; view: SubmissionView; created: string }>(r).map((x) => ({
+      view: parse(x.view),
+      projectId: x.project_id,
+      createdAt: x.created,
+      id: x.id,
+    }));
+  }
+}
+
+/** jsonb as either driver answers it (an object, or its text). */
+const parse = (v: unknown): SubmissionView => (typeof v === "string" ? JSON.parse(v) : v) as SubmissionView;
