@@ -62,3 +62,13 @@ test("the README's admin walkthrough runs as written, top to bottom", { timeout:
   expect(out).toContain('"feePaid":"300"'); // the mainnet payment was sponsored with the live key
   expect(out).toContain('"revokedAt":"'); // and the key was revoked at the end
 });
+
+test("the asynchronous example: 202 with a Location, then a long poll until success", async () => {
+  expect(readme).toContain(readFileSync(new URL("../examples/sponsor-async.ts", import.meta.url), "utf8").trim());
+  const { out, code, err } = await run(["bun", "examples/sponsor-async.ts"]);
+  expect(err).toBe("");
+  expect(code).toBe(0);
+  const [accepted, done] = out.trim().split("\n");
+  expect(accepted).toMatch(/^202 \{"hash":"[0-9a-f]{64}","innerHash":"[0-9a-f]{64}","status":"(submitted|success)"\}$/);
+  expect(done).toMatch(/^200 success \d+$/);
+});

@@ -88,13 +88,14 @@ describe("the OpenAPI document", () => {
     }
   });
 
-  test("security schemes: X-API-Key (optional: the anonymous testnet relay) on the relay routes, the bearer token on the admin API", () => {
+  test("security schemes: X-API-Key (optional: the anonymous testnet relay; required by the event stream) on the relay routes, the bearer token on the admin API", () => {
     expect(doc.components.securitySchemes).toMatchObject({
       ApiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
       AdminToken: { type: "http", scheme: "bearer" },
     });
     for (const { path, op } of operations()) {
       if (path.startsWith("/v1/admin/")) expect(op.security, path).toEqual([{ AdminToken: [] }]);
+      else if (path === "/v1/events") expect(op.security, path).toEqual([{ ApiKey: [] }]);
       else if (path.startsWith("/v1/")) expect(op.security, path).toEqual([{ ApiKey: [] }, {}]);
       else expect(op.security, path).toBeUndefined();
     }
@@ -102,7 +103,7 @@ describe("the OpenAPI document", () => {
 
   test("every status each route can answer; error answers are the envelope, its code one of ERROR_STATUS's (defined once)", () => {
     const relay = ["200", "400", "401", "403", "413", "422", "429", "500", "503"];
-    expect(statuses("/v1/sponsor", "post")).toEqual([...relay, "402", "504"].sort());
+    expect(statuses("/v1/sponsor", "post")).toEqual([...relay, "202", "402", "504"].sort());
     expect(statuses("/v1/simulate", "post")).toEqual(relay);
     expect(statuses("/v1/estimate", "post")).toEqual(relay);
     expect(statuses("/v1/admin/projects", "post")).toEqual(["201", "400", "401", "404", "413", "500"]);
@@ -119,6 +120,15 @@ describe("the OpenAPI document", () => {
     expect(statuses("/v1/admin/channels", "put")).toEqual(["202", "400", "401", "413", "500", "503"]);
     expect(statuses("/v1/admin/channels/{publicKey}", "delete")).toEqual(["202", "400", "401", "404", "500", "503"]);
     expect(statuses("/health", "get")).toEqual(["200", "503"]);
+    expect(statuses("/v1/admin/projects/{id}/webhooks", "post")).toEqual(["201", "400", "401", "404", "413", "500"]);
+    expect(statuses("/v1/admin/projects/{id}/webhooks/{webhookId}/deliveries", "get")).toEqual([
+      "200",
+      "400",
+      "401",
+      "404",
+      "500",
+    ]);
+    expect(statuses("/v1/events", "get")).toEqual(["200", "400", "401", "403", "413", "429", "500", "503"]);
     for (const { path, op } of operations()) {
       for (const [status, response] of Object.entries(op.responses ?? {}) as [string, Json][]) {
         const isError = Number(status) >= 400 && path.startsWith("/v1/");
@@ -154,6 +164,10 @@ describe("the OpenAPI document", () => {
         "CreatedApiKey",
         "CreditEntry",
         "ChannelPool",
+        "CreateWebhookRequest",
+        "Webhook",
+        "CreatedWebhook",
+        "WebhookDelivery",
       ]),
     );
     const sponsor = op("/v1/sponsor", "post").requestBody.content;
@@ -166,11 +180,24 @@ describe("the OpenAPI document", () => {
     }
   });
 
+  test("the event stream: text/event-stream, Last-Event-ID", () => {
+    const events = op("/v1/events", "get");
+    expect(Object.keys(events.responses["200"].content)).toEqual(["text/event-stream"]);
+    expect(events.responses["200"].content["text/event-stream"].schema).toMatchObject({
+      type: "string",
+      contentMediaType: "text/event-stream",
+    });
+    const lastEventId = resolve(events.parameters.at(-1).$ref) as Json;
+    expect(lastEventId).toMatchObject({ name: "Last-Event-ID", in: "header", required: false });
+    expect(new RegExp(lastEventId.schema.pattern).test("123")).toBe(true);
+  });
+
   test("header parameters: X-Request-Id everywhere, X-API-Key on the relay routes, X-Idempotency-Key on sponsor", () => {
     const names = (path: string, method: string) =>
       op(path, method).parameters.map((p: Json) => (p.$ref ? (resolve(p.$ref) as Json).name : p.name));
-    expect(names("/v1/sponsor", "post")).toEqual(["X-Request-Id", "X-API-Key", "X-Idempotency-Key"]);
+    expect(names("/v1/sponsor", "post")).toEqual(["X-Request-Id", "X-API-Key", "X-Idempotency-Key", "Prefer"]);
     expect(names("/v1/simulate", "post")).toEqual(["X-Request-Id", "X-API-Key"]);
+    expect(names("/v1/events", "get")).toEqual(["X-Request-Id", "X-API-Key", "Last-Event-ID"]);
     expect(names("/v1/admin/projects/{id}/keys/{keyId}", "delete")).toEqual(["X-Request-Id", "id", "keyId"]);
     for (const { path, method } of operations()) expect(names(path, method)[0]).toBe("X-Request-Id");
   });
@@ -203,11 +230,13 @@ describe("what the document says is what the relay does", () => {
       );
     const unknownKey = await send("/v1/sponsor", { body: "{}", headers: { "x-api-key": "sr_test_unknown" } });
     const hostile = await send("/v1/estimate", { body: '{"transaction":"\\u0000"}', ip: "10.0.0.2" });
+    const anonymousStream = await get("/v1/events", { "x-forwarded-for": "10.0.0.5" });
     const tooLarge = await send("/v1/simulate", { body: "x".repeat(300_000), ip: "10.0.0.3" });
     for (const [res, status] of [
       [unknownKey, 401],
       [hostile, 400],
       [tooLarge, 413],
+      [anonymousStream, 401],
     ] as const) {
       expect(res.status).toBe(status);
       for (const h of ["x-request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset"]) {

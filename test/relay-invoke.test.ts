@@ -147,7 +147,7 @@ async function submitted(hash: string, n: NetName = "testnet") {
 
 function expectSuccessBody(res: Res, type = "txSuccess") {
   if (res.status !== 200) throw new Error(`expected 200, got ${res.status} ${JSON.stringify(res.body)}`);
-  expect(Object.keys(res.body).sort()).toEqual(["feePaid", "hash", "ledger", "resultXdr"]);
+  expect(Object.keys(res.body).sort()).toEqual(["feePaid", "hash", "innerHash", "ledger", "resultXdr", "status"]);
   expect(res.body.hash).toMatch(HASH);
   expect(res.body.feePaid).toMatch(/^[1-9][0-9]*$/);
   expect(Number.isInteger(res.body.ledger)).toBe(true);

@@ -1,0 +1,78 @@
+/**
+ * Admission: the fee plan, then the payer's actor checks the policy and reserves the most the
+ * request may pay (credits on mainnet); and, in the func+auth mode, the operation's simulation from a
+ * channel account.
+ */
+import { Account, TransactionBuilder } from "@stellar/stellar-sdk";
+import { RelayError } from "../../errors.ts";
+import type { Gateway, NetworkName } from "../../network/gateway.ts";
+import { BASE_FEE } from "../../stellar/protocol.ts";
+import type { DecodedOperation } from "../invoke.ts";
+import { jobFee, type Job } from "../jobs.ts";
+import type { FeePlan, FeePlanner } from "../fee-plan.ts";
+import { describeEvents } from "../simulate.service.ts";
+import type { ChannelPool } from "../pool/channel-pool.ts";
+import type { Payer } from "../project-actors.ts";
+
+/** Sponsoring draws on credits on mainnet only. */
+export const CREDIT_NETWORK: NetworkName = "mainnet";
+
+/** One request's reservation, settled exactly once. */
+export interface Reservation {
+  id: string;
+  payer: Payer;
+  credits: boolean;
+  grant: bigint;
+  journaled: boolean;
+  done: boolean;
+  /** The outcome's write, when it was answered before its outcome was durable (settled when it ends). */
+  writing?: Promise<void>;
+}
+
+const max = (...xs: bigint[]) => xs.reduce((a, b) => (a > b ? a : b));
+
+export class Admission {
+  constructor(private readonly deps: { fees: FeePlanner; maxFeeRate: bigint }) {}
+
+  /** Plans the fee and has the payer's actor check the policy and reserve the most this request may pay. */
+  async reserve(
+    gw: Gateway,
+    job: Job,
+    payer: Payer,
+    floor: bigint,
+    soroban: boolean,
+    operationTypes: string[],
+    contractIds: (string | null)[],
+  ): Promise<{ reservation: Reservation; plan: FeePlan }> {
+    const plan = await this.deps.fees.plan(gw, floor, soroban); // at least `floor`, at most MAX_FEE_RATE
+    const credits = gw.name === CREDIT_NETWORK && payer.projectId !== null;
+    const id = crypto.randomUUID();
+    const grant = await payer.reserve(id, credits, {
+      operationTypes,
+      contractIds,
+      minFee: jobFee(job, plan.floor),
+      maxFee: jobFee(job, max(plan.rate, this.deps.maxFeeRate)), // bids rise under surge up to MAX_FEE_RATE
+    });
+    return { reservation: { id, payer, credits, grant, journaled: false, done: false }, plan };
+  }
+  /** Simulates the operation from a relay channel account in enforce mode: its resource fee and Soroban data. */
+  async simulateOperation(
+    gw: Gateway,
+    pool: ChannelPool,
+    op: DecodedOperation,
+  ): Promise<{ resourceFee: bigint; transactionData: string }> {
+    const tx = new TransactionBuilder(new Account(pool.simulationSource(), "0"), {
+      fee: BASE_FEE.toString(),
+      networkPassphrase: gw.passphrase,
+    })
+      .addOperation(op.operation)
+      .setTimeout(0)
+      .build();
+    const raw = await gw.simulate(tx, "enforce");
+    if (raw.error || !raw.transactionData)
+      throw new RelayError("SIMULATION_FAILED", raw.error ?? "the simulation returned no transaction data", {
+        events: describeEvents(raw.events),
+      });
+    return { resourceFee: BigInt(raw.minResourceFee ?? "0"), transactionData: raw.transactionData };
+  }
+}

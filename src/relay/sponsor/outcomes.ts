@@ -1,0 +1,58 @@
+/**
+ * Outcomes of sponsor requests: errors as outcomes, which recorded outcomes stand, the 504 the
+ * relay answers when it cannot know yet, and the identity (inner hash, status) every answer about a
+ * transaction carries.
+ */
+import { RelayError } from "../../errors.ts";
+import type { Outcome, SubmissionRecord } from "../../store/types.ts";
+
+/** Ledgers after which no envelope sent before can be in any queue (dropped after 4, banned for 10). */
+const QUEUE_LEDGERS = 12;
+
+/** A RelayError as an outcome (kept and replayed); anything else is a bug and is rethrown. */
+export function outcomeOf(e: unknown): Outcome {
+  if (e instanceof RelayError) return { kind: "failure", error: e.data() };
+  throw e;
+}
+
+/** A recorded outcome that stands: a success, or a failure the network charged for (its sequence or nonce is spent). */
+export function finalOutcome(prior: { outcome: Outcome | null; feeCharged: bigint | null } | null): Outcome | null {
+  return prior?.outcome && (prior.outcome.kind === "success" || prior.feeCharged !== null) ? prior.outcome : null;
+}
+
+/** Whether an envelope of this submission may still be queued: sent, not released, within QUEUE_LEDGERS ledgers. */
+export function mayStillBeQueued(r: SubmissionRecord, latestLedger: number): boolean {
+  return !r.outcome && !r.releasedAt && r.sentLedger !== null && latestLedger <= r.sentLedger + QUEUE_LEDGERS;
+}
+
+/** 504: the relay cannot know the outcome yet; the client's retry (or recovery) finds it by the inner hash. */
+export function timedOut(hash: string, rate: bigint, timeoutMs: number, reason?: string, accepted = false): RelayError {
+  const message =
+    reason === "fee_cap_reached"
+      ? `not in a ledger within ${timeoutMs} ms; the fee bid reached its cap of ${rate} stroops per operation`
+      : reason === "network_unavailable"
+        ? "the network did not confirm receiving the transaction; retry to get its outcome"
+        : `no confirmation within ${timeoutMs} ms`;
+  const status = accepted ? "submitted" : "pending";
+  return new RelayError("SUBMISSION_TIMEOUT", message, { hash, status, ...(reason ? { reason } : {}) });
+}
+
+/**
+ * An outcome about a transaction carries its inner hash (what the client signed) beside `hash` (the
+ * fee-bump), and its status: a result is `success`; SUBMISSION_FAILED is `failed` when the network
+ * applied it (and charged its fee), else `rejected`; SUBMISSION_TIMEOUT says what it knows.
+ */
+export function withIdentity(o: Outcome, innerHash: string): Outcome {
+  if (o.kind === "success") return { kind: "success", result: { ...o.result, innerHash, status: "success" } };
+  const details = o.error.details as Record<string, unknown> | undefined;
+  if (!details || typeof details.hash !== "string") return o;
+  const status =
+    o.error.code === "SUBMISSION_FAILED"
+      ? details.ledger === undefined
+        ? "rejected"
+        : "failed"
+      : o.error.code === "SUBMISSION_TIMEOUT"
+        ? (details.status ?? "pending")
+        : undefined;
+  return { kind: "failure", error: { ...o.error, details: { ...details, innerHash, ...(status ? { status } : {}) } } };
+}
