@@ -17,6 +17,11 @@ export interface Policy {
   maxOperations: number;
   /** Fees the relay may pay for the project per UTC day, stroops; null: no limit. */
   dailySpendLimit: bigint | null;
+  /**
+   * Mainnet credits (stroops) under which the project's webhooks get a `credits.low` event; null: no
+   * alert. The journal's trigger applies it (migration 0008); the actor only shows it.
+   */
+  lowBalanceAlert: bigint | null;
 }
 
 export type PolicyRule = "maxFee" | "allowedOperations" | "allowedContractIds" | "maxOperations" | "dailySpendLimit";

@@ -40,7 +40,8 @@ export interface AppDeps {
   /** Embedded localnets by network (networks with an upstream RPC URL have none). */
   localnets: Partial<Record<NetworkName, Localnet>>;
   gateways: Partial<Record<NetworkName, Gateway>>;
-  publicUrl: string;
+  /** The relay's own URL, as its clients reach it (the embedded networks announce their friendbot under it). */
+  publicUrl: () => string;
   sponsor: SponsorService;
   transactions: TransactionsService;
   simulate: SimulateService;
@@ -119,7 +120,9 @@ export function createApp(deps: AppDeps) {
     .use(healthRoutes({ gateways: deps.gateways, version: VERSION, startedAt: deps.startedAt, storage: deps.storage }));
   for (const [name, net] of Object.entries(deps.localnets)) {
     const base = `/localnet/${name}`;
-    app.use(localnetHttp(net, { base, horizonPath: "/horizon", friendbotUrl: `${deps.publicUrl}${base}/friendbot` }));
+    app.use(
+      localnetHttp(net, { base, horizonPath: "/horizon", friendbotUrl: () => `${deps.publicUrl()}${base}/friendbot` }),
+    );
   }
   return app;
 }

@@ -109,6 +109,25 @@ export async function startRelay(config: Config, log: Logger, signal?: AbortSign
   }
 }
 
+/**
+ * Listens on PORT, alone: Elysia asks for SO_REUSEPORT, which would let a second relay share the
+ * port with the first and split its connections; a port in use is a clear start error instead. A
+ * connection idle for longer than a request may wait (a submission's timeout, a long poll) plus a
+ * margin is closed; Elysia's 30 s would cut a 504 answered after SUBMISSION_TIMEOUT_MS's 30 s.
+ */
+function listenOn(app: ReturnType<typeof createApp>, config: Config): void {
+  const idleTimeout = Math.min(255, Math.ceil(config.SUBMISSION_TIMEOUT_MS / 1000) + 30);
+  try {
+    app.listen({ port: config.PORT, maxRequestBodySize: SERVER_BODY_LIMIT, reusePort: false, idleTimeout });
+  } catch (e) {
+    const inUse = (e as { code?: string }).code === "EADDRINUSE" || /in use/i.test(String(e));
+    if (!inUse) throw e;
+    throw new Error(
+      `port ${config.PORT} is already in use (another relay, or another program): set PORT to a free port`,
+    );
+  }
+}
+
 /** Redis commands of the coordination between instances give up after this long. */
 const CLUSTER_COMMAND_TIMEOUT_MS = 2000;
 
@@ -219,16 +238,14 @@ async function start(
         .catch((e) => log.error({ err: String(e), notice: n.topic }, "applying another instance's change failed"));
     });
   }
-  const eventsRepo = new EventsRepo(database.db);
-  const events = new EventFeed(eventsRepo, log, { pollMs: config.EVENTS_POLL_MS });
+  const events = new EventFeed(new EventsRepo(database.db), log, { pollMs: config.EVENTS_POLL_MS });
   await events.start();
+  submissions.wrote = () => events.poke(); // a status change is an event: the stream reads it at once
   opened.push(() => events.stop());
   const prune = () =>
     Promise.all([
       idempotencyKeys.prune().catch((e) => log.warn({ err: String(e) }, "pruning idempotency keys failed")),
-      eventsRepo
-        .prune(new Date(Date.now() - config.EVENTS_RETENTION_HOURS * 3600_000))
-        .catch((e) => log.warn({ err: String(e) }, "pruning events failed")),
+      events.prune(config.EVENTS_RETENTION_HOURS).catch((e) => log.warn({ err: String(e) }, "pruning events failed")),
     ]);
   await prune();
   const pruneTimer = setInterval(prune, 3600_000);
@@ -278,7 +295,7 @@ async function start(
   const app = createApp({
     localnets,
     gateways,
-    publicUrl: `http://localhost:${config.PORT}`,
+    publicUrl: () => `http://localhost:${app.server?.port ?? config.PORT}`,
     sponsor,
     transactions: new TransactionsService(new SubmissionViews(database.db, NETWORKS), () => sponsor.written()),
     simulate: new SimulateService(fees),
@@ -305,7 +322,8 @@ async function start(
     metrics,
     metricsToken: config.METRICS_TOKEN,
     corsOrigins: config.CORS_ORIGINS,
-  }).listen({ port: config.PORT, maxRequestBodySize: SERVER_BODY_LIMIT });
+  });
+  listenOn(app, config);
   const url = `http://127.0.0.1:${app.server!.port}`;
 
   const recovering = new Set<NetworkName>();

@@ -96,10 +96,24 @@ export const ConfigSchema = Type.Object({
   ANONYMOUS_MAX_CLIENTS: NumberFromEnv(10_000, 1),
   /** Entries of the in-memory checkpoint store (without REDIS_URL); the least recently used beyond are dropped. */
   CHECKPOINT_MEMORY_MAX_ENTRIES: NumberFromEnv(DEFAULT_MEMORY_CHECKPOINTS, 1),
+  /** GET /v1/events: the longest time between two reads of new events (one reader per instance). */
+  EVENTS_POLL_MS: NumberFromEnv(250, 10),
+  /** GET /v1/events: a `: heartbeat` comment line this often. */
+  EVENTS_HEARTBEAT_MS: NumberFromEnv(15_000, 10),
+  /** Events are deleted this many hours after they were written (at least 24: Last-Event-ID resumes within a day). */
+  EVENTS_RETENTION_HOURS: NumberFromEnv(48, 24),
   /** Strict-Transport-Security max-age in seconds; 0: no HSTS header. */
   HSTS_MAX_AGE: NumberFromEnv(0, 0),
   /** Bearer token of GET /metrics; unset: /metrics is open (keep the port private). */
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  /** Webhooks: URLs whose host is or resolves to a loopback, private or link-local address are allowed (never in production). */
+  WEBHOOK_ALLOW_PRIVATE: Type.Boolean({ default: false }),
+  /** Webhooks: how often each instance turns new events into deliveries and sends the due ones. */
+  WEBHOOK_POLL_MS: NumberFromEnv(1000, 10),
+  /** Webhooks: the first retry's delay; the later ones are multiples of it (5 s: 30 s, 2 min, ... and 24 h in all). */
+  WEBHOOK_RETRY_BASE_MS: NumberFromEnv(5000, 10),
+  /** Webhooks: a delivery without an answer within this long fails (and is retried). */
+  WEBHOOK_TIMEOUT_MS: NumberFromEnv(10_000, 100),
   /** Origins browsers may call the relay from: comma-separated `scheme://host[:port]`, or `*`; unset: no CORS headers. */
   CORS_ORIGINS: Type.Optional(
     Type.String({

@@ -88,7 +88,8 @@ test("an old-shape submission outcome answers a request for the same inner trans
                 ${JSON.stringify({ status: 200, body: result })}::jsonb, 200)`,
   );
   const res = await r.post("/v1/sponsor", { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" });
-  expect([res.status, res.body]).toEqual([200, result]);
+  // answered as it was, with the identity every answer now carries
+  expect([res.status, res.body]).toEqual([200, { ...result, innerHash, status: "success" }]);
 });
 
 test("migration 0005 keeps an old row's outcome: outcome_status 200 becomes outcome_kind success", async () => {

@@ -34,6 +34,7 @@ const DEFAULTS = {
   allowedContractIds: null,
   maxOperations: 100,
   dailySpendLimit: null,
+  lowBalanceAlert: null,
 };
 
 /** A classic transaction of `ops` payments to the localnet root, signed. */
@@ -504,6 +505,9 @@ describe.each(databaseKinds)("projects over HTTP (%s)", (kind) => {
         { allowedContractIds: [Keypair.random().publicKey()] },
         { dailySpendLimit: "-5" },
         { dailySpendLimit: "1.5" },
+        { lowBalanceAlert: "-1" },
+        { lowBalanceAlert: 1000 },
+        { lowBalanceAlert: "1e6" },
       ];
       for (const policy of invalid) {
         const res = await patch(p.id, { policy });

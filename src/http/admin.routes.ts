@@ -4,7 +4,8 @@ import { CloneType } from "@sinclair/typebox";
 import { errorResponses } from "./schemas.ts";
 import { adminSecurity } from "./openapi.ts";
 import { PolicyPatch as PolicyPatchSchema } from "../relay/policy.ts";
-import { CreatedKeyView, CreditBalance, CreditJournal, KeyView, ProjectView } from "../models.ts";
+import { CreatedKeyView, CreditBalance, CreditJournal, KeyView } from "../models.ts";
+import { ProjectView } from "../admin-models.ts";
 import type { ProjectsService } from "../relay/projects.service.ts";
 
 const PolicyPatch = CloneType(PolicyPatchSchema, { $id: "PolicyPatch" });

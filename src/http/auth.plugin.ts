@@ -3,7 +3,7 @@
  * invalid requests count too):
  * - /v1/admin/*: `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time (the routes do
  *   not exist without ADMIN_TOKEN: 404);
- * - every other /v1 request: X-API-Key -> project (none: the anonymous testnet relay, per client
+ * - every other /v1 request: X-API-Key (or `Authorization: Bearer <key>`) -> project (none: the anonymous testnet relay, per client
  *   IP), then one rate-limit token from the project's actor, with the RateLimit-* headers
  *   (and X-RateLimit-*) on the response, and 429 + Retry-After when the bucket is empty;
  * - a key this process does not know as valid (malformed, unknown, revoked, or not yet looked up)
@@ -45,6 +45,15 @@ export function callerNetwork(principal: Principal, requested: NetworkName | und
 
 const digest = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest();
 
+/**
+ * An API key sent as `Authorization: Bearer <key>` (what OpenZeppelin's clients and most HTTP tools
+ * send): taken as X-API-Key is, so that a caller who sent a key is never served anonymously.
+ */
+function bearer(request: Request): string | null {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.get("authorization") ?? "");
+  return m ? m[1]! : null;
+}
+
 export function authPlugin(deps: {
   projects: ProjectsService;
   actors: ProjectActors;
@@ -80,7 +89,7 @@ export function authPlugin(deps: {
     }
     const ip = clientIp(request, server, deps.trustProxy); // before the wait: the client may be gone after it
     await endOfTurn(); // this turn's requests go on together, stage by stage (turn.ts)
-    const apiKey = request.headers.get("x-api-key");
+    const apiKey = request.headers.get("x-api-key") ?? bearer(request);
     if (apiKey !== null && !deps.projects.isKnownKey(apiKey))
       await take(await deps.actors.anonymousFor(ip), set.headers);
     const principal = await deps.projects.authenticate(apiKey, ip);

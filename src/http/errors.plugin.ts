@@ -52,14 +52,22 @@ export const requestContext = new Elysia({ name: "request-context" }).resolve({ 
 });
 
 function fromValidation(e: ValidationError): RelayError {
-  const first = e.all[0] as { path?: string; message?: string; summary?: string } | undefined;
+  const first = e.all[0] as
+    | { path?: string; message?: string; summary?: string; schema?: { anyOf?: { const?: unknown }[] } }
+    | undefined;
   const field = first?.path ? first.path.replace(/^\//, "").replace(/\//g, ".") : undefined;
-  const message = field
-    ? `${field}: ${first?.summary ?? first?.message ?? "is invalid"}`
-    : "the request body is invalid";
+  const said = first?.summary ?? first?.message ?? "invalid";
+  // an unknown field (a misspelling) is named; a value outside a list of words lists the words
+  const allowed = first?.schema?.anyOf?.map((s) => s.const).filter((c) => typeof c === "string");
+  const [message, reason] = /should not be provided|unexpected property/i.test(said)
+    ? [`unknown field ${field}: not one this request takes`, "unknown_field"]
+    : allowed?.length
+      ? [`${field} must be one of: ${allowed.join(", ")}`, "not_allowed"]
+      : [field ? `${field}: ${said}` : "the request body is invalid", said];
   return new RelayError("VALIDATION_ERROR", message, {
     ...(field ? { field } : {}),
-    reason: first?.summary ?? first?.message ?? "invalid",
+    reason,
+    ...(allowed?.length ? { allowed } : {}),
   });
 }
 

@@ -115,15 +115,26 @@ function refuseReservedKeys(key: string, value: unknown): unknown {
   return value;
 }
 
+/** A request that declares no body: a length of 0, or neither a length nor a chunked body. */
+const emptyBody = (request: Request): boolean => {
+  const length = request.headers.get("content-length");
+  return length === "0" || (length === null && !request.headers.has("transfer-encoding"));
+};
+
 export function inputPlugin(opts: { maxBodyBytes: number }) {
   return (
     new Elysia({ name: "input" })
       .onRequest(({ request }) => {
         if (URL_CONTROL.test(pathAndQuery(request.url))) throw controlCharacter("the request URL");
       })
-      // the embedded networks (/localnet/...) parse their own bodies: undefined leaves them to their parsers
+      // the embedded networks (/localnet/...) parse their own bodies: undefined leaves them to their parsers;
+      // an empty body (the SDK's friendbot POST) is no body to parse, whatever its content type says
       .onParse({ as: "global" }, ({ request }, contentType) =>
-        pathAndQuery(request.url).startsWith("/v1/") ? parseBody(request, contentType, opts.maxBodyBytes) : undefined,
+        pathAndQuery(request.url).startsWith("/v1/")
+          ? parseBody(request, contentType, opts.maxBodyBytes)
+          : emptyBody(request)
+            ? ""
+            : undefined,
       )
   );
 }

@@ -30,6 +30,13 @@ export const apiKeySecurity: Record<string, string[]>[] = [{ ApiKey: [] }, {}];
 export const adminSecurity: Record<string, string[]>[] = [{ AdminToken: [] }];
 /** A `detail.parameters` entry: the route takes X-Idempotency-Key. */
 export const idempotencyKeyParameter = { $ref: "#/components/parameters/IdempotencyKey" };
+/** A `detail.parameters` entry: the route takes Last-Event-ID (the event stream). */
+export const lastEventIdParameter = { $ref: "#/components/parameters/LastEventId" };
+/**
+ * The media type of the event stream. A string response whose schema names its `contentMediaType` is documented as
+ * that type (the generator calls every string text/plain).
+ */
+export const EVENT_STREAM = "text/event-stream";
 
 const header = (description: string, type = "string") => ({ description, schema: { type } });
 const HEADERS = {
@@ -40,6 +47,8 @@ const HEADERS = {
   "Retry-After": header("Seconds to wait before retrying", "integer"),
   "WWW-Authenticate": header("Bearer"),
   "Idempotent-Replayed": header("true: the answer of an earlier request with the same X-Idempotency-Key and body"),
+  Location: header("Where the submission can be looked up: /v1/transactions/{innerHash}"),
+  "Preference-Applied": header("respond-async: the asynchronous answer was given (RFC 7240)"),
 };
 type HeaderName = keyof typeof HEADERS;
 /** A header's name in components.headers: XRequestId, RateLimitLimit... */
@@ -89,6 +98,15 @@ const COMPONENTS = {
         "true), another body is IDEMPOTENCY_KEY_REUSED; 503 and 504 are not kept",
       schema: { type: "string", pattern: IDEMPOTENCY_KEY.source },
     },
+    LastEventId: {
+      name: "Last-Event-ID",
+      in: "header",
+      required: false,
+      description:
+        "The id of the last event received: the stream resumes after it (events are kept at least 24 h); without it, " +
+        "the stream starts with the events from now on",
+      schema: { type: "string", pattern: "^[0-9]{1,19}$" },
+    },
   },
   headers: Object.fromEntries(Object.entries(HEADERS).map(([name, h]) => [headerId(name), h])),
 };
@@ -122,7 +140,7 @@ type Info = { title: string; version: string };
 interface ResponseObject {
   description: string;
   headers?: Record<string, unknown>;
-  content?: Record<string, { schema: { $ref?: string } }>;
+  content?: Record<string, { schema: { $ref?: string; contentMediaType?: string } }>;
 }
 interface Operation {
   security?: Record<string, string[]>[];
@@ -147,9 +165,12 @@ function complete(op: Operation): void {
   const keyed = op.security?.some((s) => "ApiKey" in s) ?? false;
   const admin = op.security?.some((s) => "AdminToken" in s) ?? false;
   const replayable = op.parameters?.some((p) => p.$ref === idempotencyKeyParameter.$ref) ?? false;
+  const asynchronous = op.parameters?.some((p) => (p as { name?: string }).name === "Prefer") ?? false;
   const ref = (name: string) => ({ $ref: `#/components/parameters/${name}` });
   op.parameters = [ref("RequestId"), ...(keyed ? [ref("ApiKey")] : []), ...(op.parameters ?? [])];
   for (const [status, response] of Object.entries(op.responses ?? {})) {
+    const text = response.content?.["text/plain"]?.schema;
+    if (text?.contentMediaType) response.content = { [text.contentMediaType]: { schema: text } };
     const error = response.content?.["application/json"]?.schema.$ref === ERROR_REF;
     response.description = error
       ? `${REASONS[status] ?? status}: ${codesOf(status).join(" or ")}`
@@ -160,6 +181,7 @@ function complete(op: Operation): void {
       ...(status === "429" || (status === "503" && error) ? (["Retry-After"] as const) : []),
       ...(admin && status === "401" ? (["WWW-Authenticate"] as const) : []),
       ...(replayable && REPLAYED.has(status) ? (["Idempotent-Replayed"] as const) : []),
+      ...(asynchronous && status === "202" ? (["Location", "Preference-Applied"] as const) : []),
     ]);
   }
 }
@@ -180,7 +202,10 @@ function documentOf(routes: readonly InternalRoute[], info: Info) {
     openapi: "3.1.1",
     info: { ...info, description: "Fee sponsorship for Stellar: the relay pays the fees of its callers' transactions" },
     tags: [
-      { name: "relay", description: "Sponsor, simulate and estimate (X-API-Key; anonymous on testnet)" },
+      {
+        name: "relay",
+        description: "Sponsor, simulate and estimate (X-API-Key; anonymous on testnet); the event stream (X-API-Key)",
+      },
       {
         name: "admin",
         description: "Projects, keys, credits and channel accounts (Authorization: Bearer ADMIN_TOKEN)",

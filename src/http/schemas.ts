@@ -26,7 +26,7 @@ const operation = t.String({
 export const SponsorBody = t.Object(
   { transaction: t.Optional(transaction), operation: t.Optional(operation), network },
   {
-    additionalProperties: true,
+    additionalProperties: false,
     $id: "SponsorRequest",
     description: "Exactly one of transaction and operation",
   },
@@ -34,7 +34,7 @@ export const SponsorBody = t.Object(
 export const NetworkOptionalBody = t.Object(
   { transaction, network: t.Optional(network) },
   {
-    additionalProperties: true,
+    additionalProperties: false,
     $id: "TransactionRequest",
     description: "network: default the caller's (its key's; testnet without a key)",
   },

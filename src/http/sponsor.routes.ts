@@ -29,7 +29,7 @@ function landed(o: Outcome): Accepted | null {
 
 /** Whether a Prefer header asks for the asynchronous answer (RFC 7240: `respond-async`, among other preferences). */
 export const respondAsync = (prefer: string | null): boolean =>
-  prefer !== null && prefer.split(",").some((p) => p.split(";")[0]!.trim().toLowerCase() === "respond-async");
+  prefer?.split(",").some((p) => p.split(";")[0]!.trim().toLowerCase() === "respond-async") ?? false;
 
 const preferParameter = {
   name: "Prefer",

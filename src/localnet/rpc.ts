@@ -50,7 +50,10 @@ const txInfo = (r: TxRecord) => ({
 /** A transaction's paging token as stellar-rpc's cursors carry it: a TOID, ledger << 32 | applicationOrder << 12 | 1. */
 const toid = (r: TxRecord) => ((BigInt(r.ledger) << 32n) | (BigInt(r.applicationOrder) << 12n) | 1n).toString();
 
-export function createRpcMethods(net: Localnet, friendbotUrl?: string): Record<string, (p: Params) => unknown> {
+export function createRpcMethods(
+  net: Localnet,
+  friendbotUrl?: string | (() => string),
+): Record<string, (p: Params) => unknown> {
   const ledgerBounds = () => ({ latest: net.latestLedger, oldest: net.oldestLedger });
   return {
     getHealth: () => {
@@ -65,7 +68,7 @@ export function createRpcMethods(net: Localnet, friendbotUrl?: string): Record<s
       };
     },
     getNetwork: () => ({
-      ...(friendbotUrl ? { friendbotUrl } : {}),
+      ...(friendbotUrl ? { friendbotUrl: typeof friendbotUrl === "string" ? friendbotUrl : friendbotUrl() } : {}),
       passphrase: net.passphrase,
       protocolVersion: PROTOCOL_VERSION,
     }),

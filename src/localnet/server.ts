@@ -15,7 +15,7 @@ export interface LocalnetHttpOptions {
   /** Horizon's path under base ("" standalone, "/horizon" embedded). */
   horizonPath: string;
   /** Public URL of friendbot, announced by getNetwork. */
-  friendbotUrl?: string;
+  friendbotUrl?: string | (() => string);
   submissionTimeoutMs?: number;
 }
 

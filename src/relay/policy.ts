@@ -1,9 +1,11 @@
 /**
- * A project's policy: rate limit, fee cap, allowed operations and contracts, operation count and
- * daily spend. Stored as overrides of the defaults; the effective policy is defaults + overrides.
- * On the wire, stroop amounts are decimal strings; inside they are bigint.
+ * A project's policy: rate limit, fee cap, allowed operations and contracts, operation count, daily
+ * spend and the low balance alert. Stored as overrides of the defaults; the effective policy is
+ * defaults + overrides. On the wire, stroop amounts are decimal strings; inside they are bigint.
  */
-import type { PolicyPatch, PolicyView } from "../models.ts";
+import { type Static, Type } from "@sinclair/typebox";
+import { PolicyPatch as BasePolicyPatch } from "../models.ts";
+import type { ProjectPolicyView } from "../admin-models.ts";
 import type { Policy } from "../../actors/policy.ts";
 import type { PolicyOverrides } from "../store/policy-overrides.ts";
 import { MAX_OPS_PER_TX } from "../stellar/protocol.ts";
@@ -11,7 +13,29 @@ import { MAX_OPS_PER_TX } from "../stellar/protocol.ts";
 export { checkRules, type Policy, type PolicyRule, type SpendRequest, type Violation } from "../../actors/policy.ts";
 export type { PolicyOverrides } from "../store/policy-overrides.ts";
 
-export { OPERATION_TYPES, PolicyPatch } from "../models.ts";
+export { OPERATION_TYPES } from "../models.ts";
+
+/**
+ * A project's policy change (the admin API's): src/models.ts's fields and `lowBalanceAlert` (a
+ * project's alone: the anonymous relay has no credits, so ANONYMOUS_POLICY takes the others only).
+ */
+export const PolicyPatch = Type.Object(
+  {
+    ...BasePolicyPatch.properties,
+    lowBalanceAlert: Type.Optional(
+      Type.Union([
+        Type.String({
+          pattern: "^[0-9]{1,18}$",
+          description: "stroops (decimal string, at most 18 digits): a credits.low event when the balance falls below",
+        }),
+        Type.Null(),
+      ]),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type PolicyPatch = Static<typeof PolicyPatch>;
+
 /** Stored overrides (the store's PolicyOverrides) are a patch without nulls. */
 type WithoutNulls<T> = { [K in keyof T]: Exclude<T[K], null> };
 
@@ -23,6 +47,7 @@ export const PROJECT_POLICY_DEFAULTS: Policy = {
   allowedContractIds: null,
   maxOperations: MAX_OPS_PER_TX,
   dailySpendLimit: null,
+  lowBalanceAlert: null,
 };
 /** The open testnet relay's defaults, per client IP (ANONYMOUS_POLICY overrides them). */
 export const ANONYMOUS_POLICY_DEFAULTS: Policy = {
@@ -33,6 +58,7 @@ export const ANONYMOUS_POLICY_DEFAULTS: Policy = {
   allowedContractIds: null,
   maxOperations: MAX_OPS_PER_TX,
   dailySpendLimit: 100_000_000n,
+  lowBalanceAlert: null,
 };
 
 /** The anonymous relay's policy: its defaults with the ANONYMOUS_POLICY overrides (config's anonymousPolicyPatch). */
@@ -60,11 +86,13 @@ export function effectivePolicy(defaults: Policy, o: PolicyOverrides | PolicyPat
     allowedContractIds: (o.allowedContractIds as string[] | null | undefined) ?? defaults.allowedContractIds,
     maxOperations: o.maxOperations ?? defaults.maxOperations,
     dailySpendLimit: o.dailySpendLimit != null ? BigInt(o.dailySpendLimit) : defaults.dailySpendLimit,
+    lowBalanceAlert: o.lowBalanceAlert != null ? BigInt(o.lowBalanceAlert) : defaults.lowBalanceAlert,
   };
 }
 
-export const policyView = (p: Policy): PolicyView => ({
+export const policyView = (p: Policy): ProjectPolicyView => ({
   ...p,
   maxFee: p.maxFee.toString(),
   dailySpendLimit: p.dailySpendLimit === null ? null : p.dailySpendLimit.toString(),
+  lowBalanceAlert: p.lowBalanceAlert === null ? null : p.lowBalanceAlert.toString(),
 });

@@ -14,7 +14,8 @@ import { utcDay, type ProjectReply } from "../../actors/project.machine.ts";
 import { KEY_NETWORK, generateKey, hashKey, keyEnvironment, keyPrefix } from "./api-keys.ts";
 import { effectivePolicy, mergeOverrides, policyView, type Policy, type PolicyPatch } from "./policy.ts";
 import { replyError, type Payer, type ProjectActor, type ProjectActors } from "./project-actors.ts";
-import type { CreatedKeyView, CreditBalance, CreditEntryView, CreditJournal, KeyView, ProjectView } from "../models.ts";
+import type { CreatedKeyView, CreditBalance, CreditEntryView, CreditJournal, KeyView } from "../models.ts";
+import type { ProjectView } from "../admin-models.ts";
 
 /** The caller of a /v1 request, resolved from its API key or client IP. */
 export interface Principal {
@@ -224,6 +225,11 @@ export class ProjectsService {
       ...(change.name !== undefined ? { name: change.name } : {}),
       ...(change.status ? { status: change.status } : {}),
       ...(policy ? { policy } : {}),
+      // a new alert (or none) is checked afresh: the journal's next entry under it alerts again
+      ...(change.policy?.lowBalanceAlert !== undefined &&
+      change.policy.lowBalanceAlert !== (current.policy.lowBalanceAlert ?? null)
+        ? { lowBalanceAlerted: false }
+        : {}),
     }))!;
     this.actorOf(id).send({
       type: "CONFIGURE",

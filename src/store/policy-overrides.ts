@@ -7,4 +7,6 @@ export interface PolicyOverrides {
   allowedContractIds?: string[];
   maxOperations?: number;
   dailySpendLimit?: string;
+  /** Read by the credit journal's trigger (migration 0008) as `policy->>'lowBalanceAlert'`. */
+  lowBalanceAlert?: string;
 }

@@ -27,7 +27,10 @@ export interface KeyRow {
   revokedAt: Date | null;
 }
 
-const asProject = (r: typeof projects.$inferSelect): ProjectRow => ({ ...r, policy: r.policy as PolicyOverrides });
+const asProject = ({ lowBalanceAlerted: _, ...r }: typeof projects.$inferSelect): ProjectRow => ({
+  ...r,
+  policy: r.policy as PolicyOverrides,
+});
 const keyColumns = {
   id: apiKeys.id,
   projectId: apiKeys.projectId,
@@ -57,7 +60,7 @@ export class ProjectsRepo {
 
   async update(
     id: string,
-    change: { name?: string; status?: ProjectStatus; policy?: PolicyOverrides },
+    change: { name?: string; status?: ProjectStatus; policy?: PolicyOverrides; lowBalanceAlerted?: boolean },
   ): Promise<ProjectRow | null> {
     const [r] = await this.db
       .update(projects)

@@ -8,6 +8,7 @@ import {
   jsonb,
   timestamp,
   integer,
+  boolean,
   primaryKey,
   uniqueIndex,
   index,
@@ -79,6 +80,12 @@ export const projects = pgTable("projects", {
   policy: jsonb("policy").notNull().default({}),
   creditBalance: bigint("credit_balance", { mode: "bigint" }).notNull().default(sql`0`),
   creditReserved: bigint("credit_reserved", { mode: "bigint" }).notNull().default(sql`0`),
+  /**
+   * Whether a `credits.low` event was written since the balance last fell below the policy's
+   * lowBalanceAlert (migration 0008: the journal's trigger sets it with the event; a top-up that
+   * lifts the balance back to or above the alert, or a change of the alert, clears it).
+   */
+  lowBalanceAlerted: boolean("low_balance_alerted").notNull().default(false),
   createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
@@ -236,5 +243,7 @@ export const webhookDeliveries = pgTable(
     uniqueIndex("webhook_deliveries_one").on(t.webhookId, t.eventId),
     index("webhook_deliveries_due").on(t.nextAt).where(sql`state = 'pending'`),
     index("webhook_deliveries_webhook").on(t.webhookId, t.id),
+    // the due rows of a webhook, for the worker's claim (migration 0008)
+    index("webhook_deliveries_webhook_due").on(t.webhookId, t.nextAt).where(sql`state = 'pending'`),
   ],
 );

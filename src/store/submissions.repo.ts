@@ -175,7 +175,9 @@ export class SubmissionsRepo implements SubmissionStore {
   private readonly intents: GroupCommit<Intent, boolean | RelayError>;
   private readonly outcomes: GroupCommit<OutcomeWrite, SettledCredits>;
   private readonly lookups: GroupCommit<{ network: string; innerHash: string }, SubmissionRecord | null>;
-  private readonly accepted: GroupCommit<{ id: string; hash: string; answer: string }, void>;
+  private readonly accepted: GroupCommit<{ id: string; hash: string; answer: string }, true>;
+  /** Called after a statement that may have changed statuses (and so written events) committed. */
+  wrote: () => void = () => {};
 
   /**
    * `concurrency`: batches of one kind written at once (1 for a single connection). `checkBalance`:
@@ -200,7 +202,7 @@ export class SubmissionsRepo implements SubmissionStore {
           hash: items.map((i) => i.hash),
           answer: items.map((i) => i.answer),
         });
-        return items.map((): void => {});
+        return items.map(() => true as const);
       },
       { key: (i) => i.id, concurrency },
     );
@@ -221,6 +223,7 @@ export class SubmissionsRepo implements SubmissionStore {
    */
   async recordIntent(s: SubmissionIntent, hold = 0n, fresh = false): Promise<boolean> {
     const r = await this.intents.run({ s, hold: s.projectId ? hold : 0n, fresh });
+    this.wrote();
     if (r instanceof RelayError) throw r; // not written: nothing of it is sent
     return r;
   }
@@ -291,8 +294,15 @@ export class SubmissionsRepo implements SubmissionStore {
    * outstanding and charges the fee (once): one statement for a batch. The submission's project is
    * the one whose reservation is outstanding (the last to journal one), and the one charged.
    */
-  recordOutcome(id: string, outcome: Outcome, feeCharged: bigint | null, credits: boolean): Promise<SettledCredits> {
-    return this.outcomes.run({ id, outcome, feeCharged, credits });
+  async recordOutcome(
+    id: string,
+    outcome: Outcome,
+    feeCharged: bigint | null,
+    credits: boolean,
+  ): Promise<SettledCredits> {
+    const s = await this.outcomes.run({ id, outcome, feeCharged, credits });
+    this.wrote();
+    return s;
   }
 
   private async writeOutcomes(items: OutcomeWrite[]): Promise<SettledCredits[]> {
@@ -332,12 +342,14 @@ export class SubmissionsRepo implements SubmissionStore {
         returning amount)
       select (select project_id from upd) as project_id, (select coalesce(sum(amount), 0) from ins) as released`),
     );
+    this.wrote();
     const [row] = rowsOf<{ project_id: string | null; released: string | bigint }>(r);
     return { projectId: row?.project_id ?? null, released: BigInt(row?.released ?? 0), charged: 0n };
   }
 
-  recordAccepted(id: string, hash: string, answer: string): Promise<void> {
-    return this.accepted.run({ id, hash, answer });
+  async recordAccepted(id: string, hash: string, answer: string): Promise<void> {
+    await this.accepted.run({ id, hash, answer });
+    this.wrote();
   }
 
   byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null> {

@@ -56,7 +56,7 @@ export function lightApp(opts: LightAppOptions = {}) {
   const app = createApp({
     localnets: {},
     gateways: {},
-    publicUrl: "http://localhost",
+    publicUrl: () => "http://localhost",
     sponsor: unused,
     transactions: unused,
     simulate: unused,
@@ -65,6 +65,7 @@ export function lightApp(opts: LightAppOptions = {}) {
     projects,
     actors,
     pools: {},
+    webhooks: unused,
     adminToken: ADMIN_TOKEN,
     storage: async () => ({ database: "none", status: "ok", checkpoints: "memory" }),
     log,

@@ -133,7 +133,7 @@ export class SubmissionStage {
           charged = r.confirmed.feeCharged;
           return await this.settlement.settle(gw.name, id, r.confirmed, reservation, fresh);
         case "rejected":
-          throw submissionFailed(r.hash, r.resultXdr);
+          throw submissionFailed(r.hash, r.resultXdr, undefined, gw.passphrase);
         case "unknown":
           unresolved = true;
           throw timedOut(r.hash, r.rate, this.deps.submissionTimeoutMs, r.reason, r.accepted);

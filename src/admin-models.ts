@@ -1,0 +1,84 @@
+/**
+ * Wire models of the admin API that src/models.ts does not have (yet): the project policy's
+ * `lowBalanceAlert` (a project's policy and project, in place of src/models.ts's `Policy` and
+ * `Project` components) and the webhooks. A leaf module like src/models.ts (TypeBox only), so that
+ * src/relay and src/store use these types without depending on src/http.
+ */
+import { type Static, type TUnsafe, Type } from "@sinclair/typebox";
+import { PolicyView, ProjectView as BaseProjectView } from "./models.ts";
+
+const nullableString = () => Type.Union([Type.String(), Type.Null()]);
+
+/** A project's effective policy as the admin API answers it. */
+export const ProjectPolicyView = Type.Object(
+  {
+    ...PolicyView.properties,
+    lowBalanceAlert: Type.Union([Type.String({ pattern: "^[0-9]{1,18}$" }), Type.Null()], {
+      description: "stroops: a credits.low webhook event when the mainnet balance falls below; null: no alert",
+    }),
+  },
+  { $id: "Policy", description: "The effective policy: the defaults and the project's overrides" },
+);
+export type ProjectPolicyView = Static<typeof ProjectPolicyView>;
+
+export const ProjectView = Type.Object(
+  { ...BaseProjectView.properties, policy: ProjectPolicyView },
+  { $id: "Project" },
+);
+export type ProjectView = Static<typeof ProjectView>;
+
+// ---- webhooks -----------------------------------------------------------------------------------------------------
+
+export const WEBHOOK_EVENT_TYPES = ["transaction.status", "credits.low"] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+// typed as TUnsafe: Elysia's handler types turn a union of these (dotted) literals into `never`
+export const WebhookEventTypeSchema = Type.Union(
+  WEBHOOK_EVENT_TYPES.map((e) => Type.Literal(e)),
+  {
+    description:
+      "transaction.status: a sponsored transaction's status changed; credits.low: the balance fell below the policy's lowBalanceAlert",
+  },
+) as unknown as TUnsafe<WebhookEventType>;
+
+export const WebhookView = Type.Object(
+  {
+    id: Type.String(),
+    url: Type.String(),
+    events: Type.Array(WebhookEventTypeSchema),
+    description: nullableString(),
+    createdAt: Type.String(),
+  },
+  { $id: "Webhook" },
+);
+export type WebhookView = Static<typeof WebhookView>;
+
+export const CreatedWebhookView = Type.Object(
+  {
+    ...WebhookView.properties,
+    secret: Type.String({
+      description: "The Standard Webhooks signing secret (whsec_ and base64): shown this once",
+    }),
+  },
+  { $id: "CreatedWebhook" },
+);
+export type CreatedWebhookView = Static<typeof CreatedWebhookView>;
+
+export const DeliveryView = Type.Object(
+  {
+    id: Type.String(),
+    eventId: Type.String({ description: "The event's id; the webhook-id header is evt_ and this" }),
+    type: WebhookEventTypeSchema,
+    state: Type.Union([Type.Literal("pending"), Type.Literal("delivered"), Type.Literal("failed")], {
+      description: "pending: not delivered yet (retried with backoff); delivered: a 2xx answer; failed: given up",
+    }),
+    attempts: Type.Integer({ description: "Requests made (or refused before sending: a private address)" }),
+    responseStatus: Type.Union([Type.Integer(), Type.Null()], { description: "The last answer's HTTP status" }),
+    lastError: nullableString(),
+    createdAt: Type.String(),
+    lastAttemptAt: Type.Union([Type.String(), Type.Null()]),
+    nextAttemptAt: Type.Union([Type.String(), Type.Null()], { description: "When a pending delivery is tried next" }),
+  },
+  { $id: "WebhookDelivery" },
+);
+export type DeliveryView = Static<typeof DeliveryView>;

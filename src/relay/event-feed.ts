@@ -1,0 +1,269 @@
+/**
+ * The feed of events (the `events` table) to this instance's stream subscribers. One poller per
+ * relay instance, whatever the number of clients: every `pollMs` (or at once when poked by a writer
+ * of this process) it reads the events after its cursor, releases them in id order (event-order.ts:
+ * never past a gap at once) and hands each to the subscribers of its project. It reads the database,
+ * not this process's memory: in a cluster every instance's feed sees every instance's events.
+ *
+ * A subscriber that resumes (Last-Event-ID) first reads its project's backlog from the database, in
+ * pages, up to the feed's cursor when it subscribed; the live events, all after that cursor, follow.
+ * Each event goes out once, in id order. A subscriber whose live buffer overflows (a client too slow
+ * to read) is ended; it resumes with its last id.
+ */
+import type { Logger } from "../log.ts";
+import type { EventRow, EventsRepo } from "../store/events.repo.ts";
+import { EventOrder } from "./event-order.ts";
+
+export type FeedEvent = EventRow;
+
+export interface EventFeedOptions {
+  /** The longest time between two reads (EVENTS_POLL_MS). */
+  pollMs: number;
+  /** How long a gap in the ids may stay open before the feed goes past it (default 2 s). */
+  graceMs?: number;
+  /** Events read at once (default 1000). */
+  pageSize?: number;
+  /** Live events a subscriber may have waiting before it is ended (default 10,000). */
+  bufferLimit?: number;
+}
+
+const DEFAULT_GRACE_MS = 2000;
+const DEFAULT_PAGE = 1000;
+const DEFAULT_BUFFER = 10_000;
+
+/** Why a subscription ended. */
+export type EndReason = "closed" | "overflow" | "stopped";
+
+export class EventFeed {
+  private order: EventOrder<FeedEvent> | null = null;
+  private readonly subscribers = new Map<string, Set<Subscription>>();
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** A read is due at once (poked): further pokes before it starts add nothing. */
+  private due = false;
+  private reading: Promise<void> | null = null;
+  /** Poked while a read was under way: read again once it ends (it may have missed the poker's write). */
+  private again = false;
+  /** The last read was a full page: read the next at once. */
+  private more = false;
+  private stopped = false;
+  private failing = false;
+  private readonly graceMs: number;
+  private readonly pageSize: number;
+  private readonly bufferLimit: number;
+
+  constructor(
+    private readonly repo: EventsRepo,
+    private readonly log: Logger,
+    private readonly opts: EventFeedOptions,
+  ) {
+    this.graceMs = opts.graceMs ?? DEFAULT_GRACE_MS;
+    this.pageSize = opts.pageSize ?? DEFAULT_PAGE;
+    this.bufferLimit = opts.bufferLimit ?? DEFAULT_BUFFER;
+  }
+
+  /**
+   * Starts reading after the events written more than the grace ago (those written since, by
+   * transactions perhaps still open, are read and ordered like any).
+   */
+  async start(): Promise<void> {
+    if (this.order || this.stopped) return;
+    this.order = new EventOrder<FeedEvent>(await this.repo.settledId(this.graceMs), this.graceMs);
+    this.arm(0);
+  }
+
+  /**
+   * Read now: a writer of this process calls it after its write commits. Cheap and coalesced: the
+   * pokes of one moment make one read (a poke during a read makes one more, right after it).
+   */
+  poke(): void {
+    if (this.stopped || !this.order) return;
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    if (this.due) return;
+    this.due = true;
+    this.arm(0);
+  }
+
+  /** The last id released to subscribers. */
+  get cursor(): bigint {
+    return this.order?.cursor ?? 0n;
+  }
+
+  /** Subscribers connected to this instance. */
+  get size(): number {
+    let n = 0;
+    for (const set of this.subscribers.values()) n += set.size;
+    return n;
+  }
+
+  /**
+   * A project's events from now on, or after `lastEventId` (its backlog from the database first).
+   * After stop(), the subscription has ended.
+   */
+  subscribe(projectId: string, lastEventId: bigint | null): Subscription {
+    const s = new Subscription(this.repo, projectId, lastEventId, this.cursor, this.bufferLimit, (sub) => {
+      const set = this.subscribers.get(sub.projectId);
+      if (set?.delete(sub) && !set.size) this.subscribers.delete(sub.projectId);
+    });
+    if (this.stopped) {
+      s.end("stopped");
+      return s;
+    }
+    let set = this.subscribers.get(projectId);
+    if (!set) this.subscribers.set(projectId, (set = new Set()));
+    set.add(s);
+    return s;
+  }
+
+  /** Deletes the events older than `retentionHours` (EVENTS_RETENTION_HOURS); answers how many. */
+  prune(retentionHours: number): Promise<number> {
+    return this.repo.prune(new Date(Date.now() - retentionHours * 3600_000));
+  }
+
+  /** Stops reading after a last read (what was written before the stop goes out), and ends every subscription. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.reading;
+    if (this.order) await this.read();
+    for (const set of this.subscribers.values()) for (const s of [...set]) s.end("stopped");
+    this.subscribers.clear();
+  }
+
+  private arm(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.tick(), ms);
+  }
+
+  private tick(): void {
+    this.timer = null;
+    this.due = false;
+    if (this.stopped) return;
+    this.reading = this.read().finally(() => {
+      this.reading = null;
+      if (this.stopped) return;
+      const soon = this.again || this.more;
+      this.again = false;
+      this.arm(soon ? 0 : this.opts.pollMs);
+    });
+  }
+
+  /** One read: the events after the cursor, released in order to their projects' subscribers. */
+  private async read(): Promise<void> {
+    const order = this.order!;
+    let rows: FeedEvent[];
+    try {
+      rows = await this.repo.after(order.cursor, this.pageSize);
+    } catch (e) {
+      if (!this.failing) this.log.warn({ err: e instanceof Error ? e.message : String(e) }, "reading events failed");
+      this.failing = true;
+      this.more = false;
+      return;
+    }
+    if (this.failing) this.log.info("reading events works again");
+    this.failing = false;
+    const released = order.offer(rows, Date.now());
+    this.more = rows.length === this.pageSize && released.length > 0;
+    for (const gap of order.takeSkipped())
+      this.log.debug({ from: String(gap.from), to: String(gap.to) }, "event ids never committed: skipped");
+    for (const e of released) {
+      if (e.projectId === null) continue;
+      const set = this.subscribers.get(e.projectId);
+      if (set) for (const s of set) s.push(e);
+    }
+  }
+}
+
+/**
+ * One subscriber's events, in id order, each once: the backlog (ids after its Last-Event-ID up to
+ * the feed's cursor when it subscribed, read from the database in pages) then the live events.
+ * `next()` is called by one reader at a time (the stream's pull).
+ */
+export class Subscription {
+  /** The last id handed out (or the starting point). */
+  private last: bigint;
+  private backlog: boolean;
+  private queue: FeedEvent[] = [];
+  private wake: (() => void) | null = null;
+  private ended: EndReason | null = null;
+  private resolveEnded!: (reason: EndReason) => void;
+  /** Resolves when it ends, with why (an overflow ends it while its reader may not be reading). */
+  readonly whenEnded = new Promise<EndReason>((resolve) => {
+    this.resolveEnded = resolve;
+  });
+
+  constructor(
+    private readonly repo: EventsRepo,
+    readonly projectId: string,
+    lastEventId: bigint | null,
+    /** The feed's cursor when it subscribed: the live events come after it. */
+    private readonly upTo: bigint,
+    private readonly bufferLimit: number,
+    private readonly onEnd: (s: Subscription) => void,
+  ) {
+    this.last = lastEventId ?? upTo;
+    this.backlog = lastEventId !== null && lastEventId < upTo;
+  }
+
+  /** Why it ended; null while it lasts. */
+  get endedBy(): EndReason | null {
+    return this.ended;
+  }
+
+  /** A live event of its project (from the feed, in id order). */
+  push(e: FeedEvent): void {
+    if (this.ended) return;
+    this.queue.push(e);
+    if (this.queue.length > this.bufferLimit) this.end("overflow");
+    this.wake?.();
+  }
+
+  /**
+   * The next events (one page of backlog, or the live events waiting; waits for one); null once it
+   * has ended (after the events already waiting when the feed stopped).
+   */
+  async next(): Promise<FeedEvent[] | null> {
+    for (;;) {
+      if (this.ended && this.ended !== "stopped") return null;
+      if (this.backlog) {
+        const page = await this.repo.after(this.last, DEFAULT_PAGE, { projectId: this.projectId, upTo: this.upTo });
+        if (page.length < DEFAULT_PAGE) this.backlog = false;
+        if (page.length) {
+          this.last = page.at(-1)!.id;
+          return page;
+        }
+        continue;
+      }
+      const fresh = this.queue.filter((e) => e.id > this.last);
+      this.queue = [];
+      if (fresh.length) {
+        this.last = fresh.at(-1)!.id;
+        return fresh;
+      }
+      if (this.ended) return null;
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
+      this.wake = null;
+    }
+  }
+
+  /** The client is gone. */
+  close(): void {
+    this.end("closed");
+  }
+
+  /** Ends it: `next()` answers null (after the waiting events when the feed stopped). */
+  end(reason: EndReason): void {
+    if (this.ended) return;
+    this.ended = reason;
+    if (reason === "overflow") this.queue = [];
+    this.onEnd(this);
+    this.resolveEnded(reason);
+    this.wake?.();
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * The webhook worker of one relay instance: every `pollMs` it fans new events out into deliveries
+ * (src/store/webhooks.repo.ts) and sends the due ones, signed with the standardwebhooks library.
+ * All its state is in the database, so a kill -9 loses nothing: a delivery leased by a dead
+ * instance is due again when its lease ends. Each webhook has at most CONCURRENCY requests in
+ * flight, and nothing waits on another webhook's requests (nor does any request of the relay's
+ * API wait on this worker). A worker error is logged; the next pass tries again.
+ */
+import { Webhook } from "standardwebhooks";
+import type { Logger } from "../../log.ts";
+import type { ClaimedDelivery, WebhooksRepo } from "../../store/webhooks.repo.ts";
+import type { WebhookSecrets } from "./webhooks.service.ts";
+import { checkWebhookUrl, UrlRefused } from "./url-guard.ts";
+
+/** Requests in flight per webhook. */
+const CONCURRENCY = 4;
+/** Events read per webhook and pass. */
+const FAN_OUT_BATCH = 1000;
+/** Events written longer ago than this are taken as all visible: the cursor moves past them. */
+const SETTLE_MS = 5000;
+/** The retry delays in units of the base (5 s: 5 s, 30 s, 2 min, 10 min, 30 min, 1 h), then every 3 h. */
+const BACKOFF = [1, 6, 24, 120, 360, 720];
+const BACKOFF_AFTER = 2160;
+/** Retries end this many bases after the delivery was created (5 s: 24 h). */
+const GIVE_UP_BASES = 17_280;
+const MAX_ERROR_CHARS = 500;
+/** A lease is the request's timeout and this: the URL's DNS look-up (at most 5 s) and recording the attempt. */
+const LEASE_MARGIN_MS = 10_000;
+
+export interface DeliveryConfig {
+  pollMs: number;
+  /** The first retry's delay; the others are multiples (BACKOFF). */
+  retryBaseMs: number;
+  /** A request without an answer within this long fails (and is retried). */
+  timeoutMs: number;
+  allowPrivate: boolean;
+}
+
+/** The delay before the retry that follows `attempts` failed attempts. */
+export const retryDelayMs = (attempts: number, baseMs: number): number =>
+  (BACKOFF[attempts - 1] ?? BACKOFF_AFTER) * baseMs;
+
+/** The body of a delivery: the event's type, when it happened and its data. */
+export const deliveryBody = (d: Pick<ClaimedDelivery, "type" | "eventAtMs" | "data">): string =>
+  `{"type":${JSON.stringify(d.type)},"timestamp":${JSON.stringify(new Date(d.eventAtMs).toISOString())},"data":${d.data}}`;
+
+export class WebhookWorker {
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  private readonly stopping = new AbortController();
+  /** Requests in flight per webhook id. */
+  private readonly inFlight = new Map<string, number>();
+  private readonly sends = new Set<Promise<void>>();
+
+  constructor(
+    private readonly deps: {
+      repo: WebhooksRepo;
+      secrets: WebhookSecrets;
+      log: Logger;
+      config: DeliveryConfig;
+      /** The lease of a claimed delivery: longer than a request may take. */
+      leaseMs?: number;
+    },
+  ) {}
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.pass()
+        .catch((e) => this.deps.log.error({ err: e instanceof Error ? e.message : String(e) }, "webhook worker failed"))
+        .finally(() => {
+          this.running = null;
+          this.schedule(this.deps.config.pollMs);
+        });
+    }, ms);
+  }
+
+  /** One pass: fan out, then claim and send what is due (the sends go on after the pass). */
+  async pass(): Promise<void> {
+    const { repo } = this.deps;
+    await repo.fanOut(FAN_OUT_BATCH, SETTLE_MS);
+    const busy = [...this.inFlight].filter(([, n]) => n >= CONCURRENCY).map(([id]) => id);
+    for (const webhookId of await repo.dueWebhooks(busy)) {
+      if (this.stopped) return;
+      const room = CONCURRENCY - (this.inFlight.get(webhookId) ?? 0);
+      if (room <= 0) continue;
+      const claimed = await repo.claim(webhookId, room, this.leaseMs());
+      for (const d of claimed) this.track(d);
+    }
+  }
+
+  /** Longer than sending may take (a DNS look-up, the request, recording it); after a kill -9, the wait. */
+  private leaseMs(): number {
+    return this.deps.leaseMs ?? this.deps.config.timeoutMs + LEASE_MARGIN_MS;
+  }
+
+  private track(d: ClaimedDelivery): void {
+    this.inFlight.set(d.webhookId, (this.inFlight.get(d.webhookId) ?? 0) + 1);
+    const p: Promise<void> = this.deliver(d)
+      .catch((e) =>
+        this.deps.log.error(
+          { webhookId: d.webhookId, eventId: d.eventId.toString(), err: e instanceof Error ? e.message : String(e) },
+          "recording a webhook delivery failed",
+        ),
+      )
+      .finally(() => {
+        const n = (this.inFlight.get(d.webhookId) ?? 1) - 1;
+        if (n > 0) this.inFlight.set(d.webhookId, n);
+        else this.inFlight.delete(d.webhookId);
+        this.sends.delete(p);
+      });
+    this.sends.add(p);
+  }
+
+  /** Sends one delivery and records the attempt. */
+  private async deliver(d: ClaimedDelivery): Promise<void> {
+    const { repo, config } = this.deps;
+    const outcome = await this.send(d);
+    if (this.stopped && outcome.aborted) return await repo.release(d.id); // due again, for the next start
+    const attempts = d.attempts + 1;
+    const delivered = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
+    const giveUp = !delivered && (d.data === null || Date.now() - d.createdAtMs >= GIVE_UP_BASES * config.retryBaseMs);
+    const nextAt = delivered || giveUp ? null : new Date(Date.now() + retryDelayMs(attempts, config.retryBaseMs));
+    await repo.attempted(d.id, {
+      delivered,
+      responseStatus: outcome.status,
+      error: delivered ? null : (outcome.error ?? `HTTP ${outcome.status}`).slice(0, MAX_ERROR_CHARS),
+      nextAt,
+    });
+    const fields = { webhookId: d.webhookId, eventId: d.eventId.toString(), attempts, status: outcome.status };
+    if (delivered) this.deps.log.debug(fields, "webhook delivered");
+    else
+      this.deps.log.warn(
+        { ...fields, err: outcome.error, retryAt: nextAt?.toISOString() ?? null },
+        giveUp ? "webhook delivery failed: given up" : "webhook delivery failed: will retry",
+      );
+  }
+
+  private async send(d: ClaimedDelivery): Promise<{ status: number | null; error?: string; aborted?: boolean }> {
+    const { config } = this.deps;
+    if (d.data === null) return { status: null, error: "the event is no longer kept" };
+    try {
+      await checkWebhookUrl(d.url, config.allowPrivate); // again, after DNS: the host may point elsewhere now
+    } catch (e) {
+      return { status: null, error: e instanceof UrlRefused ? `${e.reason}: ${e.message}` : String(e) };
+    }
+    const msgId = `evt_${d.eventId}`;
+    const now = new Date();
+    const body = deliveryBody(d);
+    let signature: string;
+    try {
+      signature = new Webhook(this.deps.secrets.open(d.webhookId, d.secret)).sign(msgId, now, body);
+    } catch (e) {
+      return { status: null, error: `cannot sign: ${e instanceof Error ? e.message : String(e)}` };
+    }
+    try {
+      const res = await fetch(d.url, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "user-agent": "stellar-sponsor-relay-webhooks",
+          "webhook-id": msgId,
+          "webhook-timestamp": String(Math.floor(now.getTime() / 1000)),
+          "webhook-signature": signature,
+        },
+        body,
+        redirect: "manual", // a redirect is not followed (it could point anywhere): not a 2xx, retried
+        signal: AbortSignal.any([AbortSignal.timeout(config.timeoutMs), this.stopping.signal]),
+      });
+      await res.body?.cancel().catch(() => {});
+      return { status: res.status };
+    } catch (e) {
+      const aborted = this.stopping.signal.aborted;
+      const timedOut = e instanceof Error && e.name === "TimeoutError";
+      return {
+        status: null,
+        aborted,
+        error: timedOut ? `no answer within ${config.timeoutMs} ms` : e instanceof Error ? e.message : String(e),
+      };
+    }
+  }
+
+  /** Stops the passes and aborts the requests in flight (their deliveries are due again at once). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.stopping.abort();
+    await this.running?.catch(() => {});
+    await Promise.all([...this.sends]);
+  }
+}
