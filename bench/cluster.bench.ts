@@ -42,7 +42,8 @@
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { Networks } from "@stellar/stellar-sdk";
-import { type ClusterProc, type Nets, startCluster } from "./cluster/cluster-proc.ts";
+import { type ClusterProc, heldActive, type Nets, startCluster } from "./cluster/cluster-proc.ts";
+import type { PoolView } from "../src/models.ts";
 import { RedisCommands } from "./cluster/counters.ts";
 import { measureIdle, runClusterPhase } from "./cluster/phase.ts";
 import { privateRedis, type RedisTarget, sharedRedis } from "./cluster/redis-proc.ts";
@@ -119,7 +120,7 @@ async function clusterRun(size: number, { nets, gen, redisTarget, redis, st }: S
   try {
     const spread = await cluster.waitSpread();
     const startedInMs = Date.now() - t0;
-    const active = (p: { totals: { active: number } }[]) => p.map((v) => v.totals.active);
+    const active = (p: PoolView[]) => p.map(heldActive);
     say(`  started in ${ms(startedInMs)} ms, channels ${active(spread.pools).join("/")}`);
     run = {
       instances: size,

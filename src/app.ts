@@ -33,6 +33,13 @@ import type { Logger } from "./log.ts";
 import type { RelayMetrics } from "./metrics.ts";
 import { metricsPlugin } from "./http/metrics.ts";
 import { corsPlugin, parseCorsOrigins } from "./http/cors.ts";
+import { channelsDialect, compatRoutes } from "./http/compat.routes.ts";
+import { ConsoleSessions } from "./http/console-session.ts";
+import { sessionRoutes } from "./http/session.routes.ts";
+import { consoleRoutes } from "./http/console.routes.ts";
+import { statsRoutes } from "./http/stats.routes.ts";
+import type { AdminStatsRepo } from "./store/admin-stats.repo.ts";
+import { MemoryCheckpoints } from "./store/checkpoints.ts";
 
 export const VERSION = "0.1.0";
 
@@ -57,6 +64,10 @@ export interface AppDeps {
   webhooks?: WebhooksService;
   /** The admin API's bearer token; without it the admin API does not exist (404). */
   adminToken?: string;
+  /** The operator console's sessions (default: in this process). */
+  sessions?: ConsoleSessions;
+  /** The console overview's figures (GET /v1/admin/stats; without them, no such route). */
+  stats?: AdminStatsRepo;
   storage: () => Promise<{ database: string; status: string; checkpoints: string }>;
   log: Logger;
   maxBodyBytes: number;
@@ -87,9 +98,10 @@ export const serveOptions = (log: Logger, hstsMaxAge?: number) => ({
 
 export function createApp(deps: AppDeps) {
   const lifecycle = deps.lifecycle ?? new Lifecycle(() => []);
+  const sessions = deps.sessions ?? new ConsoleSessions(new MemoryCheckpoints(10_000));
   // normalize off: a body with an unknown field is a VALIDATION_ERROR (where its schema says so), never silently dropped
   const app = new Elysia({ normalize: false, serve: serveOptions(deps.log, deps.hstsMaxAge) })
-    .use(errorsPlugin({ log: deps.log, hstsMaxAge: deps.hstsMaxAge }))
+    .use(errorsPlugin({ log: deps.log, hstsMaxAge: deps.hstsMaxAge, dialects: [channelsDialect] }))
     .use(
       deps.metrics
         ? metricsPlugin({
@@ -105,19 +117,31 @@ export function createApp(deps: AppDeps) {
     .use(lifecyclePlugin(lifecycle))
     .use(probeRoutes(lifecycle))
     .use(openapiRoutes({ title: "Stellar sponsorship relay", version: VERSION }))
-    .use(authPlugin(deps))
+    .use(consoleRoutes())
+    .use(authPlugin({ ...deps, sessions }))
     .use(bodyLimitPlugin(deps.maxBodyBytes))
     .use(inputPlugin({ maxBodyBytes: deps.maxBodyBytes }))
     .use(sponsorRoutes(deps))
     .use(transactionRoutes(deps))
     .use(simulateRoutes(deps))
     .use(estimateRoutes(deps))
+    .use(compatRoutes({ ...deps, fees: deps.simulate.fees }))
     .use(eventsRoutes({ events: deps.events, heartbeatMs: deps.eventsHeartbeatMs ?? 15_000 }))
     .use(deps.adminToken ? adminRoutes(deps) : new Elysia())
     .use(deps.adminToken ? channelRoutes(deps) : new Elysia())
     .use(deps.adminToken && deps.webhooks ? webhookRoutes({ webhooks: deps.webhooks }) : new Elysia())
     .use(deps.adminToken ? adminTransactionRoutes(deps) : new Elysia())
-    .use(healthRoutes({ gateways: deps.gateways, version: VERSION, startedAt: deps.startedAt, storage: deps.storage }));
+    .use(deps.adminToken ? sessionRoutes({ sessions, trustProxy: deps.trustProxy }) : new Elysia())
+    .use(deps.adminToken && deps.stats ? statsRoutes({ stats: deps.stats }) : new Elysia())
+    .use(
+      healthRoutes({
+        gateways: deps.gateways,
+        version: VERSION,
+        startedAt: deps.startedAt,
+        storage: deps.storage,
+        starting: () => lifecycle.starting(),
+      }),
+    );
   for (const [name, net] of Object.entries(deps.localnets)) {
     const base = `/localnet/${name}`;
     app.use(

@@ -26,7 +26,7 @@ import { EventsRepo } from "./store/events.repo.ts";
 import { EventFeed } from "./relay/event-feed.ts";
 import { ProjectsRepo } from "./store/projects.repo.ts";
 import { CreditsRepo } from "./store/credits.repo.ts";
-import { openCheckpoints } from "./store/checkpoints.ts";
+import { MemoryCheckpoints, openCheckpoints } from "./store/checkpoints.ts";
 import { ProjectActors } from "./relay/project-actors.ts";
 import { ProjectsService, type ProjectNotice } from "./relay/projects.service.ts";
 import { PROJECT_POLICY_DEFAULTS, anonymousPolicy } from "./relay/policy.ts";
@@ -38,8 +38,11 @@ import { WebhookSecrets, WebhooksService } from "./relay/webhooks/webhooks.servi
 import { WebhookWorker } from "./relay/webhooks/deliveries.ts";
 import type { Logger } from "./log.ts";
 import { lockDataDir } from "./store/instance-lock.ts";
+import { databaseStep, readyLine, storeOf } from "./start-summary.ts";
 import { Cluster } from "./store/cluster.ts";
 import { hostname } from "node:os";
+import { ConsoleSessions } from "./http/console-session.ts";
+import { AdminStatsRepo } from "./store/admin-stats.repo.ts";
 
 const PUBLIC_PASSPHRASES: Record<NetworkName, string> = { testnet: Networks.TESTNET, mainnet: Networks.PUBLIC };
 
@@ -171,6 +174,7 @@ async function start(
   const submitters: Partial<Record<NetworkName, Submitter>> = {};
   const retry = { ...RETRY_POLICY, tryAgainLaterMs: config.TRY_AGAIN_LATER_MS };
   const metrics = new RelayMetrics();
+  log.info({ store: storeOf(config) }, databaseStep(config));
   const database = await openDatabase({
     url: config.DATABASE_URL,
     dataDir: config.DATA_DIR,
@@ -307,6 +311,12 @@ async function start(
     pools,
     webhooks,
     adminToken: config.ADMIN_TOKEN,
+    // console sessions where the checkpoints are: Redis (every instance sees them), else this process
+    sessions: new ConsoleSessions(
+      checkpoints.kind === "redis" ? checkpoints.store : new MemoryCheckpoints(10_000),
+      config.ADMIN_SESSION_TTL_S,
+    ),
+    stats: new AdminStatsRepo(database.db),
     storage: async () => ({
       database: database.kind,
       status: (await database.ping()) ? "ok" : "down",
@@ -398,7 +408,7 @@ async function start(
           gw.watcher.poke(); // confirm the moment the embedded ledger closes
           const closedAtMs = net.header.closeTimeMs; // when the close began; applied by now
           const at = { closedAtMs, appliedAtMs: Date.now() };
-          log.info({ network: name, ledger: l.sequence, txs: l.txHashes.length, ...at }, "ledger closed");
+          log.debug({ network: name, ledger: l.sequence, txs: l.txHashes.length, ...at }, "ledger closed");
         });
         if (!net.account(funder!.publicKey()))
           throw new Error(
@@ -437,6 +447,10 @@ async function start(
         cluster: cluster && { coordination: cluster, tell: (n) => cluster.publish(n) },
       });
       pools[name] = pool;
+      log.info(
+        { network: name, channels: channelCounts[name] },
+        `starting the ${name} channel pool: ${channelCounts[name]} channel accounts (a first start funds them, a few ledgers)`,
+      );
       if (net) await calledOff(startLocalPool(pool, net), signal);
       else void startUpstreamPool(pool, log);
     }
@@ -448,6 +462,13 @@ async function start(
   recover(); // what a crash left unsettled, at once
   webhookWorker.start(); // events to webhooks, from this instance too (deliveries are leased one instance at a time)
   log.info({ port: app.server!.port }, "relay listening");
+  const networks = Object.fromEntries(
+    Object.keys(gateways).map((n) => {
+      const embedded = !upstream[n as NetworkName];
+      return [n, { embedded, rpc: embedded ? `${url}/localnet/${n}/rpc` : upstream[n as NetworkName]! }];
+    }),
+  );
+  log.info({ url }, readyLine(config, { url, networks, channels: channelCounts }));
 
   return {
     url,

@@ -25,6 +25,8 @@ export type AnonymousPolicyPatch = PolicyPatch;
 export const ConfigSchema = Type.Object({
   PORT: Type.Integer({ default: 3000, minimum: 0, maximum: 65535 }),
   LOG_LEVEL: oneOf(LOG_LEVELS, "info"),
+  /** json (lines for machines) or pretty (pino-pretty, for people); unset: pretty on a terminal, else json. */
+  LOG_FORMAT: Type.Optional(Type.Union([Type.Literal("json"), Type.Literal("pretty")])),
   DATA_DIR: Type.String({ default: "./.data" }),
   DATABASE_URL: Type.Optional(Type.String({ minLength: 1 })),
   /** A Postgres schema for every table (tests isolate suites with it); default: the search path's. */
@@ -78,6 +80,8 @@ export const ConfigSchema = Type.Object({
   TRUST_PROXY: Type.Boolean({ default: false }),
   /** Bearer token of the admin API; without it the admin API answers 404. */
   ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  /** How long an operator console session lasts (seconds) before signing in again. */
+  ADMIN_SESSION_TTL_S: NumberFromEnv(8 * 3600, 60),
   REDIS_URL: Type.Optional(Type.String({ minLength: 1 })),
   /** Prefix of the relay's Redis keys. */
   REDIS_PREFIX: Type.String({ default: "relay:" }),

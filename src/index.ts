@@ -16,7 +16,7 @@ try {
   process.exit(1);
 }
 
-const log = createLogger(config.LOG_LEVEL);
+const log = createLogger(config.LOG_LEVEL, undefined, config.LOG_FORMAT ?? (process.stdout.isTTY ? "pretty" : "json"));
 // the signals are heard from the start on: one while starting calls the start off (what it had
 // opened is closed, the data directory unlocked; a step under way, such as a database connection,
 // runs to its timeout first), a second one then exits at once; one after the start stops the relay

@@ -1,5 +1,9 @@
-/** Structured JSON logs (pino). Secrets are never passed to it; `redact` is a second line of defence. */
+/**
+ * Structured logs (pino): JSON lines, or pino-pretty's lines for a person at a terminal. Secrets are
+ * never passed to it; `redact` is a second line of defence.
+ */
 import pino from "pino";
+import pretty from "pino-pretty";
 
 export type Logger = pino.Logger;
 
@@ -7,10 +11,19 @@ export type Logger = pino.Logger;
 const SECRET_FIELDS = ["secret", "secretKey", "apiKey", "authorization", "transaction"];
 const CENSOR = "[redacted]";
 
-/** A logger writing JSON lines to stdout, or to `destination` (tests capture the lines with one). */
-export function createLogger(level = process.env.LOG_LEVEL ?? "info", destination?: pino.DestinationStream): Logger {
+/**
+ * A logger writing JSON lines to stdout, or to `destination` (tests capture the lines with one);
+ * `format` pretty: coloured lines for people (pino-pretty, in this thread, synchronously).
+ */
+export function createLogger(
+  level = process.env.LOG_LEVEL ?? "info",
+  destination?: pino.DestinationStream,
+  format: "json" | "pretty" = "json",
+): Logger {
   const redact = { paths: [...SECRET_FIELDS, ...SECRET_FIELDS.map((f) => `*.${f}`)], censor: CENSOR };
   const options = { level, base: undefined, redact };
+  if (format === "pretty")
+    return pino(options, pretty({ sync: true, colorize: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" }));
   return destination ? pino(options, destination) : pino(options);
 }
 

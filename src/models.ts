@@ -256,16 +256,24 @@ export type CreditBalance = Static<typeof CreditBalance>;
 const poolStroops = Type.String({ description: "stroops" });
 const inFlight = () => Type.Object({ count: Type.Number(), fees: poolStroops });
 
+const unknownElsewhere = <T extends TSchema>(s: T) =>
+  Type.Union([s, Type.Null()], { description: "null: held by another instance, which alone knows it" });
+
 export const ChannelView = Type.Object(
   {
     publicKey: Type.String(),
     state: Type.String({ description: "creating, active or draining" }),
-    balance: poolStroops,
-    available: Type.String({
-      description: "stroops it can still pay: balance less its reserve and the fees in flight",
+    balance: Type.Union([poolStroops, Type.Null()], {
+      description: "stroops (another instance's channel: read from the network; null if it did not answer)",
     }),
-    sequence: Type.String(),
-    inFlight: inFlight(),
+    available: unknownElsewhere(
+      Type.String({ description: "stroops it can still pay: balance less its reserve and the fees in flight" }),
+    ),
+    sequence: Type.Union([Type.String(), Type.Null()]),
+    inFlight: unknownElsewhere(inFlight()),
+    holder: Type.Union([Type.String(), Type.Null()], {
+      description: "the instance holding the channel (several instances); null: the only instance, or none right now",
+    }),
   },
   { $id: "Channel" },
 );
@@ -275,7 +283,7 @@ export const PoolView = Type.Object(
   {
     network: Type.String(),
     instance: Type.Union([Type.String(), Type.Null()], {
-      description: "the answering instance (several share the channels: each lists those it holds); null: the only one",
+      description: "the answering instance (any instance lists every channel, with its holder); null: the only one",
     }),
     funder: Type.Object({ publicKey: Type.String(), balance: poolStroops }),
     target: Type.Number({ description: "the channel count asked for" }),

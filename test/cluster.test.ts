@@ -41,7 +41,10 @@ async function holdings(cluster: Cluster, which: number[]): Promise<Holdings> {
   const answers = await Promise.all(
     which.map(async (i) => {
       const body = await cluster.channels(i, "mainnet").catch(() => null);
-      const active = (body?.channels ?? []).filter((c: { state: string }) => c.state === "active");
+      // any instance lists the whole pool: the channels it holds are those whose holder it is
+      const active = (body?.channels ?? []).filter(
+        (c: { state: string; holder: unknown }) => c.state === "active" && c.holder === body?.instance,
+      );
       return {
         id: cluster.instances[i]!.id,
         instance: body?.instance,

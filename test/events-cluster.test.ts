@@ -37,7 +37,8 @@ describe.skipIf(!enabled)("the event stream in a cluster", () => {
         async () => {
           const known = await Promise.all([0, 1].map((i) => c.admin(i, "GET", `/projects/${id}`)));
           const pools = await Promise.all([0, 1].map((i) => c.channels(i, "testnet")));
-          return known.every((r) => r.status === 200) && pools.some((p) => p?.channels?.length);
+          const holds = (p: any) => p?.channels?.some((ch: { holder: unknown }) => ch.holder === p.instance);
+          return known.every((r) => r.status === 200) && pools.some(holds);
         },
         60_000,
         100,

@@ -6,6 +6,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Keypair, rpc } from "@stellar/stellar-sdk";
 import { expectError, xdrOf } from "./support/harness.ts";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
+import { spawnRelay, tempDir } from "./support/processes.ts";
+import { seedPglite } from "./support/pglite.ts";
 
 let r: TestRelay;
 beforeAll(async () => {
@@ -102,3 +104,36 @@ test("a failure says what happened in plain words: included and failed, or a bad
   expect(badAuth.body.error.message).toContain("tx_bad_auth");
   expect(badAuth.body.error.message).toContain(`"${r.passphrase}"`);
 });
+
+test("at start: what it is doing, then one line to act on (URL, networks, store without password, Redis, pools, docs)", async () => {
+  const db = process.env.TEST_DATABASE_URL;
+  const dir = tempDir("relay-summary-");
+  const schema = `t_${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
+  // a password in the URL (trust auth ignores it) must not be shown
+  const withPassword = db?.replace("://postgres@", "://postgres:hunter2-secret@");
+  if (!db) await seedPglite(dir.path);
+  const relay = await spawnRelay({
+    DATA_DIR: dir.path,
+    LEDGER_CLOSE_MS: "200",
+    ...(withPassword ? { DATABASE_URL: withPassword, DATABASE_SCHEMA: schema } : {}),
+  });
+  try {
+    for (let i = 0; i < 50 && !relay.lines.some((l) => l.includes("relay ready on")); i++) await Bun.sleep(20);
+    const ready = relay.lines.map((l) => JSON.parse(l).msg as string).find((m) => m.startsWith("relay ready on"))!;
+    expect(ready).toContain(`relay ready on ${relay.url}`);
+    expect(ready).toContain(`testnet: embedded localnet (${relay.url}/localnet/testnet/rpc)`);
+    expect(ready).toContain(withPassword ? `store: Postgres 127.0.0.1:5432/test (schema ${schema})` : "store: PGlite in");
+    expect(ready).toContain("in-memory limits (no Redis)");
+    expect(ready).toContain("channel pools: testnet 4, mainnet 4");
+    expect(ready).toContain(`docs: ${relay.url}/openapi`);
+    expect(relay.lines.join("\n")).not.toContain("hunter2");
+  } finally {
+    await relay.kill("SIGTERM");
+    if (db) {
+      const sql = (await import("postgres")).default(db, { max: 1, onnotice: () => {} });
+      await sql.unsafe(`drop schema if exists "${schema}" cascade`);
+      await sql.end();
+    }
+    dir.done();
+  }
+}, 60_000);

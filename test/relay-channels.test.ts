@@ -374,7 +374,7 @@ describe("top-ups", () => {
     // the ledger's balance and the pool's view return to the starting balance
     await until("the channel to be topped up", async () => {
       const c = (await view(r)).channels[0]!;
-      return balanceOf(r, channel) === start2 && c.balance === start2.toString() && c.inFlight.count === 0;
+      return balanceOf(r, channel) === start2 && c.balance === start2.toString() && c.inFlight?.count === 0;
     });
     const c = (await view(r)).channels[0]!;
     expect(c.available).toBe((start2 - 10_000_000n).toString()); // less the 1 XLM reserve
@@ -460,7 +460,6 @@ describe("a pool of three that the tests leave as it is", () => {
     await bad("PUT", "/channels", { network: "futurenet", count: 2 });
     await bad("PUT", "/channels", "{not json");
     await bad("GET", "/channels?network=futurenet");
-    await bad("GET", "/channels");
     await bad("DELETE", `/channels/${v.channels[0]!.publicKey}?network=futurenet`);
 
     for (const headers of [

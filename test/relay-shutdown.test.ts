@@ -129,11 +129,15 @@ test("SIGTERM while starting: the start is called off, what it opened is closed,
     // /health answers before the relay is started: the channel pools wait for a first ledger, 10 s away
     const starting = await spawn(
       "src/index.ts",
-      { DATA_DIR: dir.path, PORT: "0", LOG_LEVEL: "info", LEDGER_CLOSE_MS: "10000" },
+      { DATA_DIR: dir.path, PORT: "0", LOG_LEVEL: "debug", LEDGER_CLOSE_MS: "10000" }, // debug: ledger closes
       "LOCAL NETWORK: testnet is an embedded localnet, not the public testnet",
     );
     const rpc = String(starting.ready.rpc);
     expect((await fetch(new URL("/health/live", rpc))).status).toBe(200);
+    // not ready to sponsor yet: /health says so (503 starting, naming what), as /health/ready does
+    const health = await fetch(new URL("/health", rpc));
+    expect(health.status).toBe(503);
+    expect(await health.json()).toMatchObject({ status: "starting", starting: ["testnet channel pool", "mainnet channel pool"] });
     expect(dataDirLocked(dir.path)).toBe(true);
     const signalled = Date.now();
     starting.proc.kill("SIGTERM");

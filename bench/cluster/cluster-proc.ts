@@ -141,8 +141,8 @@ export async function startCluster(
       const p = await pools().catch(() => null);
       const spread =
         p !== null &&
-        p.reduce((a, v) => a + v.totals.active, 0) === channels &&
-        p.every((v) => v.totals.active >= fair && v.totals.creating === 0 && v.totals.draining === 0);
+        p.reduce((a, v) => a + heldActive(v), 0) === channels &&
+        p.every((v) => heldActive(v) >= fair && v.totals.creating === 0 && v.totals.draining === 0);
       if (p && (spread || Date.now() - t0 > timeoutMs)) return { pools: p, spread, ms: Date.now() - t0 };
       if (Date.now() - t0 > timeoutMs + 30_000) throw new Error("the instances' pools did not answer");
       await Bun.sleep(250);
@@ -150,3 +150,7 @@ export async function startCluster(
   };
   return { ids, instances, schema, prefix, pools, waitSpread, stop: stopAll };
 }
+
+/** The active channels the answering instance holds (any instance lists the whole pool, with each holder). */
+export const heldActive = (v: PoolView): number =>
+  v.channels.filter((c) => c.state === "active" && c.holder === v.instance).length;

@@ -76,7 +76,7 @@ export async function startRelay(opts: RelayOpts): Promise<RelayProc> {
     PORT: String(port),
     DATA_DIR: dataDir,
     ADMIN_TOKEN,
-    LOG_LEVEL: "info",
+    LOG_LEVEL: "debug", // the embedded networks' "ledger closed" lines are debug
     MAINNET_CHANNELS: "8",
   };
   if (opts.db === "postgres") {

@@ -1,18 +1,19 @@
 /**
  * Authentication and rate limiting, before any other work (before the body is parsed, so that
  * invalid requests count too):
- * - /v1/admin/*: `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time (the routes do
+ * - /v1/admin/*: `Authorization: Bearer <ADMIN_TOKEN>`, compared in constant time, or the operator
+ *   console's session cookie (with X-CSRF-Token on a change; console-session.ts) (the routes do
  *   not exist without ADMIN_TOKEN: 404);
  * - every other /v1 request: X-API-Key (or `Authorization: Bearer <key>`) -> project (none: the anonymous testnet relay, per client
  *   IP), then one rate-limit token from the project's actor, with the RateLimit-* headers
  *   (and X-RateLimit-*) on the response, and 429 + Retry-After when the bucket is empty;
  * - a key this process does not know as valid (malformed, unknown, revoked, or not yet looked up)
  *   first takes a token from the client IP's anonymous bucket, before the database lookup: bad keys
- *   are limited per IP like anonymous requests, and cannot buy lookups without limit.
+ *   are limited per IP like anonymous requests, and cannot buy lookups without limit;
+ * - /compat/* (other protocols, compat.routes.ts) as /v1, but a key not of the relay's form (not sr_...) is no key.
  */
-import { timingSafeEqual } from "node:crypto";
 import { Elysia } from "elysia";
-import { HttpError } from "./errors.ts";
+import { type AdminAuth, type ConsoleSessions, adminAuthenticator } from "./console-session.ts";
 import { clientIp } from "./caller.ts";
 import { endOfTurn } from "./turn.ts";
 import { ProjectsService, type Principal } from "../relay/projects.service.ts";
@@ -23,6 +24,11 @@ import { requestPath } from "./request-path.ts";
 /** What the auth plugin's onRequest puts on the context of a /v1 request (not the admin API's): its caller. */
 export interface CallerContext {
   principal: Principal;
+}
+
+/** What the auth plugin's onRequest puts on the context of an admin request: how it was authorized. */
+export interface AdminContext {
+  adminAuth: AdminAuth;
 }
 
 /**
@@ -43,8 +49,6 @@ export function callerNetwork(principal: Principal, requested: NetworkName | und
   return network;
 }
 
-const digest = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest();
-
 /**
  * An API key sent as `Authorization: Bearer <key>` (what OpenZeppelin's clients and most HTTP tools
  * send): taken as X-API-Key is, so that a caller who sent a key is never served anonymously.
@@ -58,9 +62,11 @@ export function authPlugin(deps: {
   projects: ProjectsService;
   actors: ProjectActors;
   adminToken?: string;
+  /** The console's sessions (none: the bearer token only). */
+  sessions?: ConsoleSessions;
   trustProxy: boolean;
 }) {
-  const admin = deps.adminToken ? digest(deps.adminToken) : null;
+  const admin = deps.adminToken ? adminAuthenticator({ adminToken: deps.adminToken, sessions: deps.sessions }) : null;
   /** Takes one token from an actor's bucket: the RateLimit headers on the response, 429 when it is empty. */
   const take = async (actor: ProjectActor, headers: Record<string, unknown>) => {
     const admitted = await deps.actors.admit(actor);
@@ -77,19 +83,20 @@ export function authPlugin(deps: {
   return new Elysia({ name: "auth" }).onRequest(async (context) => {
     const { request, server, set } = context;
     const path = requestPath(request.url);
-    if (!path.startsWith("/v1/")) return;
+    // /compat: other protocols of the same API (compat.routes.ts), keys and rate limits as /v1's
+    const compat = path.startsWith("/compat/");
+    if (!compat && !path.startsWith("/v1/")) return;
     if (path.startsWith("/v1/admin/") || path === "/v1/admin") {
       if (!admin) return; // no admin API: the router answers 404
-      const m = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "");
-      if (!m || !timingSafeEqual(digest(m[1]!), admin))
-        throw new HttpError("UNAUTHORIZED", "the admin API needs Authorization: Bearer <ADMIN_TOKEN>", {
-          "WWW-Authenticate": "Bearer",
-        });
+      const adminAuth = await admin(request, path, clientIp(request, server, deps.trustProxy));
+      (context as typeof context & AdminContext).adminAuth = adminAuth;
       return;
     }
     const ip = clientIp(request, server, deps.trustProxy); // before the wait: the client may be gone after it
     await endOfTurn(); // this turn's requests go on together, stage by stage (turn.ts)
-    const apiKey = request.headers.get("x-api-key") ?? bearer(request);
+    const sent = request.headers.get("x-api-key") ?? bearer(request);
+    // a compat client's key not of this relay's form (another service's, or a placeholder) is no key: anonymous
+    const apiKey = compat && sent !== null && !sent.startsWith("sr_") ? null : sent;
     if (apiKey !== null && !deps.projects.isKnownKey(apiKey))
       await take(await deps.actors.anonymousFor(ip), set.headers);
     const principal = await deps.projects.authenticate(apiKey, ip);

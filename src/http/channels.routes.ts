@@ -6,12 +6,29 @@ import { adminSecurity } from "./openapi.ts";
 import { RelayError } from "../errors.ts";
 import type { ChannelPool } from "../relay/pool/channel-pool.ts";
 import { PoolView } from "../models.ts";
-import type { NetworkName } from "../network/gateway.ts";
+import { NETWORKS, type NetworkName } from "../network/gateway.ts";
 
 const network = t.Union([t.Literal("testnet"), t.Literal("mainnet")], { error: "network must be testnet or mainnet" });
 /** Any channel route: bad input (400), no or a wrong token (401), a bug (500), no pool for the network (503). */
 const errors = errorResponses(400, 401, 500, 503);
-const detail = (summary: string) => ({ summary, tags: ["admin"], security: adminSecurity });
+const detail = (summary: string, description?: string) => ({
+  summary,
+  ...(description ? { description } : {}),
+  tags: ["admin"],
+  security: adminSecurity,
+});
+const PoolList = t.Object(
+  {
+    pools: t.Array(PoolView),
+    unavailable: t.Array(
+      t.Object({
+        network: t.String(),
+        reason: t.String({ description: "starting, or not_configured (no funder secret)" }),
+      }),
+    ),
+  },
+  { $id: "ChannelPools" },
+);
 /** Most channels a pool may have (each is an account on the network, funded by the funder). */
 export const MAX_CHANNELS = 1000;
 
@@ -38,11 +55,29 @@ export function channelRoutes(deps: {
     );
   };
   return new Elysia({ name: "channels.routes", prefix: "/v1/admin" })
-    .get("/channels", ({ query }) => pool(query.network).list(), {
-      query: t.Object({ network }),
-      response: { 200: PoolView, ...errors },
-      detail: detail("A network's channel accounts: state, balance, fees in flight, and totals"),
-    })
+    .get(
+      "/channels",
+      async ({ query }) => {
+        if (query.network) return await pool(query.network).whole();
+        const pools: PoolView[] = [];
+        const unavailable: { network: NetworkName; reason: string }[] = [];
+        for (const n of NETWORKS) {
+          const p = deps.pools[n];
+          if (p) pools.push(await p.whole());
+          else unavailable.push({ network: n, reason: deps.poolsExpected?.includes(n) ? "starting" : "not_configured" });
+        }
+        return { pools, unavailable };
+      },
+      {
+        query: t.Object({ network: t.Optional(network) }),
+        response: { 200: t.Union([PoolView, PoolList]), ...errors },
+        detail: detail(
+          "Channel accounts: state, balance, holder, fees in flight, and totals",
+          "With `network`, that network's pool (a ChannelPool); without, every network's (ChannelPools). Any " +
+            "instance lists every channel of the pool, with the instance holding it.",
+        ),
+      },
+    )
     .put(
       "/channels",
       async ({ body, set }) => {

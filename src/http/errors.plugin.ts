@@ -95,7 +95,16 @@ export function securityHeaders(path: string, hstsMaxAge: number): Record<string
 
 const pathOf = (request: Request) => requestPath(request.url);
 
-export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number }) {
+/**
+ * Another protocol's error shape for the paths under `prefix` (src/http/compat.routes.ts): its status and body for
+ * the relay's error, instead of the envelope. Request ids, headers and logs are as for any error.
+ */
+export interface ErrorDialect {
+  prefix: string;
+  answer(e: RelayError): { status: number; body: unknown };
+}
+
+export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number; dialects?: ErrorDialect[] }) {
   const headersFor = (request: Request) => securityHeaders(pathOf(request), opts.hstsMaxAge ?? 0);
   const access = flatLogger(opts.log);
   return new Elysia({ name: "errors" })
@@ -148,7 +157,11 @@ export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number }) {
       set.headers["x-request-id"] = requestId;
       Object.assign(set.headers, headersFor(request), errorHeaders(e));
       if (e instanceof HttpError) for (const [k, v] of Object.entries(e.headers)) set.headers[k.toLowerCase()] = v;
-      return envelope(e, requestId);
+      const dialect = opts.dialects?.find((d) => pathOf(request).startsWith(d.prefix));
+      if (!dialect) return envelope(e, requestId);
+      const { status, body } = dialect.answer(e);
+      set.status = status;
+      return body;
     });
 }
 

@@ -18,7 +18,7 @@ const STALE_MS = 30_000;
 /** A failure within this many poll intervals makes a network degraded. */
 const RECENT_POLLS = 5;
 
-type Status = "ok" | "degraded" | "down";
+type Status = "ok" | "degraded" | "down" | "starting";
 type Storage = { database: string; status: string; checkpoints: string };
 
 const finite = (n: number): number | null => (Number.isFinite(n) ? n : null);
@@ -57,6 +57,8 @@ export function healthRoutes(deps: {
   version: string;
   startedAt: number;
   storage: () => Promise<Storage>;
+  /** What is still starting (the channel pools): /health is 503 `starting` until it is empty. */
+  starting?: () => string[];
 }) {
   return new Elysia({ name: "health.routes" }).get(
     "/health",
@@ -69,14 +71,18 @@ export function healthRoutes(deps: {
       const storage: Storage = await deps
         .storage()
         .catch(() => ({ database: "unknown", status: "down", checkpoints: "unknown" }));
-      const status: Status = statuses.every((s) => s === "down")
-        ? "down"
-        : statuses.every((s) => s === "ok") && storage.status === "ok"
-          ? "ok"
-          : "degraded";
-      if (status === "down") set.status = 503;
+      const starting = deps.starting?.() ?? [];
+      const status: Status = starting.length
+        ? "starting"
+        : statuses.every((s) => s === "down")
+          ? "down"
+          : statuses.every((s) => s === "ok") && storage.status === "ok"
+            ? "ok"
+            : "degraded";
+      if (status === "down" || status === "starting") set.status = 503;
       return {
         status,
+        ...(starting.length ? { starting } : {}),
         version: deps.version,
         uptimeSeconds: Math.max(0, Math.floor((now - deps.startedAt) / 1000)),
         networks,
@@ -85,7 +91,10 @@ export function healthRoutes(deps: {
     },
     {
       response: { 200: HealthResponse, 503: HealthResponse },
-      detail: { summary: "Relay health and status (503: every network is down)", tags: ["health"] },
+      detail: {
+        summary: "Relay health and status (503: still starting, or every network is down)",
+        tags: ["health"],
+      },
     },
   );
 }

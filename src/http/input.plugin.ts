@@ -115,6 +115,9 @@ function refuseReservedKeys(key: string, value: unknown): unknown {
   return value;
 }
 
+/** The relay's own API: /v1, and the other protocols it speaks (/compat: compat.routes.ts). */
+const isRelayPath = (path: string): boolean => path.startsWith("/v1/") || path.startsWith("/compat/");
+
 /** A request that declares no body: a length of 0, or neither a length nor a chunked body. */
 const emptyBody = (request: Request): boolean => {
   const length = request.headers.get("content-length");
@@ -130,7 +133,7 @@ export function inputPlugin(opts: { maxBodyBytes: number }) {
       // the embedded networks (/localnet/...) parse their own bodies: undefined leaves them to their parsers;
       // an empty body (the SDK's friendbot POST) is no body to parse, whatever its content type says
       .onParse({ as: "global" }, ({ request }, contentType) =>
-        pathAndQuery(request.url).startsWith("/v1/")
+        isRelayPath(pathAndQuery(request.url))
           ? parseBody(request, contentType, opts.maxBodyBytes)
           : emptyBody(request)
             ? ""

@@ -91,7 +91,10 @@ export const NetworkHealth = t.Object(
 );
 export const HealthResponse = t.Object(
   {
-    status: t.Union([t.Literal("ok"), t.Literal("degraded"), t.Literal("down")]),
+    status: t.Union([t.Literal("ok"), t.Literal("degraded"), t.Literal("down"), t.Literal("starting")], {
+      description: "starting (503) until the relay can serve sponsorships; down (503) when every network is down",
+    }),
+    starting: t.Optional(t.Array(t.String(), { description: "What is still starting (status starting)" })),
     version: t.String(),
     uptimeSeconds: t.Number(),
     networks: t.Object(

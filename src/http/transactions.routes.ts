@@ -44,7 +44,22 @@ export function transactionRoutes(deps: { transactions: TransactionsService }) {
 }
 
 export function adminTransactionRoutes(deps: { transactions: TransactionsService }) {
-  return new Elysia({ name: "admin-transactions.routes", prefix: "/v1/admin" }).get(
+  return new Elysia({ name: "admin-transactions.routes", prefix: "/v1/admin" })
+    .get("/transactions/:hash", ({ params }) => deps.transactions.adminLookup(params.hash), {
+      params: t.Object({ hash: t.String({ description: "The inner transaction's hash or the fee-bump's" }) }),
+      response: {
+        200: t.Composite([TransactionView, t.Object({ projectId: t.Union([t.String(), t.Null()]) })], {
+          $id: "AdminTransactionView",
+        }),
+        ...errorResponses(400, 401, 404, 500),
+      },
+      detail: {
+        summary: "Any project's submission by either hash: its status, outcome, attempts and project",
+        tags: ["admin"],
+        security: adminSecurity,
+      },
+    })
+    .get(
     "/transactions",
     ({ query }) => deps.transactions.list(query),
     {

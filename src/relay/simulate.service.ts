@@ -46,7 +46,8 @@ const SIMULATABLE =
   "only a transaction with exactly one invokeHostFunction, extendFootprintTtl or restoreFootprint operation can be simulated";
 
 export class SimulateService {
-  constructor(private readonly fees: FeePlanner) {}
+  /** `fees`: the one fee planner (also read by the channels protocol's stats). */
+  constructor(readonly fees: FeePlanner) {}
 
   async simulate(gw: Gateway, transaction: string): Promise<SimulateResult> {
     return this.simulateDecoded(

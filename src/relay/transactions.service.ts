@@ -16,6 +16,8 @@ const HASH = /^[0-9a-f]{64}$/;
 
 export interface Caller {
   projectId: string | null;
+  /** The admin API: every project's submissions. */
+  all?: boolean;
 }
 
 const notFound = () => new RelayError("NOT_FOUND", "no transaction with this hash is visible to this caller");
@@ -42,6 +44,13 @@ export class TransactionsService {
         return { ...found.view, attempts: await this.views.attempts(found.id) };
       await Bun.sleep(WAIT_POLL_MS);
     }
+  }
+
+  /** The admin API's look-up: any project's submission by either hash, with its attempts and project. */
+  async adminLookup(hash: string): Promise<TransactionView & { projectId: string | null }> {
+    const view = await this.lookup({ projectId: null, all: true }, hash);
+    const found = await this.views.byHash(hash.toLowerCase());
+    return { ...view, projectId: found?.projectId ?? null };
   }
 
   /** The admin list: newest first, `limit` per page, `cursor` from the previous page's `nextCursor`. */
@@ -73,6 +82,7 @@ export class TransactionsService {
 }
 
 function visible(caller: Caller, s: { projectId: string | null; view: SubmissionView }): boolean {
+  if (caller.all) return true;
   return caller.projectId !== null
     ? s.projectId === caller.projectId
     : s.projectId === null && s.view.network === "testnet";

@@ -130,6 +130,12 @@ export class Cluster {
     return this.redis.get(this.key(`lease:${name}`));
   }
 
+  /** The instances holding the leases `names` (null: free), in one round trip. */
+  async holders(names: string[]): Promise<(string | null)[]> {
+    if (names.length === 0) return [];
+    return await this.redis.mget(...names.map((n) => this.key(`lease:${n}`)));
+  }
+
   /** Takes a token from the global bucket `name`; answers whether it did and the tokens left. */
   async take(name: string, perSecond: number, burst: number): Promise<{ taken: boolean; tokens: number }> {
     const r = (await this.redis.eval(TAKE, 1, this.key(`bucket:${name}`), perSecond, burst)) as [number, number];

@@ -8,7 +8,7 @@ import { createActor } from "xstate";
 import type { ChannelRef } from "../../../actors/pool.machine.ts";
 import { available, channelMachine } from "../../../actors/channel.machine.ts";
 import type { Logger } from "../../log.ts";
-import type { ChannelView, PoolView } from "../../models.ts";
+import type { PoolView } from "../../models.ts";
 import type { FeePercentile, Gateway, NetworkName } from "../../network/gateway.ts";
 import type { Submitter } from "../../network/submitter.ts";
 import type { ChannelsRepo } from "../../store/channels.repo.ts";
@@ -18,6 +18,7 @@ import { Channels } from "./channels.ts";
 import { type FeeLease, Leases, type OwnLease } from "./leases.ts";
 import { ACCOUNT_RESERVE, Reconciler, type SharedChannels } from "./reconciler.ts";
 import { type Coordination, Ownership } from "./ownership.ts";
+import { wholePool } from "./pool-view.ts";
 import type { ChannelRow } from "../../store/channels.repo.ts";
 
 /** A change to a network's pool that every instance applies (several instances share Redis). */
@@ -300,8 +301,18 @@ export class ChannelPool {
     return true;
   }
 
-  list(): PoolView {
-    const channels = Object.entries(this.channels.refs()).map(([pk, ref]) => view(pk, ref));
+  /** Every channel of the network, whichever instance holds it (pool-view.ts). */
+  async whole(): Promise<PoolView> {
+    const c = this.deps.cluster?.coordination;
+    if (!c) return this.list();
+    const { network, repo, gateway } = this.deps;
+    return await wholePool(this.list(), { network, repo, gateway, holders: (names) => c.holders(names) });
+  }
+
+  /** The channels this instance holds. */
+  list(): Omit<PoolView, "channels"> & { channels: HeldChannel[] } {
+    const holder = this.instance;
+    const channels = Object.entries(this.channels.refs()).map(([pk, ref]) => ({ ...view(pk, ref), holder }));
     const count = (state: string) => channels.filter((c) => c.state === state).length;
     const funderBalance = this.channels.funderActor?.getSnapshot().context.balance ?? 0n;
     return {
@@ -339,7 +350,10 @@ export class ChannelPool {
   }
 }
 
-function view(pk: string, ref: ChannelRef): ChannelView {
+/** A channel this instance holds: everything about it is known here. */
+export type HeldChannel = ReturnType<typeof view> & { holder: string | null };
+
+function view(pk: string, ref: ChannelRef) {
   const s = ref.getSnapshot();
   return {
     publicKey: pk,

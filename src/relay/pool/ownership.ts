@@ -15,6 +15,7 @@ import type { Gateway, NetworkName } from "../../network/gateway.ts";
 import type { ChannelRow, ChannelsRepo } from "../../store/channels.repo.ts";
 import type { Channels } from "./channels.ts";
 import { idle } from "../../../actors/channel.machine.ts";
+import { channelLease } from "./pool-view.ts";
 
 /** The coordination an instance needs (src/store/cluster.ts). */
 export interface Coordination {
@@ -24,6 +25,8 @@ export interface Coordination {
   claim(name: string): Promise<boolean>;
   renew(names: string[]): Promise<Set<string>>;
   release(name: string): Promise<void>;
+  /** The instances holding the leases `names` (null: free). */
+  holders(names: string[]): Promise<(string | null)[]>;
 }
 
 export interface OwnershipDeps {
@@ -49,7 +52,7 @@ export class Ownership {
   constructor(private readonly deps: OwnershipDeps) {}
 
   private lease(pk: string): string {
-    return `channel:${this.deps.network}:${pk}`;
+    return channelLease(this.deps.network, pk);
   }
 
   /** One round now, then one every third of the lease TTL. */
