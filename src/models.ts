@@ -141,16 +141,24 @@ export const SimulationEvent = Type.Object(
 );
 export type SimulationEvent = Static<typeof SimulationEvent>;
 
+/**
+ * A simulation in the shape of Stellar RPC's simulateTransaction result, so that the SDK's
+ * `rpc.assembleTransaction(tx, answer)` takes it as it is; `resourceFee` and `diagnosticEvents`
+ * are the same data, readier to read.
+ */
 export const SimulateResult = Type.Object(
   {
-    resourceFee: stroops("Minimum resource fee"),
+    minResourceFee: stroops("Minimum resource fee (as Stellar RPC names it)"),
+    resourceFee: stroops("Minimum resource fee (the same)"),
     latestLedger: Type.Number(),
     transactionData: Type.String({ description: "Base64 SorobanTransactionData with the footprint and resources" }),
-    events: Type.Array(SimulationEvent),
+    events: Type.Array(Type.String({ description: "Base64 DiagnosticEvent, as Stellar RPC answers them" })),
+    diagnosticEvents: Type.Array(SimulationEvent),
     results: Type.Array(
       Type.Object({
         auth: Type.Array(Type.String({ description: "Base64 SorobanAuthorizationEntry" })),
-        retval: Type.String({ description: "Base64 ScVal return value" }),
+        xdr: Type.String({ description: "Base64 ScVal return value (as Stellar RPC names it)" }),
+        retval: Type.String({ description: "Base64 ScVal return value (the same)" }),
       }),
     ),
   },
@@ -158,13 +166,32 @@ export const SimulateResult = Type.Object(
 );
 export type SimulateResult = Static<typeof SimulateResult>;
 
+/**
+ * What a sponsorship would cost: the network charges the market rate (the lowest bid it included
+ * when ledgers are full, else the base fee), not the relay's bid; the reservation is the most it may pay.
+ */
 export const EstimateResult = Type.Object(
   {
-    estimatedFee: stroops("Total estimated fee"),
+    estimatedFee: stroops(
+      "What the network will most likely charge: the recent usual rate x (operations + 1) + resource fee",
+    ),
+    bidFee: stroops("What the relay would bid now: its bid rate x (operations + 1) + resource fee"),
+    maxFee: stroops(
+      "The most it may be charged, reserved from credits on mainnet: the bid's cap (MAX_FEE_RATE) x (operations + 1) + resource fee",
+    ),
     breakdown: Type.Object({
-      baseFee: stroops("Inclusion fee the relay would bid for the fee-bump"),
+      baseFee: stroops("Inclusion fee most likely charged for the fee-bump"),
       resourceFee: stroops("Soroban resource fee"),
     }),
+    rates: Type.Object(
+      {
+        likely: stroops("Per operation, the most common rate recent ledgers charged (never below the base fee)"),
+        bid: stroops("Per operation, the relay's first bid (FEE_PERCENTILE of recent fees)"),
+        max: stroops("Per operation, the highest bid under surge"),
+      },
+      { description: "Inclusion fee rates, stroops per operation" },
+    ),
+    explanation: Type.String(),
   },
   { $id: "EstimateResponse" },
 );

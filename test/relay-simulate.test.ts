@@ -1,6 +1,15 @@
 /** POST /v1/simulate, POST /v1/estimate, GET /health and the OpenAPI document, against the embedded localnets. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Asset, Contract, Operation, TransactionBuilder, nativeToScVal, xdr, type Keypair } from "@stellar/stellar-sdk";
+import {
+  Asset,
+  Contract,
+  Operation,
+  TransactionBuilder,
+  nativeToScVal,
+  rpc,
+  xdr,
+  type Keypair,
+} from "@stellar/stellar-sdk";
 import { databaseKind, startTestRelay, type TestRelay } from "./support/relay.ts";
 import { TEST_CONTRACT_ID } from "../src/localnet/soroban/contracts.ts";
 
@@ -33,7 +42,10 @@ describe("POST /v1/simulate", () => {
     expect(data.resourceFee.toString()).toBe(res.body.resourceFee);
     expect(res.body.latestLedger).toBeGreaterThan(0);
     expect(xdr.ScVal.fromXdr(res.body.results[0].retval, "base64").value).toBe(7);
-    const fnCall = res.body.events.find(
+    expect(res.body.minResourceFee).toBe(res.body.resourceFee);
+    expect(res.body.results[0].xdr).toBe(res.body.results[0].retval);
+    expect(res.body.events).toEqual(res.body.diagnosticEvents.map((e: { xdr: string }) => e.xdr));
+    const fnCall = res.body.diagnosticEvents.find(
       (e: { topics: string[] }) => xdr.ScVal.fromXdr(e.topics[0], "base64").value?.toString() === "fn_call",
     );
     expect(fnCall.type).toBe("diagnostic");
@@ -55,7 +67,7 @@ describe("POST /v1/simulate", () => {
     });
     expect(res.status).toBe(200);
     expect(res.body.results[0].auth.length).toBe(1);
-    const transfer = res.body.events.find((e: { type: string }) => e.type === "contract");
+    const transfer = res.body.diagnosticEvents.find((e: { type: string }) => e.type === "contract");
     expect(transfer.contractId).toBe(sac());
   });
 
@@ -94,7 +106,14 @@ describe("POST /v1/estimate", () => {
       .build();
     const res = await r.post("/v1/estimate", { transaction: tx.toEnvelope().toXdr("base64") });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ estimatedFee: "300", breakdown: { baseFee: "300", resourceFee: "0" } });
+    expect(res.body).toMatchObject({
+      estimatedFee: "300",
+      bidFee: "300",
+      maxFee: String(3 * 100_000), // the relay's default MAX_FEE_RATE (100,000) for 2 operations + 1
+      breakdown: { baseFee: "300", resourceFee: "0" },
+      rates: { likely: "100", bid: "100", max: "100000" },
+    });
+    expect(res.body.explanation).toContain("the network charges the market rate, not the bid");
   });
 
   test("Soroban: the simulated resource fee is added", async () => {
@@ -103,6 +122,39 @@ describe("POST /v1/estimate", () => {
     expect(res.body.breakdown.resourceFee).toBe(sim.body.resourceFee);
     expect(res.body.breakdown.baseFee).toBe("200");
     expect(BigInt(res.body.estimatedFee)).toBe(200n + BigInt(sim.body.resourceFee));
+  });
+});
+
+// after the estimates: a sponsored Soroban transaction moves the fee statistics they read
+describe("POST /v1/simulate with the SDK", () => {
+  test("the answer is what rpc.assembleTransaction takes: assembled, signed and sponsored as it is", async () => {
+    const other = await r.funded();
+    const tx = new TransactionBuilder(await r.rpc.getAccount(user.publicKey()), {
+      fee: "100",
+      networkPassphrase: r.passphrase,
+    })
+      .addOperation(
+        new Contract(sac()).call(
+          "transfer",
+          nativeToScVal(user.publicKey(), { type: "address" }),
+          nativeToScVal(other.publicKey(), { type: "address" }),
+          nativeToScVal(10_000_000n, { type: "i128" }),
+        ),
+      )
+      .setTimeout(60)
+      .build();
+    const sim = await r.post("/v1/simulate", { transaction: tx.toEnvelope().toXdr("base64") });
+    expect(sim.status).toBe(200);
+    const assembled = rpc.assembleTransaction(tx, sim.body).build();
+    // its fee is the inclusion fee plus the simulated resource fee, its footprint the simulation's
+    expect(BigInt(assembled.fee)).toBe(100n + BigInt(sim.body.resourceFee));
+    assembled.sign(user);
+    const res = await r.post("/v1/sponsor", {
+      transaction: assembled.toEnvelope().toXdr("base64"),
+      network: "testnet",
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe("success");
   });
 });
 

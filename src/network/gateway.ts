@@ -177,7 +177,7 @@ export class Gateway {
    * The inclusion fee rate (stroops per operation) at `percentile` of recent fees charged. Fee
    * statistics are read once per ledger: concurrent requests share the one call.
    */
-  async feeRate(percentile: FeePercentile, soroban: boolean): Promise<bigint> {
+  async feeRate(percentile: FeePercentile | "mode", soroban: boolean): Promise<bigint> {
     // while the watcher's polls fail, the network's fees are read again (once per failed poll), not
     // served from before the failure: an upstream that stopped answering is NETWORK_UNAVAILABLE here too
     const suspect = this.watcher.lastError !== null && this.feesAt < this.watcher.lastPollAt;

@@ -8,6 +8,7 @@ import { StrKey } from "@stellar/stellar-sdk";
 import type { Gateway } from "../network/gateway.ts";
 import { decodeTransaction, sdkInner, type DecodedTx } from "./decode.ts";
 import { innerRate } from "./fee-bump.ts";
+import { BASE_FEE } from "../stellar/protocol.ts";
 import type { FeePlanner } from "./fee-plan.ts";
 import type { EstimateResult, SimulateResult, SimulationEvent } from "../models.ts";
 
@@ -68,24 +69,39 @@ export class SimulateService {
     const raw = await gw.simulate(inner);
     const events = describeEvents(raw.events);
     if (raw.error) throw new RelayError("SIMULATION_FAILED", raw.error, { events });
+    const fee = raw.minResourceFee ?? "0";
     return {
-      resourceFee: raw.minResourceFee ?? "0",
+      minResourceFee: fee,
+      resourceFee: fee,
       latestLedger: raw.latestLedger,
       transactionData: raw.transactionData ?? "",
-      events,
-      results: (raw.results ?? []).map((r) => ({ auth: r.auth ?? [], retval: r.xdr })),
+      events: raw.events ?? [],
+      diagnosticEvents: events,
+      results: (raw.results ?? []).map((r) => ({ auth: r.auth ?? [], xdr: r.xdr, retval: r.xdr })),
     };
   }
 
   async estimate(gw: Gateway, transaction: string): Promise<EstimateResult> {
     const d = decodeTransaction(transaction, gw.passphrase, { signatures: false, sorobanData: false });
-    const { rate } = await this.fees.plan(gw, innerRate(d), d.isSoroban);
-    const baseFee = rate * BigInt(d.operations + 1);
+    const { rate, floor } = await this.fees.plan(gw, innerRate(d), d.isSoroban);
+    const usual = await gw.feeRate("mode", d.isSoroban);
+    // the market rate is at least the base fee; the inner transaction's own rate is a floor of the bid only
+    const likely = usual > BASE_FEE ? (usual < rate ? usual : rate) : BASE_FEE;
+    const cap = rate > this.fees.config.maxFeeRate ? rate : this.fees.config.maxFeeRate;
+    const ops = BigInt(d.operations + 1);
     let resourceFee = d.resourceFee;
     if (d.isSoroban && resourceFee === 0n) resourceFee = BigInt((await this.simulateDecoded(gw, d)).resourceFee);
+    const total = (r: bigint) => (r * ops + resourceFee).toString();
     return {
-      estimatedFee: (baseFee + resourceFee).toString(),
-      breakdown: { baseFee: baseFee.toString(), resourceFee: resourceFee.toString() },
+      estimatedFee: total(likely),
+      bidFee: total(rate),
+      maxFee: total(cap),
+      breakdown: { baseFee: (likely * ops).toString(), resourceFee: resourceFee.toString() },
+      rates: { likely: likely.toString(), bid: rate.toString(), max: cap.toString() },
+      explanation:
+        `the network charges the market rate, not the bid: most likely ${likely} stroops per operation ` +
+        `(${ops} operations with the fee-bump's own), the relay bids ${rate}${rate > floor ? "" : " (the lowest valid bid)"} ` +
+        `and may raise its bid up to ${cap} when ledgers are full; on mainnet the most it may pay is reserved from credits`,
     };
   }
 }
