@@ -86,9 +86,24 @@ const networkSettings = (c: Config) => ({
   passphrases: perNetwork(c.TESTNET_PASSPHRASE, c.MAINNET_PASSPHRASE),
 });
 
+/** The networks this relay serves (NETWORKS). */
+export const servedNetworks = (config: Config): NetworkName[] =>
+  NETWORKS.filter((n) => config.NETWORKS.split(",").includes(n));
+
+/** What this instance embeds, each of which serves one instance only: none for an instance of a cluster. */
+export function embeddedParts(config: Config): string[] {
+  const upstream = networkSettings(config).upstream;
+  return [
+    ...(config.DATABASE_URL ? [] : ["PGlite (no DATABASE_URL)"]),
+    ...(config.REDIS_URL ? [] : ["in-memory limits and leases (no REDIS_URL)"]),
+    ...servedNetworks(config)
+      .filter((n) => !upstream[n])
+      .map((n) => `an embedded ${n} (no ${n.toUpperCase()}_RPC_URL; NETWORKS=${config.NETWORKS})`),
+  ];
+}
+
 /** Whether this instance must be the only one: it uses something embedded (PGlite, in-memory Redis, a localnet). */
-export const singleInstance = (config: Config): boolean =>
-  !config.DATABASE_URL || !config.REDIS_URL || !config.TESTNET_RPC_URL || !config.MAINNET_RPC_URL;
+export const singleInstance = (config: Config): boolean => embeddedParts(config).length > 0;
 
 /**
  * Starts the relay. `signal` calls the start off (SIGTERM while starting): it stops at its next
@@ -97,7 +112,7 @@ export const singleInstance = (config: Config): boolean =>
  * waits on ledger closes.
  */
 export async function startRelay(config: Config, log: Logger, signal?: AbortSignal): Promise<Relay> {
-  const unlockDataDir = singleInstance(config) ? lockDataDir(config.DATA_DIR) : () => {};
+  const unlockDataDir = singleInstance(config) ? lockDataDir(config.DATA_DIR, embeddedParts(config)) : () => {};
   // what start() opens before its stop() can close it: closed, newest first, if it fails before then
   const opened: (() => unknown)[] = [];
   try {
@@ -159,7 +174,7 @@ async function start(
   const goOn = () => signal.throwIfAborted();
   const { upstream, secrets, channelCounts, passphrases } = networkSettings(config);
   const localnets: Partial<Record<NetworkName, Localnet>> = {};
-  for (const name of NETWORKS) {
+  for (const name of servedNetworks(config)) {
     if (upstream[name]) continue;
     localnets[name] = new Localnet({
       passphrase: PUBLIC_PASSPHRASES[name],
@@ -180,7 +195,7 @@ async function start(
     dataDir: config.DATA_DIR,
     schema: config.DATABASE_SCHEMA,
     metrics,
-    exclusive: singleInstance(config),
+    instanceLock: singleInstance(config) ? { alone: embeddedParts(config) } : "shared",
   });
   opened.push(() => database.close());
   goOn();
@@ -292,7 +307,7 @@ async function start(
     },
   });
   // the networks whose channel pool is configured: readiness waits for each
-  const poolsExpected = NETWORKS.filter((n) => !upstream[n] || secrets[n]);
+  const poolsExpected = servedNetworks(config).filter((n) => !upstream[n] || secrets[n]);
   const lifecycle = new Lifecycle(() => poolsExpected.filter((n) => !pools[n]?.ready).map((n) => `${n} channel pool`));
   // the app answers 413 in the envelope (declared lengths on arrival, chunked bodies as they are read); the
   // server's own limit, which answers a bare 413, is set beyond any body the app would read
@@ -375,7 +390,7 @@ async function start(
   };
   opened.length = 0; // from here on stop() closes all of it
   try {
-    for (const name of NETWORKS) {
+    for (const name of servedNetworks(config)) {
       goOn();
       const net = localnets[name];
       const gw = new Gateway({

@@ -33,6 +33,8 @@ export const ConfigSchema = Type.Object({
   DATABASE_SCHEMA: Type.Optional(Type.String({ pattern: "^[a-z_][a-z0-9_]*$", description: "a lowercase SQL name" })),
   LEDGER_CLOSE_MS: NumberFromEnv(5000),
   LOCALNET_MAX_TX_SET_SIZE: NumberFromEnv(1000, 1),
+  /** The networks this relay serves, comma-separated: testnet, mainnet or both (a cluster may be mainnet-only). */
+  NETWORKS: Type.String({ default: "testnet,mainnet", pattern: "^(testnet|mainnet)(,(testnet|mainnet))?$" }),
   TESTNET_RPC_URL: Type.Optional(Type.String({ minLength: 1 })),
   MAINNET_RPC_URL: Type.Optional(Type.String({ minLength: 1 })),
   TESTNET_PASSPHRASE: Type.Optional(Type.String({ minLength: 1 })),
@@ -182,6 +184,8 @@ function deeper(config: Config, skip: Map<string, string>): string[] {
     }
     if (!ok) out.push(`${key} must be a URL (${protocols.map((p) => `${p}//…`).join(" or ")})`);
   };
+  const networks = config.NETWORKS.split(",");
+  if (new Set(networks).size !== networks.length) out.push("NETWORKS names a network twice");
   url("DATABASE_URL", ["postgres:", "postgresql:"]);
   url("REDIS_URL", ["redis:", "rediss:"]);
   url("TESTNET_RPC_URL", ["http:", "https:"]);

@@ -23,7 +23,10 @@ export function createLogger(
   const redact = { paths: [...SECRET_FIELDS, ...SECRET_FIELDS.map((f) => `*.${f}`)], censor: CENSOR };
   const options = { level, base: undefined, redact };
   if (format === "pretty")
-    return pino(options, pretty({ sync: true, colorize: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" }));
+    return pino(
+      options,
+      pretty({ sync: true, colorize: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname" }),
+    );
   return destination ? pino(options, destination) : pino(options);
 }
 

@@ -122,7 +122,9 @@ test("at start: what it is doing, then one line to act on (URL, networks, store 
     const ready = relay.lines.map((l) => JSON.parse(l).msg as string).find((m) => m.startsWith("relay ready on"))!;
     expect(ready).toContain(`relay ready on ${relay.url}`);
     expect(ready).toContain(`testnet: embedded localnet (${relay.url}/localnet/testnet/rpc)`);
-    expect(ready).toContain(withPassword ? `store: Postgres 127.0.0.1:5432/test (schema ${schema})` : "store: PGlite in");
+    expect(ready).toContain(
+      withPassword ? `store: Postgres 127.0.0.1:5432/test (schema ${schema})` : "store: PGlite in",
+    );
     expect(ready).toContain("in-memory limits (no Redis)");
     expect(ready).toContain("channel pools: testnet 4, mainnet 4");
     expect(ready).toContain(`docs: ${relay.url}/openapi`);

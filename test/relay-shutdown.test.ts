@@ -137,7 +137,10 @@ test("SIGTERM while starting: the start is called off, what it opened is closed,
     // not ready to sponsor yet: /health says so (503 starting, naming what), as /health/ready does
     const health = await fetch(new URL("/health", rpc));
     expect(health.status).toBe(503);
-    expect(await health.json()).toMatchObject({ status: "starting", starting: ["testnet channel pool", "mainnet channel pool"] });
+    expect(await health.json()).toMatchObject({
+      status: "starting",
+      starting: ["testnet channel pool", "mainnet channel pool"],
+    });
     expect(dataDirLocked(dir.path)).toBe(true);
     const signalled = Date.now();
     starting.proc.kill("SIGTERM");

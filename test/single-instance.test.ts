@@ -72,7 +72,8 @@ test.skipIf(databaseKind !== "postgres")(
     const env = { DATABASE_URL: DATABASE_URL!, DATABASE_SCHEMA: DATABASE_SCHEMA!, DATA_DIR: tempDir("relay-2nd-") };
     const r = await second(env);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`another relay instance without REDIS_URL is using this database`);
+    expect(r.stderr).toContain(`another relay instance is using this database`);
+    expect(r.stderr).toContain("in-memory limits and leases (no REDIS_URL)");
     const stopped = first;
     first = null;
     await stopped.stop({ keepData: true });

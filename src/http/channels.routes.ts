@@ -64,7 +64,8 @@ export function channelRoutes(deps: {
         for (const n of NETWORKS) {
           const p = deps.pools[n];
           if (p) pools.push(await p.whole());
-          else unavailable.push({ network: n, reason: deps.poolsExpected?.includes(n) ? "starting" : "not_configured" });
+          else
+            unavailable.push({ network: n, reason: deps.poolsExpected?.includes(n) ? "starting" : "not_configured" });
         }
         return { pools, unavailable };
       },

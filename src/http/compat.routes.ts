@@ -87,16 +87,12 @@ const detail = {
   summary:
     "OpenZeppelin channels plugin protocol (ChannelsClient with baseUrl .../compat/channels/{network}): " +
     "submit, getTransaction, management",
+  description:
+    "The API key as `Authorization: Bearer <key>` (or X-API-Key): sr_test_ / sr_live_ keys are the relay's projects " +
+    "(rate limits, policies, credits as on /v1/sponsor); any other value, or none, is the anonymous testnet relay. " +
+    "Failures are `{success: false, error, data: {code, details}}`, the plugin's codes (details.relayCode: the " +
+    "relay's). docs/compat-channels.md",
   tags: ["relay"],
-  parameters: [
-    {
-      name: "Authorization",
-      in: "header" as const,
-      required: false,
-      description: "Bearer <API key> (sr_test_ / sr_live_); another value or none: the anonymous testnet relay",
-      schema: { type: "string" as const },
-    },
-  ],
 };
 
 /** The caller may use the network: no key on mainnet is the plugin's API_KEY_REQUIRED. */
@@ -123,9 +119,11 @@ export function compatRoutes(deps: ManagementDeps & ChannelsServiceDeps) {
       async ({ params, body, principal, annotate }) => {
         const network = channelsNetwork(params.network);
         const req = parseChannelsParams(body.params);
-        annotate({ compat: "channels", request: req.kind });
-        if (req.kind === "management")
+        if (req.kind === "management") {
+          annotate({ compat: "channels", request: req.kind, action: String(req.management.action).slice(0, 40) });
           return { success: true as const, data: await management.handle(network, req.management) };
+        }
+        annotate({ compat: "channels", request: req.kind });
         checkCaller(principal, network);
         const data =
           req.kind === "get-transaction"

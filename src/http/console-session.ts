@@ -153,11 +153,7 @@ const unauthorized = (message: string) => new HttpError("UNAUTHORIZED", message,
  * compared in constant time, else a console session (with its CSRF token when the method changes
  * state). Sign-in (POST /v1/admin/session) needs the token and counts its failures per IP.
  */
-export function adminAuthenticator(deps: {
-  adminToken: string;
-  sessions?: ConsoleSessions;
-  limiter?: SignInLimiter;
-}) {
+export function adminAuthenticator(deps: { adminToken: string; sessions?: ConsoleSessions; limiter?: SignInLimiter }) {
   const admin = sha256(deps.adminToken);
   const limiter = deps.limiter ?? new SignInLimiter();
   return async (request: Request, path: string, ip: string): Promise<AdminAuth> => {

@@ -46,9 +46,13 @@ export class Lifecycle {
   }
 }
 
-const isApi = (request: Request) => pathAndQuery(request.url).startsWith("/v1/");
+/** The relay's API: /v1, and the other protocols it speaks (/compat: compat.routes.ts). */
+const isApi = (request: Request) => {
+  const path = pathAndQuery(request.url);
+  return path.startsWith("/v1/") || path.startsWith("/compat/");
+};
 
-/** Counts /v1 requests in flight; refuses new ones while draining. */
+/** Counts /v1 and /compat requests in flight; refuses new ones while draining. */
 export function lifecyclePlugin(lifecycle: Lifecycle) {
   return new Elysia({ name: "lifecycle" })
     .onRequest(({ request, set }) => {

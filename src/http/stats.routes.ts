@@ -14,7 +14,10 @@ const AdminStats = t.Object(
         status: t.String({ description: "The submissions' status now" }),
         count: t.Integer(),
       }),
-      { description: "Submissions created in the window, per minute, network and status (minutes without any are left out)" },
+      {
+        description:
+          "Submissions created in the window, per minute, network and status (minutes without any are left out)",
+      },
     ),
     creditsSpentToday: t.String({ description: "Stroops of fees charged to projects since 00:00 UTC" }),
   },

@@ -59,10 +59,7 @@ export function adminTransactionRoutes(deps: { transactions: TransactionsService
         security: adminSecurity,
       },
     })
-    .get(
-    "/transactions",
-    ({ query }) => deps.transactions.list(query),
-    {
+    .get("/transactions", ({ query }) => deps.transactions.list(query), {
       query: t.Object(
         {
           project: t.Optional(t.String({ minLength: 1 })),
@@ -79,6 +76,5 @@ export function adminTransactionRoutes(deps: { transactions: TransactionsService
         tags: ["admin"],
         security: adminSecurity,
       },
-    },
-  );
+    });
 }

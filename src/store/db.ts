@@ -35,8 +35,12 @@ export async function openDatabase(opts: {
   dataDir: string;
   schema?: string;
   metrics?: DatabaseMetrics;
-  /** Refuse a Postgres database another instance holds exclusively, and hold it (an instance without Redis). */
-  exclusive?: boolean;
+  /**
+   * A relay instance's hold on a Postgres database: `alone` (it embeds something, the list says
+   * what) holds it exclusively and is refused while any other instance holds it; `shared` (an
+   * instance of a cluster) is refused while one that runs alone holds it. Unset: no hold (tools, tests).
+   */
+  instanceLock?: { alone: string[] } | "shared";
 }): Promise<Database> {
   const migrationsSchema = opts.schema ?? "drizzle";
   if (opts.url) {
@@ -45,7 +49,7 @@ export async function openDatabase(opts: {
       onnotice: () => {},
       ...(opts.schema ? { connection: { search_path: opts.schema } } : {}),
     });
-    const release = opts.exclusive ? await holdExclusively(client, migrationsSchema) : null;
+    const release = opts.instanceLock ? await holdInstanceLock(client, migrationsSchema, opts.instanceLock) : null;
     if (opts.schema) await client.unsafe(`create schema if not exists "${opts.schema.replace(/"/g, "")}"`);
     const db = drizzlePg(opts.metrics ? timedPostgres(client, opts.metrics) : client);
     await migratePg(db, { migrationsFolder: MIGRATIONS, migrationsSchema });
@@ -87,12 +91,17 @@ const EXCLUSIVE_WAIT_MS = 12_000;
 const EXCLUSIVE_RETRY_MS = 200;
 
 /**
- * A session-level advisory lock on the relay's schema, on a connection kept for it: another
- * instance that tries it while this one lives is refused. Answers the release. The session asks the
- * server for TCP keepalives (5 s idle, then 3 probes 2 s apart), so that the lock of a relay whose
- * host went away is released in about 11 s rather than at the OS's default of two hours.
+ * A session-level advisory lock on the relay's schema, on a connection kept for it: exclusive for an
+ * instance that runs alone, shared for the instances of a cluster, so that neither kind starts on a
+ * database the other kind uses. Answers the release. The session asks the server for TCP keepalives
+ * (5 s idle, then 3 probes 2 s apart), so that the lock of a relay whose host went away is released
+ * in about 11 s rather than at the OS's default of two hours.
  */
-async function holdExclusively(client: postgres.Sql, schema: string): Promise<() => void> {
+async function holdInstanceLock(
+  client: postgres.Sql,
+  schema: string,
+  mode: { alone: string[] } | "shared",
+): Promise<() => void> {
   const conn = await client.reserve();
   const key = `stellar-sponsor-relay:${schema}`;
   for (const [name, seconds] of [
@@ -102,7 +111,10 @@ async function holdExclusively(client: postgres.Sql, schema: string): Promise<()
   ] as const)
     await conn.unsafe(`set tcp_keepalives_${name} = ${seconds}`);
   for (const deadline = Date.now() + EXCLUSIVE_WAIT_MS; ; ) {
-    const [row] = await conn`select pg_try_advisory_lock(hashtext(${key})) as locked`;
+    const [row] =
+      mode === "shared"
+        ? await conn`select pg_try_advisory_lock_shared(hashtext(${key})) as locked`
+        : await conn`select pg_try_advisory_lock(hashtext(${key})) as locked`;
     if (row?.locked) return () => conn.release(); // closing the pool closes this session, which releases the lock
     if (Date.now() >= deadline) break;
     await Bun.sleep(EXCLUSIVE_RETRY_MS);
@@ -110,7 +122,10 @@ async function holdExclusively(client: postgres.Sql, schema: string): Promise<()
   conn.release();
   await client.end();
   throw new Error(
-    `another relay instance without REDIS_URL is using this database (schema ${schema}): ${SCALING_HINT}`,
+    mode === "shared"
+      ? `a relay instance that runs alone (it embeds something) is using this database (schema ${schema}): ${SCALING_HINT}`
+      : `another relay instance is using this database (schema ${schema}), and this one cannot share it ` +
+          `because it uses ${mode.alone.join(", ")}: ${SCALING_HINT}`,
   );
 }
 

@@ -22,8 +22,11 @@ export const LOCK_FILE = "relay.lock";
 /** What versions before the flock wrote: removed once the lock is taken. */
 const OLD_PID_FILE = "relay.pid";
 
-/** Takes DATA_DIR for this process; throws when another live relay holds it. Answers the release. */
-export function lockDataDir(dataDir: string): () => void {
+/**
+ * Takes DATA_DIR for this process; throws when another live relay holds it (`why`: what this one
+ * embeds, named in the refusal). Answers the release.
+ */
+export function lockDataDir(dataDir: string, why: string[] = []): () => void {
   mkdirSync(dataDir, { recursive: true });
   const file = join(dataDir, LOCK_FILE);
   // never removed: a lock on a file that is unlinked and made again would lock two different files
@@ -34,7 +37,8 @@ export function lockDataDir(dataDir: string): () => void {
     closeSync(fd);
     if (!lockBusy(error)) throw new Error(`cannot lock DATA_DIR ${dataDir} (${file}): flock failed, errno ${error}`);
     const who = /^\d+$/.test(holder) ? `pid ${holder}` : "a process that has not said its pid yet";
-    throw new Error(`another relay instance (${who}) is running on DATA_DIR ${dataDir}: ${SCALING_HINT}`);
+    const because = why.length ? `, and this one must run alone because it uses ${why.join(", ")}` : "";
+    throw new Error(`another relay instance (${who}) is running on DATA_DIR ${dataDir}${because}: ${SCALING_HINT}`);
   }
   ftruncateSync(fd, 0);
   writeSync(fd, String(process.pid));

@@ -40,8 +40,7 @@ export type ChannelsRequest =
   | { kind: "get-transaction"; transactionId: string }
   | { kind: "management"; management: Record<string, unknown> };
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 function skipWaitOf(p: Record<string, unknown>): boolean {
   if (p.skipWait !== undefined && typeof p.skipWait !== "boolean") throw invalidParams("`skipWait` must be a boolean");
@@ -155,16 +154,17 @@ export interface ChannelsTransaction {
 type Details = Record<string, unknown>;
 const code = (channelsCode: string, status: number, details?: Details) => ({ channelsCode, status, details });
 
-/**
- * The one table: our error -> the plugin's code and HTTP status, where the plugin has one (our code
- * otherwise, with our status). Details are reshaped where the plugin's callers read them.
- */
 interface Translated {
   channelsCode: string;
   status: number;
   message?: string;
   details?: Details;
 }
+
+/**
+ * The one table: our error -> the plugin's code and HTTP status, where the plugin has one (our code
+ * otherwise, with our status). Details are reshaped where the plugin's callers read them.
+ */
 function translate(e: ErrorData): Translated {
   const d = (e.details ?? {}) as Details;
   switch (e.code) {
@@ -183,7 +183,10 @@ function translate(e: ErrorData): Translated {
       return onchainFailed(e, d);
     case "SIMULATION_FAILED":
       return /Error\(Auth,|require_auth|signature/i.test(e.message)
-        ? { ...code("SIMULATION_SIGNED_AUTH_VALIDATION_FAILED", 400, d), message: `Signed auth entry validation failed: ${e.message}` }
+        ? {
+            ...code("SIMULATION_SIGNED_AUTH_VALIDATION_FAILED", 400, d),
+            message: `Signed auth entry validation failed: ${e.message}`,
+          }
         : code("SIMULATION_FAILED", 400, d);
     case "NETWORK_UNAVAILABLE":
       if (d.reason === "no_channel_available") return code("POOL_CAPACITY", 503, d);

@@ -122,6 +122,11 @@ function answer(o: Outcome, payer: Payer, network: NetworkName, annotate: Annota
     return { transactionId: o.result.innerHash ?? null, hash: o.result.hash, status: "confirmed" };
   }
   const d = o.error.details as { hash?: string; result_codes?: { transaction?: string } } | undefined;
-  annotate({ projectId: payer.projectId, network, hash: d?.hash, result: d?.result_codes?.transaction ?? o.error.code });
+  annotate({
+    projectId: payer.projectId,
+    network,
+    hash: d?.hash,
+    result: d?.result_codes?.transaction ?? o.error.code,
+  });
   throw RelayError.from(o.error);
 }

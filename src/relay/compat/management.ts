@@ -2,7 +2,7 @@
  * The channels plugin's management actions (`params.management`), authorized by `adminSecret` = the
  * relay's ADMIN_TOKEN (compared in constant time) and by nothing else: a project's key alone never
  * runs one. Each maps onto what the relay already has:
- * - `stats`, `listChannelAccounts`: the network's channel pool (the admin API's GET /v1/admin/channels);
+ * - `stats`, `listChannelAccounts`: the network's channel pool, every instance's (GET /v1/admin/channels);
  * - `getFeeUsage`, `getFeeLimit`, `setFeeLimit`, `deleteFeeLimit`: a client API key's project and its
  *   policy's `dailySpendLimit` (the period is the UTC day; consumed is what the network charged today);
  * - `setChannelAccounts`: not supported (the pool is resized with PUT /v1/admin/channels).
@@ -52,7 +52,7 @@ export class ChannelsManagement {
       case "stats":
         return await this.stats(network);
       case "listChannelAccounts":
-        return { relayerIds: this.pool(network).list().channels.map((c) => c.publicKey) };
+        return { relayerIds: (await this.pool(network).whole()).channels.map((c) => c.publicKey) };
       case "setChannelAccounts":
         throw new ChannelsError(
           "NOT_SUPPORTED",
@@ -94,9 +94,10 @@ export class ChannelsManagement {
 
   /** The pool's size and use, the limits' defaults and period, and the inclusion rates the relay bids now. */
   private async stats(network: NetworkName) {
-    const view = this.pool(network).list();
+    const view = await this.pool(network).whole(); // every instance's channels
     const active = view.channels.filter((c) => c.state === "active");
     // a channel is never locked to one transaction here: "locked" counts active channels with fees in flight
+    // (another instance's channel shows none: only its holder knows)
     const locked = active.filter((c) => ((c.inFlight as { count?: number } | null)?.count ?? 0) > 0).length;
     const defaultLimit = PROJECT_POLICY_DEFAULTS.dailySpendLimit;
     return {

@@ -1,0 +1,348 @@
+/**
+ * The operator console in a real browser (Debian's chromium, driven by puppeteer-core), against a
+ * relay this test starts: sign in, create a project and keys (one revoked), top up, a policy error
+ * beside its field, resize the pool and watch it converge, watch a sponsored transaction appear
+ * live and open it, sign out; the cookie's attributes, nothing kept in storage, no request to any
+ * other host (offline), a cross-site form post refused, and the old cookie refused after sign-out.
+ * Screenshots of each page go to docs/console/. Run with `bun run test:browser` (not in `bun run test`).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { startTestRelay, TEST_ADMIN_TOKEN, type TestRelay } from "../support/relay.ts";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const SHOTS = join(import.meta.dir, "..", "..", "docs", "console");
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844, isMobile: true, hasTouch: true, deviceScaleFactor: 1 };
+const STEP = { timeout: 60_000 };
+
+let r: TestRelay;
+let browser: Browser;
+let page: Page;
+/** Requests the page made to a host other than the relay's (refused: the console must work offline). */
+const elsewhere: string[] = [];
+/** A host the test allows for one step (the cross-site page). */
+let alsoAllowed: string | null = null;
+let evil: ReturnType<typeof Bun.serve> | null = null;
+
+const button = (name: string) => `aria/${name}[role="button"]`;
+const link = (name: string) => `aria/${name}[role="link"]`;
+const input = (label: string) => `aria/${label}`;
+const bodyText = () => page.evaluate(() => document.body.innerText);
+const untilText = (text: string, timeout = 20_000) =>
+  page.waitForFunction((t) => document.body.innerText.includes(t), { timeout, polling: 100 }, text);
+const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) as `${string}.png` });
+async function fill(label: string, value: string) {
+  const el = await page.waitForSelector(input(label));
+  await el!.click({ count: 3 });
+  await page.keyboard.press("Backspace");
+  await el!.type(value);
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`no browser at ${CHROMIUM}: apt-get install chromium (see docs/console.md)`);
+  mkdirSync(SHOTS, { recursive: true });
+  r = await startTestRelay();
+  browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--lang=en-US"],
+  });
+  page = await browser.newPage();
+  await page.setViewport(DESKTOP);
+  page.on("dialog", (d) => void d.accept());
+  const relayHost = new URL(r.url).host;
+  await page.setRequestInterception(true);
+  page.on("request", (req) => {
+    const host = new URL(req.url()).host;
+    if (host === relayHost || host === alsoAllowed) return void req.continue();
+    elsewhere.push(req.url());
+    void req.abort("internetdisconnected");
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  evil?.stop(true);
+  await r?.stop();
+});
+
+describe("the operator console in Chromium", () => {
+  let projectId = "";
+  let apiKey = "";
+  let cookie = "";
+  let csrfSeen = "";
+
+  test(
+    "a wrong token is refused; signing in sets an HttpOnly, SameSite=Strict session cookie; the token is kept nowhere",
+    async () => {
+      await page.goto(`${r.url}/console`, { waitUntil: "networkidle0" });
+      await page.waitForSelector(input("Admin token"));
+      await shot("sign-in");
+      await fill("Admin token", "not-the-admin-token-000");
+      await page.click(button("Sign in"));
+      await untilText("That is not the admin token.");
+      await fill("Admin token", TEST_ADMIN_TOKEN);
+      await page.click(button("Sign in"));
+      await page.waitForSelector(link("Overview"), { visible: true });
+      await untilText("Latest ledger");
+      const cookies = await page.cookies(`${r.url}/v1/admin/projects`);
+      const session = cookies.find((c) => c.name === "relay_console");
+      expect(session).toBeDefined();
+      expect(session!.httpOnly).toBe(true);
+      expect(session!.sameSite).toBe("Strict");
+      expect(session!.secure).toBe(false); // plain HTTP here; Secure behind TLS (test/console-session.test.ts)
+      expect(session!.path).toBe("/v1/admin");
+      const left = session!.expires - Date.now() / 1000;
+      expect(left).toBeGreaterThan(8 * 3600 - 120);
+      expect(left).toBeLessThanOrEqual(8 * 3600 + 5);
+      expect((await page.cookies(`${r.url}/console`)).map((c) => c.name)).not.toContain("relay_console");
+      cookie = `${session!.name}=${session!.value}`;
+      const kept = await page.evaluate(
+        (token) => ({
+          local: localStorage.length,
+          session: sessionStorage.length,
+          inPage: document.documentElement.outerHTML.includes(token),
+          inCookie: document.cookie.includes("relay_console"),
+        }),
+        TEST_ADMIN_TOKEN,
+      );
+      expect(kept).toEqual({ local: 0, session: 0, inPage: false, inCookie: false });
+    },
+    STEP,
+  );
+
+  test(
+    "overview: each network's health and ledger, the pools, submissions and credits spent today",
+    async () => {
+      const text = await bodyText();
+      for (const s of ["testnet", "mainnet", "Latest ledger", "Pool", "credits spent today"]) expect(text).toContain(s);
+      expect(text).toMatch(/4 of 4 channels, \d free/);
+      await shot("overview");
+    },
+    STEP,
+  );
+
+  test(
+    "projects: create a project, create two keys (the secret shown once, with Copy), revoke one",
+    async () => {
+      await page.click(link("Projects"));
+      await page.click(button("New project"));
+      await fill("Project name", "Console demo");
+      await page.click(button("Create project"));
+      await page.waitForFunction(() => /#\/projects\/.+/.test(location.hash));
+      projectId = decodeURIComponent((await page.evaluate(() => location.hash)).split("/")[2]!);
+      await page.waitForSelector(button("Create key"));
+      await page.click(button("Create key"));
+      const first = await page.waitForSelector("#new-key");
+      apiKey = (await first!.evaluate((e) => e.textContent ?? "")).trim();
+      expect(apiKey).toMatch(/^sr_test_/);
+      expect(await page.$(button("Copy"))).not.toBeNull();
+      await fill("Key label", "to revoke");
+      await page.click(button("Create key"));
+      await page.waitForFunction((k) => document.querySelector("#new-key")?.textContent !== k, {}, apiKey);
+      await page.waitForFunction(() => document.querySelectorAll("button.danger").length === 2);
+      // the second key (the newest first? either way: revoke the one labelled "to revoke")
+      const revoked = await page.evaluate(() => {
+        const row = [...document.querySelectorAll("tr")].find((tr) => tr.textContent?.includes("to revoke"));
+        (row?.querySelector("button.danger") as HTMLButtonElement | null)?.click();
+        return Boolean(row);
+      });
+      expect(revoked).toBe(true);
+      await page.waitForFunction(() => document.querySelectorAll("button.danger").length === 1);
+      const keys = (await r.admin("GET", `/projects/${projectId}/keys`)).body.keys;
+      expect(keys.filter((k: { revokedAt: unknown }) => k.revokedAt !== null)).toHaveLength(1);
+      expect(keys.find((k: { label: unknown }) => k.label === "to revoke").revokedAt).not.toBeNull();
+      expect(await page.$(button("Revoke"))).not.toBeNull();
+    },
+    STEP,
+  );
+
+  test(
+    "credits: top up, the balance and the journal follow",
+    async () => {
+      await fill("Amount (stroops)", "50000000");
+      await page.click(button("Top up"));
+      await untilText("5 XLM (50,000,000 stroops)");
+      expect(await bodyText()).toContain("topup");
+      expect((await r.admin("GET", `/projects/${projectId}`)).body.creditBalance).toBe("50000000");
+    },
+    STEP,
+  );
+
+  test(
+    "policy: a VALIDATION_ERROR is shown beside its field",
+    async () => {
+      await fill("Burst", "0");
+      await page.click(button("Save policy"));
+      await page.waitForFunction(() => (document.querySelector("#policy-error-burst")?.textContent ?? "") !== "");
+      expect(await page.$eval("#policy-burst", (e) => e.getAttribute("aria-invalid"))).toBe("true");
+      await fill("Burst", "20");
+      await page.click(button("Save policy"));
+      await untilText("Saved.");
+      expect((await r.admin("GET", `/projects/${projectId}`)).body.policy.burst).toBe(20);
+      await shot("project");
+    },
+    STEP,
+  );
+
+  test(
+    "a state-changing request with the cookie but without the CSRF token is refused (403); a cross-site form post is refused",
+    async () => {
+      const headers = { cookie, "content-type": "application/json" };
+      const noCsrf = await fetch(`${r.url}/v1/admin/projects`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ name: "no csrf" }),
+      });
+      expect(noCsrf.status).toBe(403);
+      expect(((await noCsrf.json()) as any).error.code).toBe("FORBIDDEN");
+      // another site (localhost is not 127.0.0.1) posts a form to the admin API: the browser sends no cookie
+      // (SameSite=Strict), and it could not add the CSRF header anyway
+      evil = Bun.serve({
+        port: 0,
+        fetch: () =>
+          new Response(
+            `<!doctype html><form id="f" method="post" enctype="text/plain" action="${r.url}/v1/admin/projects">` +
+              `<input name='{"name":"evil","x":"' value='"}'></form><script>document.getElementById("f").submit()</script>`,
+            { headers: { "content-type": "text/html" } },
+          ),
+      });
+      alsoAllowed = `localhost:${evil.port}`;
+      const evilPage = await browser.newPage();
+      try {
+        const answered = evilPage.waitForResponse((res) => res.url() === `${r.url}/v1/admin/projects`, {
+          timeout: 15_000,
+        });
+        await evilPage.goto(`http://localhost:${evil.port}/`);
+        const res = await answered;
+        expect([401, 403]).toContain(res.status());
+      } finally {
+        await evilPage.close();
+        alsoAllowed = null;
+      }
+      const names = (await r.admin("GET", "/projects")).body.projects.map((p: { name: string }) => p.name);
+      expect(names).not.toContain("evil");
+      expect(names).not.toContain("no csrf");
+    },
+    STEP,
+  );
+
+  test(
+    "channels: every channel of each network; resize the testnet pool and watch it converge",
+    async () => {
+      await page.click(link("Channels"));
+      await untilText("testnet: 4 of 4 channels");
+      await page.select("#resize-network", "testnet");
+      await fill("Channel count", "6");
+      await page.click(button("Resize"));
+      await untilText("Resizing testnet");
+      await untilText("testnet: 6 of 6 channels ✓", 30_000);
+      expect(await page.$$eval("section[aria-label='testnet pool'] tbody tr", (rows) => rows.length)).toBe(6);
+      await shot("channels");
+    },
+    STEP,
+  );
+
+  test(
+    "transactions: a sponsored transaction appears live in the table; its detail shows the attempts and an explorer link",
+    async () => {
+      await page.click(link("Transactions"));
+      await page.waitForSelector(input("Status"));
+      await untilText("No transactions match.");
+      const user = await r.funded();
+      const tx = await r.payment(user);
+      const res = await r.post(
+        "/v1/sponsor",
+        { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" },
+        { "x-api-key": apiKey },
+      );
+      expect(res.status).toBe(200);
+      const inner = tx.hash().toString("hex");
+      const shortHash = `${inner.slice(0, 8)}…${inner.slice(-8)}`;
+      await untilText(shortHash, 10_000); // polled every 2 s: no reload
+      await untilText("success");
+      expect(await bodyText()).toContain("Console demo");
+      await page.select("#tx-status", "failed");
+      await untilText("No transactions match.");
+      await page.select("#tx-status", "");
+      await untilText(shortHash);
+      await shot("transactions");
+      await page.click(link(shortHash));
+      await untilText("Attempts");
+      const href = await page.$eval(link("View on stellar.expert"), (a) => a.getAttribute("href"));
+      expect(href).toBe(`https://stellar.expert/explorer/testnet/tx/${res.body.hash}`);
+      expect(await bodyText()).toContain(res.body.hash);
+      await shot("transaction");
+    },
+    STEP,
+  );
+
+  test(
+    "on a phone: the same pages in one column",
+    async () => {
+      await page.setViewport(PHONE);
+      await page.click(link("Overview"));
+      await untilText("Latest ledger");
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      expect(overflow).toBeLessThanOrEqual(0);
+      await shot("phone-overview");
+      await page.click(link("Transactions"));
+      await untilText("success");
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(
+        0,
+      );
+      await shot("phone-transactions");
+      await page.setViewport(DESKTOP);
+    },
+    STEP,
+  );
+
+  test(
+    "sign out ends the session: the page asks for the token again and the admin API refuses the old cookie",
+    async () => {
+      csrfSeen = (await (await fetch(`${r.url}/v1/admin/session`, { headers: { cookie } })).json()).csrfToken;
+      await page.click(button("Sign out"));
+      await page.waitForSelector(input("Admin token"), { visible: true });
+      await untilText("Signed out.");
+      expect((await fetch(`${r.url}/v1/admin/projects`, { headers: { cookie } })).status).toBe(401);
+      const change = await fetch(`${r.url}/v1/admin/projects`, {
+        method: "POST",
+        headers: { cookie, "x-csrf-token": csrfSeen, "content-type": "application/json" },
+        body: JSON.stringify({ name: "after sign-out" }),
+      });
+      expect(change.status).toBe(401);
+      await page.reload({ waitUntil: "networkidle0" });
+      await page.waitForSelector(input("Admin token"), { visible: true });
+    },
+    STEP,
+  );
+
+  test("no request went to any other host (the console works offline)", () => {
+    expect(elsewhere).toEqual([]);
+  });
+});
+
+describe("a relay without ADMIN_TOKEN", () => {
+  test(
+    "the console says the admin API is disabled",
+    async () => {
+      const plain = await startTestRelay({ ADMIN_TOKEN: "" });
+      const p = await browser.newPage();
+      try {
+        await p.setViewport(DESKTOP);
+        await p.goto(`${plain.url}/console`, { waitUntil: "networkidle0" });
+        await p.waitForFunction(() => document.body.innerText.includes("The admin API is disabled"));
+        expect(await p.$("aria/Admin token")).toBeNull();
+        await p.screenshot({ path: join(SHOTS, "disabled.png") as `${string}.png` });
+      } finally {
+        await p.close();
+        await plain.stop();
+      }
+    },
+    STEP,
+  );
+});
