@@ -7,9 +7,12 @@ COPY src ./src
 COPY actors ./actors
 COPY drizzle ./drizzle
 COPY tsconfig.json bunfig.toml ./
-ENV NODE_ENV=production PORT=3000 DATA_DIR=/data
+ENV NODE_ENV=production PORT=3000 DATA_DIR=/data LOG_FORMAT=json
 RUN mkdir -p /data && chown bun:bun /data
 VOLUME /data
 EXPOSE 3000
 USER bun
-CMD ["bun", "run", "start"]
+# healthy once the relay can sponsor (its channel pools are ready), unhealthy while it starts or shuts down
+HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 CMD ["bun", "src/healthcheck.ts"]
+# the relay is the container's main process: signals reach it directly (SIGTERM: graceful shutdown)
+CMD ["bun", "src/index.ts"]

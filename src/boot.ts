@@ -189,6 +189,7 @@ async function start(
   const submitters: Partial<Record<NetworkName, Submitter>> = {};
   const retry = { ...RETRY_POLICY, tryAgainLaterMs: config.TRY_AGAIN_LATER_MS };
   const metrics = new RelayMetrics();
+  metrics.collectProcessMetrics();
   log.info({ store: storeOf(config) }, databaseStep(config));
   const database = await openDatabase({
     url: config.DATABASE_URL,

@@ -11,7 +11,7 @@
  * tests) built without metrics runs unchanged. Channel gauges and pending submissions are read
  * from their sources when Prometheus scrapes (`bind`), not kept up to date on every change.
  */
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Outcome } from "./store/types.ts";
 
 /** What the sponsor service reports. */
@@ -240,6 +240,14 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
   }
 
   /** Where the scrape-time gauges read from (the pools fill in as the networks start). */
+  /**
+   * The process's own series beside the relay's (prom-client's defaults): CPU, resident memory, heap,
+   * open file descriptors, event loop lag, active handles and requests.
+   */
+  collectProcessMetrics(): void {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
   bind(sources: MetricSources): void {
     this.sources = { ...this.sources, ...sources };
   }

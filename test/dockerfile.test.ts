@@ -39,10 +39,15 @@ test("the Dockerfile's layout starts the relay and /health answers", { timeout: 
         cmd = JSON.parse(rest.join(" "));
       }
     }
-    expect(cmd).toEqual(["bun", "run", "start"]);
-    const script = JSON.parse(readFileSync(join(app, "package.json"), "utf8"))
-      .scripts.start.split(" ")
-      .at(-1);
+    expect(cmd).toEqual(["bun", "src/index.ts"]); // the relay itself is the main process
+    const script = cmd[1]!;
+    const healthcheck = /^HEALTHCHECK .* CMD (\[.*\])$/.exec(lines.find((l) => l.startsWith("HEALTHCHECK")) ?? "");
+    expect(healthcheck).not.toBeNull();
+    const check = JSON.parse(healthcheck![1]!) as string[];
+    const healthy = (port: string) =>
+      Bun.spawnSync(check, { cwd: app, env: { ...process.env, PORT: port }, stdout: "ignore", stderr: "ignore" })
+        .exitCode;
+    expect(healthy("1")).toBe(1); // nothing listens there: unhealthy
     // the image's ENV, with a free port and a data folder of the test's own: it holds the database a first
     // start creates (PGlite's initdb, done once per test process: test/support/pglite.ts)
     const dataDir = join(dir.path, "data");
@@ -58,6 +63,7 @@ test("the Dockerfile's layout starts the relay and /health answers", { timeout: 
       const res = await fetch(`http://127.0.0.1:${relay.ready.port}/health`);
       expect(res.status).toBe(200);
       expect(((await res.json()) as { status: string }).status).toBe("ok");
+      expect(healthy(String(relay.ready.port))).toBe(0); // the image's HEALTHCHECK says healthy
     } finally {
       await relay.kill("SIGTERM");
     }

@@ -101,6 +101,12 @@ describe("GET /metrics", () => {
       const m = await scrape();
       expect(m.res.status).toBe(200);
       expect(m.res.headers.get("content-type")).toStartWith("text/plain; version=0.0.4");
+      // the process's own series beside the relay's
+      expect(m.get("process_cpu_seconds_total")).toBeGreaterThan(0);
+      expect(m.get("process_resident_memory_bytes")).toBeGreaterThan(10_000_000);
+      expect(m.get("process_open_fds")).toBeGreaterThan(0);
+      for (const name of ["nodejs_eventloop_lag_seconds", "nodejs_active_handles_total", "nodejs_heap_size_used_bytes"])
+        expect(m.has(name)).toBe(true);
       // requests and latency by route pattern and status
       expect(m.get("relay_http_requests_total", SPONSOR_200)).toBe(2);
       expect(m.get("relay_http_requests_total", { ...SPONSOR_200, status: "400" })).toBe(1);
