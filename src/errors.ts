@@ -22,6 +22,25 @@ export const ERROR_CODES = [
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
+/** What each code means to a caller (the OpenAPI document's descriptions; src/http/errors.ts has the statuses). */
+export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
+  VALIDATION_ERROR: "the request is invalid: a bad or unknown body field, bad XDR, a bad header or hostile input",
+  UNAUTHORIZED: "a missing, malformed, unknown or revoked API key (mainnet needs one), or no admin token",
+  INSUFFICIENT_CREDITS: "the project's credit balance cannot cover the most this fee may cost",
+  FORBIDDEN: "the key is for the other network, or the project is suspended",
+  POLICY_VIOLATION: "a rule of the project's policy refuses it (details.rule)",
+  NOT_FOUND: "no such route, project, key, webhook or transaction (for this caller)",
+  PAYLOAD_TOO_LARGE: "the body is over MAX_BODY_BYTES",
+  SUBMISSION_FAILED: "the network refused the transaction, or included it and it failed (details.result_codes)",
+  SIMULATION_FAILED: "the contract failed or panicked in simulation (details.events)",
+  IDEMPOTENCY_KEY_REUSED: "this idempotency key was used with another body",
+  RATE_LIMIT_EXCEEDED: "the project's or client IP's request bucket is empty: retry after Retry-After seconds",
+  INTERNAL_ERROR: "a bug in the relay: nothing about it is in the answer, it is logged with the request id",
+  NETWORK_UNAVAILABLE: "the network cannot be reached or answers unusably: retry after Retry-After seconds",
+  SUBMISSION_TIMEOUT:
+    "the outcome is not known yet (details.hash): retry, or look the transaction up, to get the network's verdict",
+};
+
 /** An error as data (kept in outcomes and replayed). */
 export interface ErrorData {
   code: ErrorCode;

@@ -7,3 +7,4 @@ const ready = await fetch(`http://127.0.0.1:${port}/health/ready`, { signal: Abo
   .then((r) => r.ok)
   .catch(() => false);
 process.exit(ready ? 0 : 1);
+export {};

@@ -23,7 +23,7 @@ const get = (path: string, headers: Record<string, string> = {}) =>
   light.app.handle(new Request(`http://localhost${path}`, { headers }));
 const doc = (await (await get("/openapi/json")).json()) as Json;
 
-const operations = () =>
+const operations = (): { path: string; method: string; op: Json }[] =>
   Object.entries(doc.paths as Json).flatMap(([path, item]) =>
     Object.entries(item as Json).map(([method, op]) => ({ path, method, op: op as Json })),
   );
@@ -80,8 +80,9 @@ describe("the OpenAPI document", () => {
         .map((c) => `"${c}"`)
         .join(" | ")};`,
     );
-    expect(types).toContain(
-      'content: {\n                    "application/json": components["schemas"]["SponsorResponse"];',
+    // the answer's type (after the example the generator puts in a comment above it)
+    expect(types).toMatch(
+      /content: \{\n(\s*\/?\*.*\n)*\s*"application\/json": components\["schemas"\]\["SponsorResponse"\];/,
     );
     for (const path of ["/v1/sponsor", "/v1/simulate", "/v1/estimate", "/v1/admin/projects/{id}/keys", "/health"]) {
       expect(types).toContain(`"${path}": {`);
@@ -171,7 +172,9 @@ describe("the OpenAPI document", () => {
       ]),
     );
     const sponsor = op("/v1/sponsor", "post").requestBody.content;
-    expect(sponsor).toEqual({ "application/json": { schema: { $ref: ref("schemas/SponsorRequest") } } });
+    expect(sponsor).toEqual({
+      "application/json": { schema: { $ref: ref("schemas/SponsorRequest") }, example: expect.any(Object) },
+    });
     expect(op("/v1/simulate", "post").requestBody.content["application/json"].schema).toEqual({
       $ref: ref("schemas/TransactionRequest"),
     });
@@ -333,5 +336,31 @@ describe("the docs page works without network access", () => {
       expect(res.status, path).toBe(404);
       expectValid("ErrorResponse", await res.json());
     }
+  });
+});
+
+describe("the OpenAPI document for people", () => {
+  test("servers; an example on every JSON request and answer that validates against its schema; each error code described", async () => {
+    expect(doc.servers).toEqual([{ url: "/", description: expect.any(String) }]);
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    for (const [name, schema] of Object.entries(doc.components.schemas))
+      ajv.addSchema(schema as object, `#/components/schemas/${name}`);
+    const invalid: string[] = [];
+    for (const { path, method, op } of operations()) {
+      const bodies = [
+        ["request", op.requestBody?.content?.["application/json"]],
+        ...Object.entries(op.responses ?? {}).map(([s, r]) => [s, (r as Json).content?.["application/json"]]),
+      ] as [string, Json | undefined][];
+      for (const [which, body] of bodies) {
+        if (!body) continue;
+        if (body.example === undefined) invalid.push(`${method} ${path} ${which}: no example`);
+        else if (!ajv.validate(body.schema, body.example))
+          invalid.push(`${method} ${path} ${which}: ${ajv.errorsText(ajv.errors)}`);
+      }
+    }
+    expect(invalid).toEqual([]);
+    const codes = doc.components.schemas.ErrorCode as Json;
+    for (const code of Object.keys(ERROR_STATUS)) expect(codes.description).toContain(`- ${code} (`);
   });
 });

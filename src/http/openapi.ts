@@ -19,7 +19,8 @@
 import { dirname, join } from "node:path";
 import { Elysia, type AnyElysia, type InternalRoute } from "elysia";
 import { toOpenAPISchema } from "@elysiajs/openapi";
-import { RelayError } from "../errors.ts";
+import { ERROR_DESCRIPTIONS, RelayError, type ErrorCode } from "../errors.ts";
+import { EXAMPLES, errorExample, exampleOf } from "./openapi-examples.ts";
 import { ERROR_STATUS } from "./errors.ts";
 import { CLIENT_REQUEST_ID } from "./errors.plugin.ts";
 import { IDEMPOTENCY_KEY } from "../relay/idempotency.ts";
@@ -192,15 +193,48 @@ const generatorView = (routes: readonly InternalRoute[]) =>
     getGlobalRoutes: () => routes.map((r) => ({ ...r, hooks: { ...r.hooks, parse: [{ fn: "json" }] } })),
   }) as unknown as AnyElysia;
 
+/** An example on every JSON request and answer (src/http/openapi-examples.ts). */
+function addExamples(paths: Record<string, Record<string, Operation>>, schemas: Record<string, unknown>): void {
+  const resolve = (ref: string) => schemas[ref.replace("#/components/schemas/", "")] as Record<string, unknown>;
+  for (const [path, item] of Object.entries(paths))
+    for (const [method, op] of Object.entries(item)) {
+      const body = (op as { requestBody?: { content?: Record<string, { schema: object; example?: unknown }> } })
+        .requestBody?.content?.["application/json"];
+      if (body) body.example = EXAMPLES[`${method} ${path} req`] ?? exampleOf(body.schema as never, resolve);
+      for (const [status, response] of Object.entries(op.responses ?? {})) {
+        const json = response.content?.["application/json"] as { schema: { $ref?: string }; example?: unknown };
+        if (!json) continue;
+        json.example =
+          json.schema.$ref === ERROR_REF
+            ? errorExample(codesOf(status)[0] as ErrorCode)
+            : (EXAMPLES[`${method} ${path} ${status}`] ?? exampleOf(json.schema as never, resolve));
+      }
+    }
+}
+
+/** The error codes' meanings and statuses on the ErrorCode schema. */
+function describeCodes(schemas: Record<string, unknown>): void {
+  const codes = schemas.ErrorCode as Record<string, unknown> | undefined;
+  if (!codes) return;
+  const entries = Object.entries(ERROR_DESCRIPTIONS) as [ErrorCode, string][];
+  codes.description = `The error's code; each code has one HTTP status:\n${entries
+    .map(([code, what]) => `- ${code} (${ERROR_STATUS[code]}): ${what}`)
+    .join("\n")}`;
+  codes["x-enumDescriptions"] = Object.fromEntries(entries);
+}
+
 /** The document of the app's routes, but the embedded networks' (see the top of this file). */
 function documentOf(routes: readonly InternalRoute[], info: Info) {
   const generated = toOpenAPISchema(generatorView(routes), { paths: [/^\/localnet\//] });
   const schemas: Record<string, unknown> = {};
   const paths = hoist(generated.paths, schemas) as Record<string, Record<string, Operation>>;
   for (const item of Object.values(paths)) for (const op of Object.values(item)) complete(op);
+  addExamples(paths, schemas);
+  describeCodes(schemas);
   return {
     openapi: "3.1.1",
     info: { ...info, description: "Fee sponsorship for Stellar: the relay pays the fees of its callers' transactions" },
+    servers: [{ url: "/", description: "The relay that serves this document" }],
     tags: [
       {
         name: "relay",
