@@ -97,6 +97,7 @@ describe("a synchronous sponsorship", () => {
     expect(got.body.status).toBe("rejected");
     expect(got.body.error.code).toBe("SUBMISSION_FAILED");
     expect(got.body.attempts[0].hash).toMatch(HASH);
+    expect(got.body.attempts[0].answer).toBe("tx_bad_seq"); // the network's answer to that attempt
     expect(await statusEvents(innerOf(tx))).toEqual(["pending", "rejected"]);
   });
 });

@@ -123,7 +123,12 @@ const writeOutcomes = new BatchStatement<"id" | "outcome" | "kind" | "feeCharged
           count(*) filter (where c.kind = 'reserve') as reserves, count(*) filter (where c.kind = 'charge') as charges
         from ${creditJournal} c where input.credits and c.submission_id = input.id) j
       where s.id = input.id
-      returning s.id, s.project_id, s.hash, input.fee, j.net, j.reserves, j.charges),
+      returning s.id, s.project_id, s.hash, input.fee, j.net, j.reserves, j.charges,
+        case when input.kind = 'failure' and input.fee_charged is null then coalesce(
+          input.outcome->'error'->'details'->'result_codes'->>'transaction', input.outcome->'error'->>'code') end
+          as rejected),
+    att as (update ${submissionAttempts} a set answer = upd.rejected, answered_at = now() from upd
+      where upd.rejected is not null and a.submission_id = upd.id and a.hash = upd.hash and a.answer is null),
     entries as (
       select id, project_id, 'release' as kind, -net as amount, hash from upd
       where project_id is not null and net < 0
