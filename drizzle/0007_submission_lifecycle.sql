@@ -77,17 +77,11 @@ CREATE FUNCTION "submission_json"(s "submissions") RETURNS jsonb LANGUAGE sql ST
 $$;--> statement-breakpoint
 CREATE FUNCTION "submissions_status_events"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF TG_OP = 'INSERT' THEN
-    INSERT INTO "events" ("type", "project_id", "network", "submission_id", "data")
-    SELECT 'transaction.status', n."project_id", n."network", n."id", "submission_json"(n) FROM inserted n;
-  ELSE
-    INSERT INTO "events" ("type", "project_id", "network", "submission_id", "data")
-    SELECT 'transaction.status', n."project_id", n."network", n."id", "submission_json"(n)
-    FROM updated n JOIN previous o ON o."id" = n."id" WHERE o."status" IS DISTINCT FROM n."status";
-  END IF;
+  -- a status change, not a creation: a new submission is pending, its first event is where it goes next
+  INSERT INTO "events" ("type", "project_id", "network", "submission_id", "data")
+  SELECT 'transaction.status', n."project_id", n."network", n."id", "submission_json"(n)
+  FROM updated n JOIN previous o ON o."id" = n."id" WHERE o."status" IS DISTINCT FROM n."status";
   RETURN NULL;
 END $$;--> statement-breakpoint
-CREATE TRIGGER "submissions_status_inserted" AFTER INSERT ON "submissions"
-  REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT EXECUTE FUNCTION "submissions_status_events"();--> statement-breakpoint
 CREATE TRIGGER "submissions_status_updated" AFTER UPDATE ON "submissions"
   REFERENCING OLD TABLE AS previous NEW TABLE AS updated FOR EACH STATEMENT EXECUTE FUNCTION "submissions_status_events"();
