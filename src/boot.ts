@@ -391,6 +391,7 @@ async function start(
   };
   opened.length = 0; // from here on stop() closes all of it
   try {
+    const localPools: Promise<void>[] = [];
     for (const name of servedNetworks(config)) {
       goOn();
       const net = localnets[name];
@@ -467,9 +468,11 @@ async function start(
         { network: name, channels: channelCounts[name] },
         `starting the ${name} channel pool: ${channelCounts[name]} channel accounts (a first start funds them, a few ledgers)`,
       );
-      if (net) await calledOff(startLocalPool(pool, net), signal);
+      if (net) localPools.push(startLocalPool(pool, net));
       else void startUpstreamPool(pool, log);
     }
+    // the embedded networks' pools are funded side by side (each waits on its own ledger closes)
+    await calledOff(Promise.all(localPools), signal);
     goOn();
   } catch (e) {
     await stop(); // a relay that cannot start leaves nothing running
