@@ -22,6 +22,11 @@ export interface Policy {
    * alert. The journal's trigger applies it (migration 0008); the actor only shows it.
    */
   lowBalanceAlert: bigint | null;
+  /**
+   * How the relay bids under surge: `fast` (into the next ledger; it pays the clearing rate, not
+   * the bid) or `economy` (the fee statistic's median, accepting a few ledgers). docs/fees.md.
+   */
+  feeStrategy: "fast" | "economy";
 }
 
 export type PolicyRule = "maxFee" | "allowedOperations" | "allowedContractIds" | "maxOperations" | "dailySpendLimit";

@@ -42,8 +42,7 @@
 import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { Networks } from "@stellar/stellar-sdk";
-import { type ClusterProc, heldActive, type Nets, startCluster } from "./cluster/cluster-proc.ts";
-import type { PoolView } from "../src/models.ts";
+import { type ClusterProc, heldActive, type Nets, type PoolView, startCluster } from "./cluster/cluster-proc.ts";
 import { RedisCommands } from "./cluster/counters.ts";
 import { measureIdle, runClusterPhase } from "./cluster/phase.ts";
 import { privateRedis, type RedisTarget, sharedRedis } from "./cluster/redis-proc.ts";

@@ -186,7 +186,7 @@ export const EstimateResult = Type.Object(
     rates: Type.Object(
       {
         likely: stroops("Per operation, the most common rate recent ledgers charged (never below the base fee)"),
-        bid: stroops("Per operation, the relay's first bid (FEE_PERCENTILE of recent fees)"),
+        bid: stroops("Per operation, the relay's first bid under the caller's fee strategy (docs/fees.md)"),
         max: stroops("Per operation, the highest bid under surge"),
       },
       { description: "Inclusion fee rates, stroops per operation" },
@@ -214,6 +214,9 @@ export const PolicyView = Type.Object(
     allowedContractIds: Type.Union([Type.Array(Type.String()), Type.Null()], { description: "null: any contract" }),
     maxOperations: Type.Integer(),
     dailySpendLimit: Type.Union([policyStroops, Type.Null()], { description: "null: no limit" }),
+    feeStrategy: Type.Union([Type.Literal("fast"), Type.Literal("economy")], {
+      description: "how the relay bids under surge (docs/fees.md)",
+    }),
   },
   { $id: "Policy", description: "The effective policy: the defaults and the project's overrides" },
 );
@@ -352,6 +355,12 @@ export const PolicyPatch = Type.Object(
     ),
     maxOperations: nullable(Type.Integer({ minimum: 1, maximum: MAX_OPS_PER_TX })),
     dailySpendLimit: nullable(policyStroops),
+    feeStrategy: nullable(
+      Type.Union([Type.Literal("fast"), Type.Literal("economy")], {
+        description:
+          "fast (default): into the next ledger under surge, paying the clearing rate; economy: the fee statistic's median, up to ~3 ledgers (docs/fees.md)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -89,13 +89,16 @@ describe("the OpenAPI document", () => {
     }
   });
 
-  test("security schemes: X-API-Key (optional: the anonymous testnet relay; required by the event stream) on the relay routes, the bearer token on the admin API", () => {
+  test("security schemes: X-API-Key (optional: the anonymous testnet relay; required by the event stream) on the relay routes, the bearer token or the console's session cookie on the admin API (signing in: the token)", () => {
     expect(doc.components.securitySchemes).toMatchObject({
       ApiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
       AdminToken: { type: "http", scheme: "bearer" },
+      ConsoleSession: { type: "apiKey", in: "cookie", name: "relay_console" },
     });
-    for (const { path, op } of operations()) {
-      if (path.startsWith("/v1/admin/")) expect(op.security, path).toEqual([{ AdminToken: [] }]);
+    for (const { path, method, op } of operations()) {
+      if (path === "/v1/admin/session" && method === "post") expect(op.security, path).toEqual([{ AdminToken: [] }]);
+      else if (path.startsWith("/v1/admin/"))
+        expect(op.security, path).toEqual([{ AdminToken: [] }, { ConsoleSession: [] }]);
       else if (path === "/v1/events") expect(op.security, path).toEqual([{ ApiKey: [] }]);
       else if (path.startsWith("/v1/")) expect(op.security, path).toEqual([{ ApiKey: [] }, {}]);
       else expect(op.security, path).toBeUndefined();
@@ -144,6 +147,27 @@ describe("the OpenAPI document", () => {
     expect(doc.components.schemas.ErrorCode).toMatchObject({ type: "string", enum: Object.keys(ERROR_STATUS) });
     expect(doc.components.schemas.ErrorCode.default).toBeUndefined();
     expect(JSON.stringify(doc).match(/"requestId":\{/g)).toHaveLength(1); // the envelope, once
+  });
+
+  test("the operator console's routes: the session (sign in, its CSRF token, sign out), the stats, a transaction by hash, every pool; the page itself is not in the document", () => {
+    expect(statuses("/v1/admin/session", "post")).toEqual(["201", "401", "429", "500"]);
+    expect(statuses("/v1/admin/session", "get")).toEqual(["200", "401", "500"]);
+    expect(statuses("/v1/admin/session", "delete")).toEqual(["200", "401", "403", "500"]);
+    expect(op("/v1/admin/session", "post").responses["201"].content["application/json"].schema).toEqual({
+      $ref: ref("schemas/AdminSession"),
+    });
+    expect(Object.keys(doc.components.schemas.AdminSession.properties).sort()).toEqual([
+      "authenticatedBy",
+      "csrfToken",
+      "expiresAt",
+    ]);
+    expect(headersOf("/v1/admin/session", "post", "429")).toEqual(["Retry-After", "X-Request-Id"]);
+    expect(statuses("/v1/admin/transactions/{hash}", "get")).toEqual(["200", "400", "401", "404", "500"]);
+    const pools = op("/v1/admin/channels", "get");
+    expect(pools.parameters.find((p: Json) => p.name === "network")?.required ?? false).toBe(false);
+    expect(JSON.stringify(pools.responses["200"].content["application/json"].schema)).toContain("ChannelPools");
+    expect(doc.components.schemas.Channel.required).toContain("holder");
+    for (const path of Object.keys(doc.paths)) expect(path).not.toStartWith("/console");
   });
 
   test("shared component schemas: request and response bodies by reference, JSON only", () => {
@@ -281,6 +305,8 @@ describe("what the document says is what the relay does", () => {
     expect(Object.keys(real.paths)).toEqual(
       expect.arrayContaining(["/v1/sponsor", "/v1/admin/projects", "/v1/admin/channels", "/health"]),
     );
+    // the console overview's figures need the database: the whole relay has them
+    expect(Object.keys(real.paths["/v1/admin/stats"].get.responses).sort()).toEqual(["200", "400", "401", "500"]);
     const pattern = new RegExp(real.components.parameters.IdempotencyKey.schema.pattern);
     for (const key of ["k", "!~", "x".repeat(255), "x".repeat(256), "a b", ""]) {
       const res = await relay.post(

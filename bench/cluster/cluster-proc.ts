@@ -28,6 +28,8 @@ export interface PoolView {
   instance?: string;
   target: number;
   totals: { active: number; creating: number; draining: number };
+  /** Every channel of the pool, each with the instance holding it. */
+  channels: { state: string; holder: string | null }[];
   lastError: string | null;
 }
 

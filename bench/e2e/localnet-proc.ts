@@ -27,8 +27,15 @@ export interface LocalnetProc {
   stop(): Promise<void>;
 }
 
-/** `passphrase`: the network's (default BENCH_PASSPHRASE; the cluster benchmark uses the public ones). */
-export async function startLocalnet(ledgerMs: number, passphrase = BENCH_PASSPHRASE): Promise<LocalnetProc> {
+/**
+ * `passphrase`: the network's (default BENCH_PASSPHRASE; the cluster benchmark uses the public ones);
+ * `maxTxSetSize`: classic operations per ledger (default 100,000: no surge).
+ */
+export async function startLocalnet(
+  ledgerMs: number,
+  passphrase = BENCH_PASSPHRASE,
+  maxTxSetSize = 100_000,
+): Promise<LocalnetProc> {
   const port = freePort();
   const closes = new LedgerCloses();
   let listening: (v: { rpc: string; friendbot: string }) => void = () => {};
@@ -40,7 +47,7 @@ export async function startLocalnet(ledgerMs: number, passphrase = BENCH_PASSPHR
     {
       LOCALNET_PORT: String(port),
       LEDGER_CLOSE_MS: String(ledgerMs),
-      LOCALNET_MAX_TX_SET_SIZE: "100000",
+      LOCALNET_MAX_TX_SET_SIZE: String(maxTxSetSize),
       LOCALNET_PASSPHRASE: passphrase,
     },
     (line) => {

@@ -779,8 +779,12 @@ async function transaction(view, hash) {
   view.prepend(h("p", null, h("a", { href: "#/transactions" }, "← Transactions")));
   const box = h("div");
   view.append(box);
+  const health = await fetch("/health", { cache: "no-store" })
+    .then((r) => r.json())
+    .catch(() => null);
   every(2000, async () => {
     const t = await api("GET", `/v1/admin/transactions/${hash}`);
+    const local = health?.networks?.[t.network]?.upstream === "localnet";
     const explorer = t.network === "mainnet" ? "public" : "testnet";
     box.replaceChildren(
       h("h1", null, "Transaction ", badge(t.status)),
@@ -814,11 +818,7 @@ async function transaction(view, hash) {
             },
             "View on stellar.expert",
           ),
-          h(
-            "span",
-            { class: "muted" },
-            " (the public network's explorer: an embedded localnet's transactions are not there)",
-          ),
+          local ? h("span", { class: "muted" }, " (an embedded localnet: its transactions are not there)") : null,
         ),
       ),
       h("h2", null, "Attempts"),

@@ -13,7 +13,11 @@ export function estimateRoutes(deps: { simulate: SimulateService; sponsor: Spons
     .post(
       "/v1/estimate",
       ({ body, principal }) =>
-        deps.simulate.estimate(deps.sponsor.gateway(callerNetwork(principal, body.network)), body.transaction),
+        deps.simulate.estimate(
+          deps.sponsor.gateway(callerNetwork(principal, body.network)),
+          body.transaction,
+          principal.payer.feeStrategy?.(),
+        ),
       {
         body: NetworkOptionalBody,
         response: { 200: EstimateResult, ...V1_ERRORS, ...errorResponses(422, 503) },

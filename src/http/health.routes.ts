@@ -72,10 +72,11 @@ export function healthRoutes(deps: {
         .storage()
         .catch(() => ({ database: "unknown", status: "down", checkpoints: "unknown" }));
       const starting = deps.starting?.() ?? [];
-      const status: Status = starting.length
-        ? "starting"
-        : statuses.every((s) => s === "down")
-          ? "down"
+      // every network down says more than a pool that cannot start without them
+      const status: Status = statuses.every((s) => s === "down")
+        ? "down"
+        : starting.length
+          ? "starting"
           : statuses.every((s) => s === "ok") && storage.status === "ok"
             ? "ok"
             : "degraded";

@@ -27,8 +27,10 @@ import { IDEMPOTENCY_KEY } from "../relay/idempotency.ts";
 
 /** `detail.security` of the relay's /v1 routes: a project's X-API-Key, or none (the anonymous testnet relay). */
 export const apiKeySecurity: Record<string, string[]>[] = [{ ApiKey: [] }, {}];
-/** `detail.security` of the admin API. */
-export const adminSecurity: Record<string, string[]>[] = [{ AdminToken: [] }];
+/** `detail.security` of the admin API: the bearer token, or the operator console's session cookie. */
+export const adminSecurity: Record<string, string[]>[] = [{ AdminToken: [] }, { ConsoleSession: [] }];
+/** `detail.security` of signing in to the console: the bearer token only. */
+export const adminTokenSecurity: Record<string, string[]>[] = [{ AdminToken: [] }];
 /** A `detail.parameters` entry: the route takes X-Idempotency-Key. */
 export const idempotencyKeyParameter = { $ref: "#/components/parameters/IdempotencyKey" };
 /** A `detail.parameters` entry: the route takes Last-Event-ID (the event stream). */
@@ -72,6 +74,14 @@ const COMPONENTS = {
       type: "http",
       scheme: "bearer",
       description: "The relay's ADMIN_TOKEN (without it, the admin API does not exist: 404)",
+    },
+    ConsoleSession: {
+      type: "apiKey",
+      in: "cookie",
+      name: "relay_console",
+      description:
+        "The operator console's session (POST /v1/admin/session); a change made with it also needs the session's " +
+        "X-CSRF-Token header (403 without)",
     },
   },
   parameters: {

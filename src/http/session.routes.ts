@@ -5,7 +5,7 @@
  */
 import { Elysia, t } from "elysia";
 import { errorResponses } from "./schemas.ts";
-import { adminSecurity } from "./openapi.ts";
+import { adminSecurity, adminTokenSecurity } from "./openapi.ts";
 import type { AdminContext } from "./auth.plugin.ts";
 import { type ConsoleSessions, overTls, sessionCookie } from "./console-session.ts";
 import { RelayError } from "../errors.ts";
@@ -30,11 +30,11 @@ const adminContext = new Elysia({ name: "admin-context" }).resolve({ as: "scoped
   return { adminAuth };
 });
 
-const detail = (summary: string, description: string) => ({
+const detail = (summary: string, description: string, security = adminSecurity) => ({
   summary,
   description,
   tags: ["admin"],
-  security: adminSecurity,
+  security,
 });
 
 export function sessionRoutes(deps: { sessions: ConsoleSessions; trustProxy: boolean }) {
@@ -58,6 +58,7 @@ export function sessionRoutes(deps: { sessions: ConsoleSessions; trustProxy: boo
           "Send the admin token as Authorization: Bearer. The answer sets the session cookie (HttpOnly, " +
             "SameSite=Strict, Secure over TLS, expiring after ADMIN_SESSION_TTL_S) that authorizes the admin API; " +
             "a change made with it needs X-CSRF-Token. Wrong tokens: 5 a minute per client IP, then 429.",
+          adminTokenSecurity,
         ),
       },
     )

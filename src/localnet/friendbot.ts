@@ -50,7 +50,8 @@ export class Friendbot {
 
   private send(): void {
     for (const a of [...this.waiting.keys()]) if (this.net.account(a)) this.fail([a], alreadyFunded());
-    const batch = [...this.waiting.keys()].slice(0, BATCH);
+    // a transaction never holds more operations than a ledger takes (a small test ledger included)
+    const batch = [...this.waiting.keys()].slice(0, Math.min(BATCH, this.net.header.maxTxSetSize));
     if (batch.length === 0) return;
     const root = this.net.root;
     const acc = this.net.account(root.publicKey())!;

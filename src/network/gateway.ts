@@ -20,6 +20,7 @@ import type { Logger } from "../log.ts";
 import { BASE_RESERVE } from "../stellar/protocol.ts";
 import type { RpcMetrics } from "../metrics.ts";
 import { RelayError } from "../errors.ts";
+import type { Market } from "../relay/fee-strategy.ts";
 
 export type NetworkName = "testnet" | "mainnet";
 export const NETWORKS: readonly NetworkName[] = ["testnet", "mainnet"];
@@ -178,6 +179,23 @@ export class Gateway {
    * statistics are read once per ledger: concurrent requests share the one call.
    */
   async feeRate(percentile: FeePercentile | "mode", soroban: boolean): Promise<bigint> {
+    const f = await this.feeStats();
+    const value = (soroban ? f.sorobanInclusionFee : f.inclusionFee)[percentile] ?? "0";
+    return BigInt(typeof value === "number" ? Math.max(0, Math.trunc(value)) : value);
+  }
+
+  /**
+   * The fee strategy's view of one lane: what the last ledgers the watcher read cleared at
+   * (classic only), and the fee statistics' median and `percentile`.
+   */
+  async market(percentile: FeePercentile, soroban: boolean): Promise<Market> {
+    const [median, atPercentile] = await Promise.all([this.feeRate("p50", soroban), this.feeRate(percentile, soroban)]);
+    const recent = soroban ? [] : this.watcher.clearing.recent(this.watcher.latestLedger);
+    return { recent, median, percentile: atPercentile };
+  }
+
+  /** getFeeStats, read once per ledger. */
+  private feeStats(): Promise<Static<typeof S.FeeStats>> {
     // while the watcher's polls fail, the network's fees are read again (once per failed poll), not
     // served from before the failure: an upstream that stopped answering is NETWORK_UNAVAILABLE here too
     const suspect = this.watcher.lastError !== null && this.feesAt < this.watcher.lastPollAt;
@@ -190,9 +208,7 @@ export class Gateway {
         if (this.fees === fees) this.fees = null;
       }); // a failed read is retried by the next request
     }
-    const f = await this.fees;
-    const value = (soroban ? f.sorobanInclusionFee : f.inclusionFee)[percentile] ?? "0";
-    return BigInt(typeof value === "number" ? Math.max(0, Math.trunc(value)) : value);
+    return this.fees;
   }
 
   /** One RPC call; a network that cannot be reached, or answers what cannot be used, is NETWORK_UNAVAILABLE (503). */

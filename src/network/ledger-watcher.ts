@@ -13,6 +13,7 @@ import { resultSummary } from "../stellar/xdr.ts";
 import { RpcFailure, messageOf, type RpcClient } from "./rpc-client.ts";
 import { LatestLedger, TransactionsPage } from "./rpc-schemas.ts";
 import { cursorAt, LedgerSizes, PAGE, type Position, toidLow } from "./tx-pages.ts";
+import { ClearingRates } from "./clearing-rates.ts";
 import type { Static } from "@sinclair/typebox";
 import type { Logger } from "../log.ts";
 import type { WatcherMetrics } from "../metrics.ts";
@@ -129,6 +130,8 @@ export class LedgerWatcher {
   /** When a poll last failed (ms); 0 if none has. */
   lastFailureAt = 0;
   private loggedAt = 0;
+  /** What the ledgers read cleared at (the fee strategy's view of the market). */
+  readonly clearing = new ClearingRates();
   /** Confirmation delays after ledger close, for GET /metrics (set by the relay's composition root). */
   metrics?: WatcherMetrics;
 
@@ -352,7 +355,10 @@ export class LedgerWatcher {
       }
       this.sighted(page.latestLedger, startedAt);
       const txs = page.transactions ?? [];
-      for (const t of txs) this.resolve(t);
+      for (const t of txs) {
+        this.clearing.see(t.ledger, t.resultXdr);
+        this.resolve(t);
+      }
       // the cursor is opaque: kept from a page that held transactions (an empty one may not place it)
       if (txs.length) this.cursor = page.cursor;
       end = txs.length ? this.placed(txs, page.cursor) : null;

@@ -3,7 +3,8 @@
  * transaction, the pool's own) is sent, watched and retried here, under one retry policy:
  *
  * - PENDING or DUPLICATE: wait for the ledger watcher. A fee-bump that waits `replaceAfterLedgers`
- *   ledgers is replaced by one bidding `replaceMultiplier` times its rate, up to the cap.
+ *   ledgers (the submission's, from its fee strategy, else the policy's) is replaced by one bidding
+ *   `replaceMultiplier` times its rate, up to the cap.
  * - TRY_AGAIN_LATER: back off and send again until `tryAgainLaterMs` has passed (a fee-bump is
  *   wrapped anew one stroop higher: a dropped one is banned by its hash).
  * - tx_insufficient_fee: double the rate, up to the cap.
@@ -61,6 +62,8 @@ export interface Submission {
   /** The first bid and the highest (stroops per operation). */
   rate: bigint;
   cap: bigint;
+  /** Missed ledgers before a fee-bump is replaced by fee (default: the retry policy's). */
+  replaceAfterLedgers?: number;
   /** Give up waiting at this time (Date.now() ms): the answer is then `unknown`. */
   deadline: number;
   /** An earlier run of this submission may be queued or applied: errors are checked, not believed. */
@@ -247,7 +250,8 @@ class Run {
     let since = sentLedger;
     for (;;) {
       if (!this.inner || this.capped) return await watch.promise;
-      const waited = gw.watcher.passed(since + policy.replaceAfterLedgers - 1, this.left()).then(() => undefined);
+      const after = s.replaceAfterLedgers ?? policy.replaceAfterLedgers;
+      const waited = gw.watcher.passed(since + after - 1, this.left()).then(() => undefined);
       const c = await Promise.race([watch.promise, waited]);
       if (c !== undefined || Date.now() >= s.deadline) return c ?? (await watch.promise);
       const bid = this.rate * policy.replaceMultiplier;

@@ -9,6 +9,7 @@ import type { ProjectPolicyView } from "../admin-models.ts";
 import type { Policy } from "../../actors/policy.ts";
 import type { PolicyOverrides } from "../store/policy-overrides.ts";
 import { MAX_OPS_PER_TX } from "../stellar/protocol.ts";
+import { asFeeStrategy, DEFAULT_FEE_STRATEGY } from "./fee-strategy.ts";
 
 export { checkRules, type Policy, type PolicyRule, type SpendRequest, type Violation } from "../../actors/policy.ts";
 export type { PolicyOverrides } from "../store/policy-overrides.ts";
@@ -48,6 +49,7 @@ export const PROJECT_POLICY_DEFAULTS: Policy = {
   maxOperations: MAX_OPS_PER_TX,
   dailySpendLimit: null,
   lowBalanceAlert: null,
+  feeStrategy: DEFAULT_FEE_STRATEGY,
 };
 /** The open testnet relay's defaults, per client IP (ANONYMOUS_POLICY overrides them). */
 export const ANONYMOUS_POLICY_DEFAULTS: Policy = {
@@ -59,6 +61,7 @@ export const ANONYMOUS_POLICY_DEFAULTS: Policy = {
   maxOperations: MAX_OPS_PER_TX,
   dailySpendLimit: 100_000_000n,
   lowBalanceAlert: null,
+  feeStrategy: DEFAULT_FEE_STRATEGY,
 };
 
 /** The anonymous relay's policy: its defaults with the ANONYMOUS_POLICY overrides (config's anonymousPolicyPatch). */
@@ -87,6 +90,7 @@ export function effectivePolicy(defaults: Policy, o: PolicyOverrides | PolicyPat
     maxOperations: o.maxOperations ?? defaults.maxOperations,
     dailySpendLimit: o.dailySpendLimit != null ? BigInt(o.dailySpendLimit) : defaults.dailySpendLimit,
     lowBalanceAlert: o.lowBalanceAlert != null ? BigInt(o.lowBalanceAlert) : defaults.lowBalanceAlert,
+    feeStrategy: o.feeStrategy != null ? asFeeStrategy(o.feeStrategy) : defaults.feeStrategy,
   };
 }
 

@@ -28,6 +28,7 @@ import { RelayError } from "../errors.ts";
 import type { CheckpointStore } from "../store/checkpoints.ts";
 import type { Logger } from "../log.ts";
 import type { Policy, SpendRequest } from "./policy.ts";
+import type { FeeStrategy } from "./fee-strategy.ts";
 
 export type ProjectActor = Actor<typeof projectMachine>;
 
@@ -40,6 +41,8 @@ export interface Payer {
   reserve(id: string, credits: boolean, request: SpendRequest): Promise<bigint>;
   /** Ends a reservation with what the journal released and the network charged. */
   settle(id: string, s: { charged: bigint; released: bigint; journaled: boolean }): void;
+  /** The policy's fee strategy (absent: the default, fast). */
+  feeStrategy?(): FeeStrategy;
 }
 
 /**
@@ -269,6 +272,7 @@ export class ProjectActors {
         return r.grant!;
       },
       settle: (id, s) => this.settle(actor, id, s),
+      feeStrategy: () => actor.getSnapshot().context.policy.feeStrategy,
     };
   }
 

@@ -10,6 +10,7 @@ import { decodeTransaction, sdkInner, type DecodedTx } from "./decode.ts";
 import { innerRate } from "./fee-bump.ts";
 import { BASE_FEE } from "../stellar/protocol.ts";
 import type { FeePlanner } from "./fee-plan.ts";
+import { FAST_MULTIPLIER, type FeeStrategy } from "./fee-strategy.ts";
 import type { EstimateResult, SimulateResult, SimulationEvent } from "../models.ts";
 
 const EVENT_TYPES = ["system", "contract", "diagnostic"] as const;
@@ -81,9 +82,11 @@ export class SimulateService {
     };
   }
 
-  async estimate(gw: Gateway, transaction: string): Promise<EstimateResult> {
+  /** What the relay would bid now for `transaction` under `strategy` (the caller's policy's), and why. */
+  async estimate(gw: Gateway, transaction: string, strategy?: FeeStrategy): Promise<EstimateResult> {
     const d = decodeTransaction(transaction, gw.passphrase, { signatures: false, sorobanData: false });
-    const { rate, floor } = await this.fees.plan(gw, innerRate(d), d.isSoroban);
+    const plan = await this.fees.plan(gw, innerRate(d), d.isSoroban, strategy);
+    const { rate, floor } = plan;
     const usual = await gw.feeRate("mode", d.isSoroban);
     // the market rate is at least the base fee; the inner transaction's own rate is a floor of the bid only
     const likely = usual > BASE_FEE ? (usual < rate ? usual : rate) : BASE_FEE;
@@ -92,6 +95,11 @@ export class SimulateService {
     let resourceFee = d.resourceFee;
     if (d.isSoroban && resourceFee === 0n) resourceFee = BigInt((await this.simulateDecoded(gw, d)).resourceFee);
     const total = (r: bigint) => (r * ops + resourceFee).toString();
+    const why =
+      plan.strategy === "fast"
+        ? `the fast strategy bids ${FAST_MULTIPLIER}x what recent ledgers cleared at (${plan.clearing}) to get into the next ledger, ` +
+          `and replaces its bid at 10x after one missed ledger`
+        : `the economy strategy bids the recent median fee and replaces its bid at 10x after ${plan.replaceAfterLedgers} missed ledgers`;
     return {
       estimatedFee: total(likely),
       bidFee: total(rate),
@@ -100,8 +108,9 @@ export class SimulateService {
       rates: { likely: likely.toString(), bid: rate.toString(), max: cap.toString() },
       explanation:
         `the network charges the market rate, not the bid: most likely ${likely} stroops per operation ` +
-        `(${ops} operations with the fee-bump's own), the relay bids ${rate}${rate > floor ? "" : " (the lowest valid bid)"} ` +
-        `and may raise its bid up to ${cap} when ledgers are full; on mainnet the most it may pay is reserved from credits`,
+        `(${ops} operations with the fee-bump's own), the relay bids ${rate}${rate > floor ? "" : " (the lowest valid bid)"}: ` +
+        `${why}; it may raise its bid up to ${cap} when ledgers are full (the policy's maxFee caps it too); ` +
+        `on mainnet the most it may pay is reserved from credits`,
     };
   }
 }

@@ -9,4 +9,6 @@ export interface PolicyOverrides {
   dailySpendLimit?: string;
   /** Read by the credit journal's trigger (migration 0008) as `policy->>'lowBalanceAlert'`. */
   lowBalanceAlert?: string;
+  /** `fast` or `economy` (src/relay/fee-strategy.ts). */
+  feeStrategy?: "fast" | "economy";
 }

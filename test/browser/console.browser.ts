@@ -12,6 +12,11 @@ import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { startTestRelay, TEST_ADMIN_TOKEN, type TestRelay } from "../support/relay.ts";
 
+// the callbacks of page.evaluate run in the page: its globals (the project's types have no DOM)
+declare const document: any;
+declare const window: any;
+declare const location: any;
+
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const SHOTS = join(import.meta.dir, "..", "..", "docs", "console");
 const DESKTOP = { width: 1280, height: 800 };
@@ -30,10 +35,18 @@ let evil: ReturnType<typeof Bun.serve> | null = null;
 const button = (name: string) => `aria/${name}[role="button"]`;
 const link = (name: string) => `aria/${name}[role="link"]`;
 const input = (label: string) => `aria/${label}`;
+// innerText, not textContent: the text shown (the hidden sections left out)
+// biome-ignore lint/performance/useDomNodeTextContent: the rendered text is meant
 const bodyText = () => page.evaluate(() => document.body.innerText);
-const untilText = (text: string, timeout = 20_000) =>
-  page.waitForFunction((t) => document.body.innerText.includes(t), { timeout, polling: 100 }, text);
+const untilText = (text: string, timeout = 20_000, on: Page = page) =>
+  // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is meant
+  on.waitForFunction((t) => document.body.innerText.includes(t), { timeout, polling: 100 }, text);
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) as `${string}.png` });
+/** Clicks a control once it is shown. */
+async function press(selector: string) {
+  const el = await page.waitForSelector(selector, { visible: true });
+  await el!.click();
+}
 async function fill(label: string, value: string) {
   const el = await page.waitForSelector(input(label));
   await el!.click({ count: 3 });
@@ -68,7 +81,7 @@ afterAll(async () => {
   await browser?.close();
   evil?.stop(true);
   await r?.stop();
-});
+}, 60_000);
 
 describe("the operator console in Chromium", () => {
   let projectId = "";
@@ -79,14 +92,14 @@ describe("the operator console in Chromium", () => {
   test(
     "a wrong token is refused; signing in sets an HttpOnly, SameSite=Strict session cookie; the token is kept nowhere",
     async () => {
-      await page.goto(`${r.url}/console`, { waitUntil: "networkidle0" });
+      await page.goto(`${r.url}/console`, { waitUntil: "load" });
       await page.waitForSelector(input("Admin token"));
       await shot("sign-in");
       await fill("Admin token", "not-the-admin-token-000");
-      await page.click(button("Sign in"));
+      await press(button("Sign in"));
       await untilText("That is not the admin token.");
       await fill("Admin token", TEST_ADMIN_TOKEN);
-      await page.click(button("Sign in"));
+      await press(button("Sign in"));
       await page.waitForSelector(link("Overview"), { visible: true });
       await untilText("Latest ledger");
       const cookies = await page.cookies(`${r.url}/v1/admin/projects`);
@@ -121,7 +134,6 @@ describe("the operator console in Chromium", () => {
       const text = await bodyText();
       for (const s of ["testnet", "mainnet", "Latest ledger", "Pool", "credits spent today"]) expect(text).toContain(s);
       expect(text).toMatch(/4 of 4 channels, \d free/);
-      await shot("overview");
     },
     STEP,
   );
@@ -129,26 +141,26 @@ describe("the operator console in Chromium", () => {
   test(
     "projects: create a project, create two keys (the secret shown once, with Copy), revoke one",
     async () => {
-      await page.click(link("Projects"));
-      await page.click(button("New project"));
+      await press(link("Projects"));
+      await press(button("New project"));
       await fill("Project name", "Console demo");
-      await page.click(button("Create project"));
+      await press(button("Create project"));
       await page.waitForFunction(() => /#\/projects\/.+/.test(location.hash));
       projectId = decodeURIComponent((await page.evaluate(() => location.hash)).split("/")[2]!);
       await page.waitForSelector(button("Create key"));
-      await page.click(button("Create key"));
+      await press(button("Create key"));
       const first = await page.waitForSelector("#new-key");
       apiKey = (await first!.evaluate((e) => e.textContent ?? "")).trim();
       expect(apiKey).toMatch(/^sr_test_/);
       expect(await page.$(button("Copy"))).not.toBeNull();
       await fill("Key label", "to revoke");
-      await page.click(button("Create key"));
+      await press(button("Create key"));
       await page.waitForFunction((k) => document.querySelector("#new-key")?.textContent !== k, {}, apiKey);
       await page.waitForFunction(() => document.querySelectorAll("button.danger").length === 2);
       // the second key (the newest first? either way: revoke the one labelled "to revoke")
       const revoked = await page.evaluate(() => {
         const row = [...document.querySelectorAll("tr")].find((tr) => tr.textContent?.includes("to revoke"));
-        (row?.querySelector("button.danger") as HTMLButtonElement | null)?.click();
+        (row?.querySelector("button.danger") as { click(): void } | null)?.click();
         return Boolean(row);
       });
       expect(revoked).toBe(true);
@@ -165,7 +177,7 @@ describe("the operator console in Chromium", () => {
     "credits: top up, the balance and the journal follow",
     async () => {
       await fill("Amount (stroops)", "50000000");
-      await page.click(button("Top up"));
+      await press(button("Top up"));
       await untilText("5 XLM (50,000,000 stroops)");
       expect(await bodyText()).toContain("topup");
       expect((await r.admin("GET", `/projects/${projectId}`)).body.creditBalance).toBe("50000000");
@@ -177,11 +189,11 @@ describe("the operator console in Chromium", () => {
     "policy: a VALIDATION_ERROR is shown beside its field",
     async () => {
       await fill("Burst", "0");
-      await page.click(button("Save policy"));
+      await press(button("Save policy"));
       await page.waitForFunction(() => (document.querySelector("#policy-error-burst")?.textContent ?? "") !== "");
       expect(await page.$eval("#policy-burst", (e) => e.getAttribute("aria-invalid"))).toBe("true");
       await fill("Burst", "20");
-      await page.click(button("Save policy"));
+      await press(button("Save policy"));
       await untilText("Saved.");
       expect((await r.admin("GET", `/projects/${projectId}`)).body.policy.burst).toBe(20);
       await shot("project");
@@ -234,11 +246,11 @@ describe("the operator console in Chromium", () => {
   test(
     "channels: every channel of each network; resize the testnet pool and watch it converge",
     async () => {
-      await page.click(link("Channels"));
+      await press(link("Channels"));
       await untilText("testnet: 4 of 4 channels");
       await page.select("#resize-network", "testnet");
       await fill("Channel count", "6");
-      await page.click(button("Resize"));
+      await press(button("Resize"));
       await untilText("Resizing testnet");
       await untilText("testnet: 6 of 6 channels ✓", 30_000);
       expect(await page.$$eval("section[aria-label='testnet pool'] tbody tr", (rows) => rows.length)).toBe(6);
@@ -250,7 +262,7 @@ describe("the operator console in Chromium", () => {
   test(
     "transactions: a sponsored transaction appears live in the table; its detail shows the attempts and an explorer link",
     async () => {
-      await page.click(link("Transactions"));
+      await press(link("Transactions"));
       await page.waitForSelector(input("Status"));
       await untilText("No transactions match.");
       const user = await r.funded();
@@ -261,9 +273,12 @@ describe("the operator console in Chromium", () => {
         { "x-api-key": apiKey },
       );
       expect(res.status).toBe(200);
-      const inner = tx.hash().toString("hex");
+      const inner = res.body.innerHash as string;
       const shortHash = `${inner.slice(0, 8)}…${inner.slice(-8)}`;
-      await untilText(shortHash, 10_000); // polled every 2 s: no reload
+      await untilText(shortHash, 10_000).catch(async (e) => {
+        console.error(await bodyText());
+        throw e;
+      }); // polled every 2 s: no reload
       await untilText("success");
       expect(await bodyText()).toContain("Console demo");
       await page.select("#tx-status", "failed");
@@ -271,7 +286,7 @@ describe("the operator console in Chromium", () => {
       await page.select("#tx-status", "");
       await untilText(shortHash);
       await shot("transactions");
-      await page.click(link(shortHash));
+      await press(link(shortHash));
       await untilText("Attempts");
       const href = await page.$eval(link("View on stellar.expert"), (a) => a.getAttribute("href"));
       expect(href).toBe(`https://stellar.expert/explorer/testnet/tx/${res.body.hash}`);
@@ -284,13 +299,16 @@ describe("the operator console in Chromium", () => {
   test(
     "on a phone: the same pages in one column",
     async () => {
+      await press(link("Overview"));
+      await untilText("success 1"); // the outcomes of the last 10 minutes: the sponsored transaction
+      await shot("overview");
       await page.setViewport(PHONE);
-      await page.click(link("Overview"));
+      await press(link("Overview"));
       await untilText("Latest ledger");
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
       expect(overflow).toBeLessThanOrEqual(0);
       await shot("phone-overview");
-      await page.click(link("Transactions"));
+      await press(link("Transactions"));
       await untilText("success");
       expect(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)).toBeLessThanOrEqual(
         0,
@@ -304,8 +322,8 @@ describe("the operator console in Chromium", () => {
   test(
     "sign out ends the session: the page asks for the token again and the admin API refuses the old cookie",
     async () => {
-      csrfSeen = (await (await fetch(`${r.url}/v1/admin/session`, { headers: { cookie } })).json()).csrfToken;
-      await page.click(button("Sign out"));
+      csrfSeen = ((await (await fetch(`${r.url}/v1/admin/session`, { headers: { cookie } })).json()) as any).csrfToken;
+      await press(button("Sign out"));
       await page.waitForSelector(input("Admin token"), { visible: true });
       await untilText("Signed out.");
       expect((await fetch(`${r.url}/v1/admin/projects`, { headers: { cookie } })).status).toBe(401);
@@ -315,7 +333,7 @@ describe("the operator console in Chromium", () => {
         body: JSON.stringify({ name: "after sign-out" }),
       });
       expect(change.status).toBe(401);
-      await page.reload({ waitUntil: "networkidle0" });
+      await page.reload({ waitUntil: "load" });
       await page.waitForSelector(input("Admin token"), { visible: true });
     },
     STEP,
@@ -334,8 +352,8 @@ describe("a relay without ADMIN_TOKEN", () => {
       const p = await browser.newPage();
       try {
         await p.setViewport(DESKTOP);
-        await p.goto(`${plain.url}/console`, { waitUntil: "networkidle0" });
-        await p.waitForFunction(() => document.body.innerText.includes("The admin API is disabled"));
+        await p.goto(`${plain.url}/console`, { waitUntil: "load" });
+        await untilText("The admin API is disabled", 20_000, p);
         expect(await p.$("aria/Admin token")).toBeNull();
         await p.screenshot({ path: join(SHOTS, "disabled.png") as `${string}.png` });
       } finally {

@@ -44,7 +44,8 @@ export class Admission {
     operationTypes: string[],
     contractIds: (string | null)[],
   ): Promise<{ reservation: Reservation; plan: FeePlan }> {
-    const plan = await this.deps.fees.plan(gw, floor, soroban); // at least `floor`, at most MAX_FEE_RATE
+    // at least `floor`, at most MAX_FEE_RATE; the policy's strategy (fast or economy)
+    const plan = await this.deps.fees.plan(gw, floor, soroban, payer.feeStrategy?.());
     const credits = gw.name === CREDIT_NETWORK && payer.projectId !== null;
     const id = crypto.randomUUID();
     const grant = await payer.reserve(id, credits, {

@@ -25,16 +25,46 @@ export function mayStillBeQueued(r: SubmissionRecord, latestLedger: number): boo
   return !r.outcome && !r.releasedAt && r.sentLedger !== null && latestLedger <= r.sentLedger + QUEUE_LEDGERS;
 }
 
+/** What the relay bid and what the network cleared at, for a 504's message and details. */
+export interface BidContext {
+  /** The most the reservation allows, stroops per operation. */
+  cap: bigint;
+  /** What the last ledgers cleared at (stroops per operation, oldest first); empty when unknown. */
+  cleared: bigint[];
+  strategy: string;
+}
+
 /** 504: the relay cannot know the outcome yet; the client's retry (or recovery) finds it by the inner hash. */
-export function timedOut(hash: string, rate: bigint, timeoutMs: number, reason?: string, accepted = false): RelayError {
+export function timedOut(
+  hash: string,
+  rate: bigint,
+  timeoutMs: number,
+  reason?: string,
+  accepted = false,
+  bid?: BidContext,
+): RelayError {
+  const cleared = bid?.cleared.length ? bid.cleared.reduce((a, b) => (a > b ? a : b)) : null;
+  const market =
+    cleared === null
+      ? ""
+      : `; the last ledgers cleared at up to ${cleared} stroops per operation` +
+        (cleared > bid!.cap ? `, above the most the policy allows (${bid!.cap})` : "");
   const message =
     reason === "fee_cap_reached"
-      ? `not in a ledger within ${timeoutMs} ms; the fee bid reached its cap of ${rate} stroops per operation`
+      ? `not in a ledger within ${timeoutMs} ms; the fee bid reached its cap of ${rate} stroops per operation${market}`
       : reason === "network_unavailable"
         ? "the network did not confirm receiving the transaction; retry to get its outcome"
-        : `no confirmation within ${timeoutMs} ms`;
+        : `no confirmation within ${timeoutMs} ms (bid ${rate} stroops per operation${market})`;
   const status = accepted ? "submitted" : "pending";
-  return new RelayError("SUBMISSION_TIMEOUT", message, { hash, status, ...(reason ? { reason } : {}) });
+  const fees = bid
+    ? {
+        bid: rate.toString(),
+        cap: bid.cap.toString(),
+        strategy: bid.strategy,
+        ...(cleared === null ? {} : { clearingRate: cleared.toString() }),
+      }
+    : {};
+  return new RelayError("SUBMISSION_TIMEOUT", message, { hash, status, ...(reason ? { reason } : {}), ...fees });
 }
 
 /**

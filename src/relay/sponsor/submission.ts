@@ -114,6 +114,7 @@ export class SubmissionStage {
         innerHash: job.feeBump ? job.innerHash : undefined,
         rate: sender.resumed?.rate ?? min(plan.rate, cap),
         cap,
+        replaceAfterLedgers: plan.replaceAfterLedgers,
         deadline: Date.now() + this.deps.submissionTimeoutMs,
         resumed: resume ? { hash: resume.hash, envelope: sender.resumed?.envelope } : undefined,
         build: (rate) => sender.envelope(rate),
@@ -136,7 +137,11 @@ export class SubmissionStage {
           throw submissionFailed(r.hash, r.resultXdr, undefined, gw.passphrase);
         case "unknown":
           unresolved = true;
-          throw timedOut(r.hash, r.rate, this.deps.submissionTimeoutMs, r.reason, r.accepted);
+          throw timedOut(r.hash, r.rate, this.deps.submissionTimeoutMs, r.reason, r.accepted, {
+            cap,
+            cleared: gw.watcher.clearing.recent(gw.watcher.latestLedger),
+            strategy: plan.strategy,
+          });
         case "busy":
           // the network accepted none of this request's attempts: its reservation is given back now
           await this.settlement.giveBack(reservation, id);

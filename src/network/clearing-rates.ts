@@ -1,0 +1,70 @@
+/**
+ * What the last ledgers cleared at, from the transactions the ledger watcher already reads: under
+ * surge stellar-core charges every classic transaction of a ledger the same rate per operation (the
+ * lowest bid it included; the base fee when the ledger was not full), so a few results of a ledger
+ * give its rate: fee charged / (operations + 1 for a fee-bump). Soroban transactions (their fee
+ * holds the resource fee) are left out. A handful of samples per ledger, their median (a fee capped
+ * at a fee source's balance is an outlier), for the last few ledgers.
+ */
+import { X, fromB64, Tx } from "../stellar/xdr.ts";
+
+/** Rates kept per ledger (every classic transaction of a ledger pays the same rate), and results decoded at most. */
+const SAMPLES = 5;
+const TRIES = 20;
+/** Ledgers kept. */
+const KEPT = 8;
+/** Operation types of the Soroban lane (invokeHostFunction, extendFootprintTtl, restoreFootprint). */
+const SOROBAN_OP_TYPES = new Set([24, 25, 26]);
+
+interface OpResultLike {
+  code: number;
+  tr?: { type: number };
+}
+
+/** The rate per operation a classic transaction was charged, from its result; null when the result cannot say. */
+export function chargedRate(resultXdr: string): bigint | null {
+  let r: { feeCharged: bigint; result: { code: number; results?: OpResultLike[]; innerResultPair?: unknown } };
+  try {
+    r = X.result.decode(fromB64(resultXdr)) as unknown as typeof r;
+  } catch {
+    return null;
+  }
+  const feeBump = r.result.code === Tx.feeBumpInnerSuccess || r.result.code === Tx.feeBumpInnerFailed;
+  const body = feeBump
+    ? (r.result.innerResultPair as { result: { result: { results?: OpResultLike[] } } }).result.result
+    : r.result;
+  const ops = body.results;
+  if (!ops?.length || ops.some((o) => o.tr && SOROBAN_OP_TYPES.has(o.tr.type))) return null;
+  return BigInt(r.feeCharged) / BigInt(ops.length + (feeBump ? 1 : 0));
+}
+
+export class ClearingRates {
+  private readonly ledgers = new Map<number, bigint[]>();
+  private readonly tries = new Map<number, number>();
+
+  /** A transaction of ledger `ledger` (its result XDR), as the watcher reads it. */
+  see(ledger: number, resultXdr: string): void {
+    const tried = this.tries.get(ledger) ?? 0;
+    if (tried >= TRIES || (this.ledgers.get(ledger)?.length ?? 0) >= SAMPLES) return;
+    if (tried === 0)
+      for (const l of this.tries.keys())
+        if (l <= ledger - KEPT) {
+          this.tries.delete(l);
+          this.ledgers.delete(l);
+        }
+    this.tries.set(ledger, tried + 1);
+    const rate = chargedRate(resultXdr);
+    if (rate === null) return;
+    const samples = this.ledgers.get(ledger);
+    if (samples) samples.push(rate);
+    else this.ledgers.set(ledger, [rate]);
+  }
+
+  /** The clearing rates of the ledgers after `latest - window` read so far (oldest first). */
+  recent(latest: number, window = 5): bigint[] {
+    return [...this.ledgers.entries()]
+      .filter(([l]) => l > latest - window)
+      .sort(([a], [b]) => a - b)
+      .map(([, s]) => [...s].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))[Math.floor(s.length / 2)]!);
+  }
+}
