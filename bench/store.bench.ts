@@ -2,7 +2,8 @@
  * `bun run bench:store`: what one ledger's worth of submissions costs the database. N intents with
  * credit reservations are written at once, then their N outcomes (release and charge journaled,
  * the project's totals kept) at once, as the relay does when a ledger holding them closes; each
- * answer waits for its batch. Prints the time to write the N intents and to settle the N
+ * answer waits for its batch. Prints the time to write the N intents, to record that the network
+ * accepted them (each submission submitted: a status change, its event) and to settle the N
  * outcomes, per round. On Postgres when BENCH_DATABASE_URL (or TEST_DATABASE_URL) is set, else on
  * PGlite. BENCH_OUTCOMES (default 200,800), BENCH_ROUNDS (default 5).
  */
@@ -30,6 +31,7 @@ try {
   for (const n of sizes) {
     const times: string[] = [];
     const intentTimes: string[] = [];
+    const acceptTimes: string[] = [];
     for (let r = 0; r < rounds; r++) {
       const ids = Array.from({ length: n }, () => crypto.randomUUID());
       const i0 = performance.now();
@@ -54,6 +56,9 @@ try {
         ),
       );
       intentTimes.push((performance.now() - i0).toFixed(1));
+      const a0 = performance.now();
+      await Promise.all(ids.map((id) => repo.recordAccepted(id, `${id}:outer`, "PENDING")));
+      acceptTimes.push((performance.now() - a0).toFixed(1));
       const t0 = performance.now();
       const result = { hash: "", feePaid: "100", ledger: 2, resultXdr: RESULT };
       await Promise.all(
@@ -62,6 +67,7 @@ try {
       times.push((performance.now() - t0).toFixed(1));
     }
     console.log(`${n} intents written in (ms, per round): ${intentTimes.join(", ")}`);
+    console.log(`${n} acceptances recorded in (ms, per round): ${acceptTimes.join(", ")}`);
     console.log(`${n} outcomes settled in (ms, per round): ${times.join(", ")}`);
   }
 } finally {

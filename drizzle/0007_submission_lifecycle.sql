@@ -74,14 +74,4 @@ CREATE FUNCTION "submission_json"(s "submissions") RETURNS jsonb LANGUAGE sql ST
     'error', CASE WHEN s."outcome_kind" = 'failure' THEN s."outcome"->'error' END,
     'createdAt', to_char(s."created_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
     'updatedAt', to_char(s."updated_at" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
-$$;--> statement-breakpoint
-CREATE FUNCTION "submissions_status_events"() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  -- a status change, not a creation: a new submission is pending, its first event is where it goes next
-  INSERT INTO "events" ("type", "project_id", "network", "submission_id", "data")
-  SELECT 'transaction.status', n."project_id", n."network", n."id", "submission_json"(n)
-  FROM updated n JOIN previous o ON o."id" = n."id" WHERE o."status" IS DISTINCT FROM n."status";
-  RETURN NULL;
-END $$;--> statement-breakpoint
-CREATE TRIGGER "submissions_status_updated" AFTER UPDATE ON "submissions"
-  REFERENCING OLD TABLE AS previous NEW TABLE AS updated FOR EACH STATEMENT EXECUTE FUNCTION "submissions_status_events"();
+$$;

@@ -2,8 +2,8 @@
  * A submission's status change in SQL, from the lifecycle machine (actors/submission.machine.ts):
  * `statusAfter("ACCEPTED", sql`s.status`)` is `case s.status when 'pending' then 'submitted' else
  * s.status end`. The statements that change a status write it with this, so that the machine's
- * transitions are the only ones the database sees; the events each change makes are written by
- * the submissions table's trigger (migration 0007).
+ * transitions are the only ones the database sees; each statement also writes the events of the
+ * statuses it changed (submissions.repo.ts, `statusEvents`).
  */
 import { sql, type SQL } from "drizzle-orm";
 import { statusTable, type SubmissionEvent } from "../../actors/submission.machine.ts";

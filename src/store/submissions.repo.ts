@@ -9,7 +9,7 @@
  * On a database with one session (PGlite) no statement runs beside another, so none needs the lock.
  */
 import { and, asc, eq, isNotNull, isNull, gte, lt, sql, type SQL } from "drizzle-orm";
-import { creditJournal, projects, submissionAttempts, submissions } from "./schema.ts";
+import { creditJournal, events, projects, submissionAttempts, submissions } from "./schema.ts";
 import { changedBy, statusAfter } from "./status-sql.ts";
 import { RelayError } from "../errors.ts";
 import type { Db } from "./db.ts";
@@ -68,6 +68,18 @@ const intentInput = (col: (key: IntentColumn, type: string) => SQL): SQL =>
     select id, hash, fee_bid, channel from input on conflict do nothing)`;
 
 /**
+ * The `transaction.status` events of a statement's changed rows, written by the statement that
+ * changes them: `cte` answers id, project_id, network, data (the submission as the lookup answers
+ * it, `submission_json`) and changed (whether its status changed; a new row makes no event).
+ */
+const statusEvents = (cte: SQL) => sql`insert into ${events} (type, project_id, network, submission_id, data)
+  select 'transaction.status', project_id, network, id, data from ${cte} where changed`;
+
+/** What a statement that changes statuses answers for `statusEvents` (`s`: the submission row as written). */
+const changedRow = (s: SQL, changed: SQL) =>
+  sql`${s}.id, ${s}.project_id, ${s}.network, submission_json(${s}) as data, ${changed} as changed`;
+
+/**
  * Upserts the rows of `input` (a resumed intent keeps its project while its reservation is
  * outstanding; a rejected or expired one sent again is pending again), and records each as an attempt.
  */
@@ -77,28 +89,45 @@ const intentUpsert = sql`insert into ${submissions}
   on conflict (id) do update set status = ${statusAfter("SEND", sql`${submissions}.status`)}, hash = excluded.hash, max_fee = excluded.max_fee, envelope = excluded.envelope,
     sent_ledger = excluded.sent_ledger, released_at = null, updated_at = now(),
     outcome = null, outcome_kind = null, fee_charged = null,
-    project_id = case when ${outstanding(sql`excluded.id`)} = 0 then excluded.project_id else ${submissions}.project_id end
-  returning id`;
+    project_id = case when ${outstanding(sql`excluded.id`)} = 0 then excluded.project_id else ${submissions}.project_id end`;
+
+/**
+ * The intents upserted (`up`) and, for intents whose submission existed (a retry, a resend), the
+ * events of the statuses SEND changed: their statuses before (`prev`) are read in the statement's
+ * snapshot. Intents nothing else has written (`fresh`) change no status: no read, no event.
+ */
+const upserted = (fresh: boolean) =>
+  fresh
+    ? sql`up as (${intentUpsert} returning id)`
+    : sql`prev as (select s.id, s.status from ${submissions} s where s.id in (select id from input)),
+  up as (${intentUpsert} returning ${changedRow(submissions as never, sql`true`)}, ${submissions}.status),
+  moved as (select up.id, up.project_id, up.network, up.data, prev.status <> up.status as changed
+    from up join prev on prev.id = up.id),
+  ev as (${statusEvents(sql`moved`)})`;
 
 /** Upserts the intents (none with a hold). */
-const writeIntentsOnly = new BatchStatement<IntentColumn>(
-  "submissions_intents",
-  (col) => sql`with ${intentInput(col)} ${intentUpsert}`,
-);
+const writeIntentsOnly = (fresh: boolean) =>
+  new BatchStatement<IntentColumn>(
+    fresh ? "submissions_intents" : "submissions_intents_resumed",
+    (col) => sql`with ${intentInput(col)}, ${upserted(fresh)} select id from up`,
+  );
+const intentsOnly = { fresh: writeIntentsOnly(true), resumed: writeIntentsOnly(false) };
 
 /**
  * Upserts the intents and journals each one's reservation unless one is outstanding; answers those
  * journaled. No join between the statement's parts (`up` runs whether read or not): with the row
  * counts of an `unnest` unknown, the planner joined them by nested loops, a batch's rows squared.
  */
-const writeIntentsWithHolds = new BatchStatement<IntentColumn>(
-  "submissions_intents_holds",
-  (col) => sql`with ${intentInput(col)}, up as (${intentUpsert})
+const writeIntentsWithHolds = (fresh: boolean) =>
+  new BatchStatement<IntentColumn>(
+    fresh ? "submissions_intents_holds" : "submissions_intents_holds_resumed",
+    (col) => sql`with ${intentInput(col)}, ${upserted(fresh)}
   insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
   select input.project_id, 'reserve', -input.hold, input.id, input.hash from input
   where input.hold > 0 and ${outstanding(sql`input.id`)} = 0
   returning submission_id`,
-);
+  );
+const intentsWithHolds = { fresh: writeIntentsWithHolds(true), resumed: writeIntentsWithHolds(false) };
 
 /**
  * Records the outcomes and, for each submission whose project reserved credits, releases what is
@@ -122,13 +151,15 @@ const writeOutcomes = new BatchStatement<"id" | "outcome" | "kind" | "feeCharged
           coalesce(sum(c.amount) filter (where c.kind in ('reserve', 'release')), 0) as net,
           count(*) filter (where c.kind = 'reserve') as reserves, count(*) filter (where c.kind = 'charge') as charges
         from ${creditJournal} c where input.credits and c.submission_id = input.id) j
+      cross join lateral (select o.status as before from ${submissions} o where o.id = input.id) o
       where s.id = input.id
       returning s.id, s.project_id, s.hash, input.fee, j.net, j.reserves, j.charges,
         case when input.kind = 'failure' and input.fee_charged is null then coalesce(
           input.outcome->'error'->'details'->'result_codes'->>'transaction', input.outcome->'error'->>'code') end
-          as rejected),
+          as rejected, s.network, submission_json(s) as data, o.before <> s.status as changed),
     att as (update ${submissionAttempts} a set answer = upd.rejected, answered_at = now() from upd
       where upd.rejected is not null and a.submission_id = upd.id and a.hash = upd.hash and a.answer is null),
+    ev as (${statusEvents(sql`upd`)}),
     entries as (
       select id, project_id, 'release' as kind, -net as amount, hash from upd
       where project_id is not null and net < 0
@@ -168,9 +199,11 @@ const writeAccepted = new BatchStatement<"id" | "hash" | "answer">(
   (col) => sql`with input (id, hash, answer) as (
       select * from unnest(${col("id", "text")}, ${col("hash", "text")}, ${col("answer", "text")})),
     att as (update ${submissionAttempts} a set answer = input.answer, answered_at = now()
-      from input where a.submission_id = input.id and a.hash = input.hash)
-    update ${submissions} s set status = ${statusAfter("ACCEPTED", sql`s.status`)}, updated_at = now()
-    from input where s.id = input.id and s.status in ${changedBy("ACCEPTED")}`,
+      from input where a.submission_id = input.id and a.hash = input.hash),
+    upd as (update ${submissions} s set status = ${statusAfter("ACCEPTED", sql`s.status`)}, updated_at = now()
+      from input where s.id = input.id and s.status in ${changedBy("ACCEPTED")}
+      returning ${changedRow(sql`s`, sql`true`)})
+    ${statusEvents(sql`upd`)}`,
 );
 
 type OutcomeWrite = { id: string; outcome: Outcome; feeCharged: bigint | null; credits: boolean };
@@ -234,18 +267,19 @@ export class SubmissionsRepo implements SubmissionStore {
   }
 
   private async writeIntents(items: Intent[]): Promise<(boolean | RelayError)[]> {
+    const fresh = items.every((i) => i.fresh);
     if (items.every((i) => i.hold <= 0n)) {
-      await writeIntentsOnly.run(this.db, intentColumns(items));
+      await (fresh ? intentsOnly.fresh : intentsOnly.resumed).run(this.db, intentColumns(items));
       return items.map(() => false);
     }
     if (this.checkBalance) return await this.writeCoveredIntents(items);
     // ids nothing else has written yet: no row to lock, no journal entry to read (one statement, no transaction)
     const columns = intentColumns(items);
-    const r = items.every((i) => i.fresh)
-      ? await writeIntentsWithHolds.run(this.db, columns)
+    const r = fresh
+      ? await intentsWithHolds.fresh.run(this.db, columns)
       : await this.locked(
           items.map((i) => i.s.id),
-          (tx) => writeIntentsWithHolds.run(tx, columns),
+          (tx) => intentsWithHolds.resumed.run(tx, columns),
         );
     const journaled = new Set(rowsOf<{ submission_id: string }>(r).map((x) => x.submission_id));
     return items.map((i) => journaled.has(i.s.id));
@@ -282,7 +316,7 @@ export class SubmissionsRepo implements SubmissionStore {
         else left.set(s.projectId!, balance - hold);
       }
       const covered = items.filter((i) => !refused.has(i.s.id));
-      const r = covered.length ? await writeIntentsWithHolds.run(tx, intentColumns(covered)) : [];
+      const r = covered.length ? await intentsWithHolds.resumed.run(tx, intentColumns(covered)) : [];
       const journaled = new Set(rowsOf<{ submission_id: string }>(r).map((x) => x.submission_id));
       return items.map((i) =>
         refused.has(i.s.id)
@@ -340,7 +374,9 @@ export class SubmissionsRepo implements SubmissionStore {
     const r = await this.locked([id], (tx) =>
       tx.execute(sql`with upd as (
         update ${submissions} set released_at = now(), status = ${statusAfter("EXPIRED", sql`status`)}
-        where id = ${id} and outcome_kind is null and released_at is null and ${unchanged} returning project_id, hash),
+        where id = ${id} and outcome_kind is null and released_at is null and ${unchanged}
+        returning ${changedRow(submissions as never, sql`true`)}, hash),
+      ev as (${statusEvents(sql`upd`)}),
       j as (select ${outstanding(sql`${id}`)} as net),
       ins as (insert into ${creditJournal} (project_id, kind, amount, submission_id, tx_hash)
         select upd.project_id, 'release', -j.net, ${id}, upd.hash from upd, j where upd.project_id is not null and j.net < 0
