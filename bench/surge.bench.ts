@@ -121,7 +121,9 @@ try {
   printReport(book, phases, s.capacity);
   const problems = [...relay.problems.values()].filter((p) => p.level !== "warn" || !p.msg.includes("LOCAL"));
   if (problems.length)
-    console.log(`\nrelay log problems: ${problems.map((p) => `${p.level} "${p.msg}" x${p.count}`).join("; ")}`);
+    console.log(
+      `\nrelay log problems: ${problems.map((p) => `${p.level} "${p.msg}" x${p.count}, e.g. ${p.example.slice(0, 300)}`).join("; ")}`,
+    );
   await relay.stop();
   await net.stop();
 } finally {

@@ -5,14 +5,17 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import {
+  Contract,
   Keypair,
   Memo,
+  nativeToScVal,
   Operation,
   TransactionBuilder,
   type Transaction,
   type FeeBumpTransaction,
 } from "@stellar/stellar-sdk";
-import { applied, hex, pay, S, startLocalnet, txCode, type TestNet } from "./support/localnet.ts";
+import { applied, builder, hex, pay, S, startLocalnet, txCode, type TestNet } from "./support/localnet.ts";
+import { TEST_CONTRACT_ID } from "../src/localnet/soroban/contracts.ts";
 
 let t: TestNet;
 afterEach(() => t?.stop());
@@ -193,6 +196,59 @@ describe("ledger capacity, surge pricing and eviction", () => {
     expect((await t.rpc.sendTransaction(payment(users[3], 500))).status).toBe("PENDING");
     // the 100-stroop transaction was evicted and banned
     expect((await t.rpc.sendTransaction(cheap[0])).status).toBe("TRY_AGAIN_LATER");
+  });
+});
+
+describe("surge pricing per lane", () => {
+  test("highest rate per operation first (not the highest fee); a fee-bump pays the clearing rate for its operations + 1", async () => {
+    t = await startLocalnet({ ledgerCloseMs: 0, maxTxSetSize: 3 });
+    const [a, b, c, d, sponsor] = await fundMany(5);
+    const twoOps = payment(a, 3000, { ops: 2 }); // 1,500 per operation: the highest fee, not the highest rate
+    const single = payment(b, 2000);
+    const bumped = bump(payment(c, 100), sponsor, 5000); // 5,000 per operation for 1 + 1 operations
+    const low = payment(d, 1200);
+    for (const tx of [twoOps, single, bumped, low]) expect((await t.rpc.sendTransaction(tx)).status).toBe("PENDING");
+    t.close();
+    // the fee-bump (2) and the 2,000 payment (1) fill the 3 operations: 2,000 is the clearing rate
+    expect(t.net.latestLedger.txHashes.sort()).toEqual([hex(bumped), hex(single)].sort());
+    expect(BigInt(applied(await t.rpc.getTransaction(hex(single))).resultXdr!.feeCharged)).toBe(2000n);
+    expect(BigInt(applied(await t.rpc.getTransaction(hex(bumped))).resultXdr!.feeCharged)).toBe(4000n);
+    t.close(); // the rest fits: no surge, the base fee
+    expect(BigInt(applied(await t.rpc.getTransaction(hex(twoOps))).resultXdr!.feeCharged)).toBe(200n);
+    expect(BigInt(applied(await t.rpc.getTransaction(hex(low))).resultXdr!.feeCharged)).toBe(100n);
+    // the fee statistics are what the ledgers charged per operation (a fee-bump's over its inner operations)
+    const stats = await t.rpc.getFeeStats();
+    expect(stats.inclusionFee.max).toBe("4000");
+    expect(stats.inclusionFee.transactionCount).toBe("9"); // 5 friendbot transactions + these 4
+    expect([stats.inclusionFee.p50, stats.inclusionFee.p80]).toEqual(["100", "2000"]);
+  });
+
+  test("the lanes are apart: a full classic lane leaves Soroban room, counted in transactions", async () => {
+    t = await startLocalnet({ ledgerCloseMs: 0, maxTxSetSize: 1, sorobanTxsPerLedger: 1 });
+    const [a, b, c, d] = await fundMany(4);
+    const classic = [payment(a, 5000, { ops: 1 }), payment(b, 4000)];
+    for (const tx of classic) expect((await t.rpc.sendTransaction(tx)).status).toBe("PENDING");
+    const sorobanTxs = [];
+    for (const [k, fee] of [
+      [c, "300"],
+      [d, "200"],
+    ] as const) {
+      const tx = await t.rpc.prepareTransaction(
+        (await builder(t, k, fee)).addOperation(new Contract(TEST_CONTRACT_ID).call("echo", nativeToScVal(1))).build(),
+      );
+      tx.sign(k);
+      expect((await t.rpc.sendTransaction(tx)).status).toBe("PENDING");
+      sorobanTxs.push(tx);
+    }
+    t.close();
+    // one of each lane: the best bid of each; the other waits
+    expect(t.net.latestLedger.txHashes.sort()).toEqual([hex(classic[0]!), hex(sorobanTxs[0]!)].sort());
+    // the classic lane surged at 5,000; the Soroban lane's clearing rate is its own (300)
+    expect(BigInt(applied(await t.rpc.getTransaction(hex(classic[0]!))).resultXdr!.feeCharged)).toBe(5000n);
+    const soroban = applied(await t.rpc.getTransaction(hex(sorobanTxs[0]!)));
+    expect(BigInt(soroban.resultXdr!.feeCharged) <= BigInt(sorobanTxs[0]!.fee)).toBe(true); // 300 + its resource fee at most
+    t.close();
+    expect(t.net.latestLedger.txHashes.sort()).toEqual([hex(classic[1]!), hex(sorobanTxs[1]!)].sort());
   });
 });
 

@@ -68,6 +68,8 @@ test("an insufficient-fee answer from a full queue raises the bid and resends", 
   r.close();
   const res = await pending;
   expect(res.status).toBe(200);
-  // bids 100, 200, 400, 800 were refused; 1,600 per operation evicted two cheaper transactions and set the surge rate
-  expect(res.body.feePaid).toBe("3200");
+  // the fast strategy's first bid, 1,000 per operation (10x the quiet clearing rate), only tied the queue's
+  // cheapest and was refused; 2,000 per operation evicted two cheaper transactions and, alone in the
+  // ledger, set its surge rate
+  expect(res.body.feePaid).toBe("4000");
 });

@@ -35,6 +35,7 @@ const DEFAULTS = {
   maxOperations: 100,
   dailySpendLimit: null,
   lowBalanceAlert: null,
+  feeStrategy: "fast",
 };
 
 /** A classic transaction of `ops` payments to the localnet root, signed. */
@@ -442,7 +443,7 @@ describe.each(databaseKinds)("projects over HTTP (%s)", (kind) => {
         allowedOperations: ["payment"],
       });
 
-      let res = await patch(id, { policy: { burst: 7 } });
+      let res = await patch(id, { policy: { burst: 7, feeStrategy: "economy" } });
       expectOk(res);
       expect(res.body.policy).toEqual({
         ...DEFAULTS,
@@ -450,6 +451,7 @@ describe.each(databaseKinds)("projects over HTTP (%s)", (kind) => {
         maxFee: "5000",
         allowedOperations: ["payment"],
         burst: 7,
+        feeStrategy: "economy",
       });
       res = await patch(id, { policy: { maxFee: null, dailySpendLimit: "123456" } });
       expectOk(res);
@@ -459,6 +461,7 @@ describe.each(databaseKinds)("projects over HTTP (%s)", (kind) => {
         allowedOperations: ["payment"],
         burst: 7,
         dailySpendLimit: "123456",
+        feeStrategy: "economy",
       });
       res = await patch(id, { name: "renamed" });
       expectOk(res);
@@ -469,9 +472,10 @@ describe.each(databaseKinds)("projects over HTTP (%s)", (kind) => {
         allowedOperations: ["payment"],
         burst: 7,
         dailySpendLimit: "123456",
+        feeStrategy: "economy",
       });
       res = await patch(id, {
-        policy: { maxOperations: null, allowedOperations: null, burst: null, dailySpendLimit: null },
+        policy: { maxOperations: null, allowedOperations: null, burst: null, dailySpendLimit: null, feeStrategy: null },
       });
       expectOk(res);
       expect(res.body.policy).toEqual(DEFAULTS);
@@ -508,6 +512,8 @@ describe.each(databaseKinds)("projects over HTTP (%s)", (kind) => {
         { lowBalanceAlert: "-1" },
         { lowBalanceAlert: 1000 },
         { lowBalanceAlert: "1e6" },
+        { feeStrategy: "turbo" },
+        { feeStrategy: 1 },
       ];
       for (const policy of invalid) {
         const res = await patch(p.id, { policy });

@@ -108,12 +108,16 @@ describe("POST /v1/estimate", () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       estimatedFee: "300",
-      bidFee: "300",
       maxFee: String(3 * 100_000), // the relay's default MAX_FEE_RATE (100,000) for 2 operations + 1
       breakdown: { baseFee: "300", resourceFee: "0" },
-      rates: { likely: "100", bid: "100", max: "100000" },
+      rates: { likely: "100", max: "100000" },
     });
+    // the default strategy, fast, bids 10x what recent ledgers cleared at (at least 10x the base fee)
+    const bid = BigInt(res.body.rates.bid);
+    expect(bid).toBeGreaterThanOrEqual(1_000n);
+    expect(res.body.bidFee).toBe(String(bid * 3n));
     expect(res.body.explanation).toContain("the network charges the market rate, not the bid");
+    expect(res.body.explanation).toContain("fast strategy");
   });
 
   test("Soroban: the simulated resource fee is added", async () => {
@@ -190,6 +194,7 @@ test("under surge, estimate bids what sponsor would: the network's rate capped a
     const res = await relay.post("/v1/estimate", { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" });
     expect(res.status).toBe(200);
     expect(res.body.breakdown.baseFee).toBe(String(150 * 2)); // 150 x (1 operation + 1)
+    expect(res.body.rates.bid).toBe("150"); // fast would bid 10,000: the cap wins
   } finally {
     await relay.stop();
   }

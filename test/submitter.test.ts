@@ -140,6 +140,34 @@ test("a fee-bump waiting too long is replaced by a 10x bid; at the cap it waits,
   expect(r).toMatchObject({ kind: "unknown", reason: "fee_cap_reached", rate: 1000n, accepted: true });
 });
 
+test("the submission's fee strategy says after how many missed ledgers it is replaced (fast: one, economy: two)", async () => {
+  for (const [after, waitedFor] of [
+    [1, 10],
+    [2, 11],
+    [undefined, 10 + RETRY_POLICY.replaceAfterLedgers - 1],
+  ] as const) {
+    const { gw, sent } = network([]);
+    const asked: number[] = [];
+    const passed = gw.watcher.passed;
+    gw.watcher.passed = (l: number) => {
+      asked.push(l);
+      return passed(l, 0);
+    };
+    await submitter(gw).submit(
+      submission({
+        innerHash: "aa".repeat(32),
+        rate: 100n,
+        cap: 5000n,
+        deadline: Date.now() + 200,
+        replaceAfterLedgers: after,
+      }),
+    );
+    // sent at ledger 10: the replacement waits until a ledger after `waitedFor` was read without it
+    expect(asked[0]).toBe(waitedFor);
+    expect(sent.map((x) => x.fee)).toEqual(["100", "1000"]);
+  }
+});
+
 test("after a resumed run, an error is checked against the network: found is applied", async () => {
   const { gw } = network([answer("ERROR", errorResult("txBadSeq"))]);
   const found = confirmed("bb".repeat(32));

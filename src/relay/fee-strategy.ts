@@ -59,7 +59,7 @@ export function recentClearing(m: Market): bigint {
 export function planBid(strategy: FeeStrategy, m: Market, floor: bigint, cap: bigint): Bid {
   const lowest = max(floor, BASE_FEE);
   const clearing = recentClearing(m);
-  const want = strategy === "fast" ? clearing * FAST_MULTIPLIER : max(m.median, BASE_FEE);
+  const want = strategy === "fast" ? max(clearing * FAST_MULTIPLIER, m.median) : max(m.median, BASE_FEE);
   const capped = want > cap ? cap : want;
   return {
     rate: max(lowest, capped),

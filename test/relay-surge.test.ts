@@ -1,0 +1,113 @@
+/**
+ * The fee strategy against the embedded network under surge: a ledger of 4 operations, closed when
+ * the test says. A `fast` submission gets into the next ledger, charged the ledger's clearing rate
+ * (not its bid), while cheaper competing transactions wait; an `economy` one waits behind them.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { Asset, Keypair, Operation, TransactionBuilder } from "@stellar/stellar-sdk";
+import { startTestRelay, type TestRelay } from "./support/relay.ts";
+
+let r: TestRelay;
+beforeAll(async () => {
+  r = await startTestRelay({
+    LEDGER_CLOSE_MS: "0",
+    LOCALNET_MAX_TX_SET_SIZE: "4",
+    TESTNET_CHANNELS: "1",
+    MAINNET_CHANNELS: "1",
+    SUBMISSION_TIMEOUT_MS: "5000",
+  });
+});
+afterAll(() => r?.stop());
+
+/** `n` transactions of one payment each, straight to the network, bidding `fees` per operation. */
+async function competing(fees: number[]): Promise<string[]> {
+  const hashes = [];
+  const users = [];
+  for (const _ of fees) users.push(await r.funded()); // funding closes ledgers: all of it first
+  for (const [i, fee] of fees.entries()) {
+    const u = users[i]!;
+    const tx = new TransactionBuilder(await r.rpc.getAccount(u.publicKey()), {
+      fee: String(fee),
+      networkPassphrase: r.passphrase,
+    })
+      .addOperation(
+        Operation.payment({ destination: Keypair.random().publicKey(), asset: Asset.native(), amount: "1" }),
+      )
+      .setTimeout(60)
+      .build();
+    tx.sign(u);
+    expect((await r.rpc.sendTransaction(tx)).status).toBe("PENDING");
+    hashes.push(Buffer.from(tx.hash()).toString("hex"));
+  }
+  return hashes;
+}
+
+const found = async (hash: string) => (await r.rpc.getTransaction(hash)).status !== "NOT_FOUND";
+
+/** Closes ledgers until `pending` answers (each close after the relay had time to send). */
+async function closeUntil<T>(pending: Promise<T>): Promise<{ res: T; closes: number[] }> {
+  let done = false;
+  void pending.finally(() => {
+    done = true;
+  });
+  const closes: number[] = [];
+  for (let i = 0; i < 12 && !done; i++) {
+    await Bun.sleep(300);
+    if (!done) closes.push(r.close());
+  }
+  return { res: await pending, closes };
+}
+
+test("fast: into the next ledger over cheaper competing traffic, charged the clearing rate, not its bid", async () => {
+  const { testKey } = await r.project({ policy: { feeStrategy: "fast" } });
+  const user = await r.funded();
+  const others = await competing([100, 150, 200, 250, 300]);
+  const estimate = await r.post(
+    "/v1/estimate",
+    { transaction: (await r.payment(user)).toEnvelope().toXDR("base64"), network: "testnet" },
+    { "x-api-key": testKey },
+  );
+  expect(estimate.body.explanation).toContain("fast strategy");
+  // the queue holds 8 operations: 5 competitors (each 1 operation) bidding 100 to 300 fill more than a ledger
+  const tx = await r.payment(user);
+  const { res, closes } = await closeUntil(
+    r.post(
+      "/v1/sponsor",
+      { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" },
+      { "x-api-key": testKey },
+    ),
+  );
+  expect(res.status).toBe(200);
+  expect(res.body.ledger).toBe(closes[0]); // the first ledger closed after it was sent
+  // 4 operations a ledger: the fee-bump (2) and the two best competitors; the clearing rate is 250
+  expect(res.body.feePaid).toBe(String(250 * 2));
+  expect(BigInt(estimate.body.rates.bid)).toBeGreaterThan(250n); // what it bid
+  expect(await found(others[4]!)).toBe(true);
+  expect(await found(others[3]!)).toBe(true);
+  for (const h of others.slice(0, 3)) expect(await found(h)).toBe(false); // the cheaper ones wait
+  for (let i = 0; i < 2; i++) r.close();
+});
+
+test("economy: the fee statistic's median; under surge it waits behind better bids and gets in within 3 ledgers", async () => {
+  const { testKey } = await r.project({ policy: { feeStrategy: "economy" } });
+  for (let i = 0; i < 3; i++) r.close(); // the queue drained
+  const user = await r.funded();
+  await competing([400, 500, 600, 700]); // a full ledger of better bids (funded first, then sent)
+  const tx = await r.payment(user);
+  const estimate = await r.post(
+    "/v1/estimate",
+    { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" },
+    { "x-api-key": testKey },
+  );
+  expect(estimate.body.explanation).toContain("economy strategy");
+  const { res, closes } = await closeUntil(
+    r.post(
+      "/v1/sponsor",
+      { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" },
+      { "x-api-key": testKey },
+    ),
+  );
+  expect(res.status).toBe(200);
+  expect(res.body.ledger).toBeGreaterThan(closes[0]!); // not the next ledger: the competitors took it
+  expect(res.body.ledger).toBeLessThanOrEqual(closes[0]! + 2);
+});
