@@ -45,7 +45,7 @@ const CODES = Object.keys(ERROR_STATUS) as [Code, ...Code[]];
 const ErrorCode = t.UnionEnum(CODES, {
   $id: "ErrorCode",
   default: undefined,
-  description: "The error's code; each code has one HTTP status (README: API)",
+  description: "The error's code; each code has one HTTP status (docs/api.md)",
 });
 export const ErrorResponse = t.Object(
   {

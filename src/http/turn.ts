@@ -5,7 +5,7 @@
  * in between, and on a small machine most of its time goes to fetching that code and its data
  * again. Waiting here for the end of the turn (setImmediate: after the turn's I/O) resumes them one
  * after another in arrival order, so each stage runs for all of them back to back. The wait is the
- * rest of the turn; the README's Speed section has what it bought.
+ * rest of the turn; docs/performance.md has what it bought.
  */
 let turn: Promise<void> | null = null;
 
