@@ -103,6 +103,34 @@ describe("a synchronous sponsorship", () => {
   });
 });
 
+describe("a refusal of the relay's own", () => {
+  test("a policy refusal is a rejected submission to look up; sent again once allowed, it succeeds", async () => {
+    const p = await r.project({ policy: { maxOperations: 1 } });
+    const user = await r.funded();
+    const { Operation, TransactionBuilder, Asset } = await import("@stellar/stellar-sdk");
+    const two = new TransactionBuilder(await r.rpc.getAccount(user.publicKey()), {
+      fee: "100",
+      networkPassphrase: r.passphrase,
+    })
+      .addOperation(Operation.payment({ destination: user.publicKey(), asset: Asset.native(), amount: "1" }))
+      .addOperation(Operation.payment({ destination: user.publicKey(), asset: Asset.native(), amount: "2" }))
+      .setTimeout(60)
+      .build();
+    two.sign(user);
+    const refused = await r.post("/v1/sponsor", { transaction: xdrOf(two), network: "testnet" }, keyed(p.testKey));
+    expectError(refused, 403, "POLICY_VIOLATION");
+    const got = await r.http.get(`/v1/transactions/${innerOf(two)}`, keyed(p.testKey));
+    expect(got.status).toBe(200);
+    expect(got.body).toMatchObject({ status: "rejected", error: { code: "POLICY_VIOLATION" }, attempts: [] });
+    expect((await r.admin("PATCH", `/projects/${p.id}`, { policy: { maxOperations: 2 } })).status).toBe(200);
+    const ok = await r.post("/v1/sponsor", { transaction: xdrOf(two), network: "testnet" }, keyed(p.testKey));
+    expect(ok.status).toBe(200);
+    const after = await r.http.get(`/v1/transactions/${innerOf(two)}`, keyed(p.testKey));
+    expect(after.body.status).toBe("success");
+    expect(await statusEvents(innerOf(two))).toEqual(["pending", "submitted", "success"]); // sent again: pending
+  });
+});
+
 describe("Prefer: respond-async", () => {
   test("202 once the network accepted it, with Location; ?wait then answers the final status", async () => {
     const user = await r.funded();

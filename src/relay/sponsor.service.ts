@@ -14,7 +14,7 @@
  * send, acceptance), settlement (the verdict recorded and the credits settled, in one place) and
  * outcomes. This file runs them: one run per inner hash, recovery, and the requests' answers.
  */
-import { RelayError, isRetryable, unavailable } from "../errors.ts";
+import { RelayError, isRetryable, unavailable, type ErrorCode } from "../errors.ts";
 import type { Gateway, NetworkName } from "../network/gateway.ts";
 import type { Submitter } from "../network/submitter.ts";
 import type { Outcome, SettledCredits, SubmissionStore } from "../store/types.ts";
@@ -68,6 +68,14 @@ export interface SponsorDeps {
 const SHARED_POLL_MS = 100;
 /** Several instances: an inner transaction's lease outlives a submission's timeout by this much. */
 const SHARED_MARGIN_MS = 5_000;
+/** The relay's own refusals of a decoded transaction: kept as rejected submissions. */
+const REFUSALS = new Set<ErrorCode>([
+  "POLICY_VIOLATION",
+  "INSUFFICIENT_CREDITS",
+  "FORBIDDEN",
+  "SIMULATION_FAILED",
+  "VALIDATION_ERROR",
+]);
 /** Submissions recovery looks at in one pass. */
 const RECOVERY_BATCH = 100;
 
@@ -115,7 +123,11 @@ export class SponsorService {
       );
       return this.observed(network, await this.dedup(gw, job, reservation, hooks), innerHash);
     } catch (e) {
-      return this.observed(network, outcomeOf(e), innerHash);
+      return this.observed(
+        network,
+        await this.refused(network, innerHash, payer, outcomeOf(e), !reservation),
+        innerHash,
+      );
     } finally {
       if (reservation) this.settlement.finish(reservation.reservation);
     }
@@ -212,6 +224,25 @@ export class SponsorService {
     for (const key of this.inflight.keys()) if (key.startsWith(`${network}:`)) n++;
     return n;
   }
+  /**
+   * A transaction refused before anything was sent (`admitting`: before its reservation; its inner
+   * hash known) by the relay's own rules is kept as a rejected submission, so that it can be looked
+   * up like any other; answered as it was.
+   */
+  private async refused(
+    network: NetworkName,
+    innerHash: string | undefined,
+    payer: Payer,
+    outcome: Outcome,
+    admitting: boolean,
+  ): Promise<Outcome> {
+    if (!admitting || !innerHash || outcome.kind !== "failure" || !REFUSALS.has(outcome.error.code)) return outcome;
+    await this.deps.submissions
+      .recordRefusal({ network, innerHash, caller: payer.scope, projectId: payer.projectId, outcome })
+      .catch((e) => this.deps.log.warn({ network, innerHash, err: String(e) }, "recording a refusal failed"));
+    return outcome;
+  }
+
   /** Reports a request's outcome to the metrics and answers it, with the inner hash and status where it is about one. */
   private observed(network: NetworkName, outcome: Outcome, innerHash?: string): Outcome {
     this.deps.metrics?.sponsorOutcome(network, outcome);

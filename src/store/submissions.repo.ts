@@ -11,6 +11,7 @@
 import { and, asc, eq, isNotNull, isNull, gte, lt, sql, type SQL } from "drizzle-orm";
 import { creditJournal, events, projects, submissionAttempts, submissions } from "./schema.ts";
 import { changedBy, statusAfter } from "./status-sql.ts";
+import { nextStatus } from "../../actors/submission.machine.ts";
 import { RelayError } from "../errors.ts";
 import type { Db } from "./db.ts";
 import { readOutcome } from "./outcome-codec.ts";
@@ -366,6 +367,22 @@ export class SubmissionsRepo implements SubmissionStore {
       settled.set(row.id, s);
     }
     return items.map((o) => settled.get(o.id) ?? { projectId: null, released: 0n, charged: 0n });
+  }
+
+  async recordRefusal(r: {
+    network: string;
+    innerHash: string;
+    caller: string;
+    projectId: string | null;
+    outcome: Outcome;
+  }): Promise<void> {
+    // a new submission is pending; the refusal is its first move (the machine's)
+    const status = nextStatus("pending", "REJECTED");
+    await this.db.execute(sql`insert into ${submissions}
+        (id, network, inner_hash, hash, caller, project_id, max_fee, status, outcome_kind, outcome)
+      values (${crypto.randomUUID()}, ${r.network}, ${r.innerHash}, ${r.innerHash}, ${r.caller}, ${r.projectId}, 0,
+        ${status}, 'failure', ${JSON.stringify(r.outcome)}::jsonb)
+      on conflict (network, inner_hash) do nothing`);
   }
 
   async release(id: string, sentLedger?: number | null): Promise<SettledCredits> {

@@ -68,6 +68,18 @@ export interface SubmissionStore {
   release(id: string, sentLedger?: number | null): Promise<SettledCredits>;
   /** The network took the fee-bump `hash` (its answer: PENDING or DUPLICATE): the submission is submitted. */
   recordAccepted(id: string, hash: string, answer: string): Promise<void>;
+  /**
+   * A transaction the relay refused before sending anything (its policy, its credits, a suspended
+   * project...): kept as a rejected submission with the error it was answered, unless its inner
+   * hash already has one (which it leaves as it is).
+   */
+  recordRefusal(r: {
+    network: string;
+    innerHash: string;
+    caller: string;
+    projectId: string | null;
+    outcome: Outcome;
+  }): Promise<void>;
   /** The latest submission of an inner transaction on a network. */
   byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null>;
   /** Submissions with no outcome, not released, last written before `before` (oldest first). */
