@@ -266,6 +266,10 @@ async function start(
     Promise.all([
       idempotencyKeys.prune().catch((e) => log.warn({ err: String(e) }, "pruning idempotency keys failed")),
       events.prune(config.EVENTS_RETENTION_HOURS).catch((e) => log.warn({ err: String(e) }, "pruning events failed")),
+      // ended deliveries are kept as long as events: the deliveries list shows them meanwhile
+      new WebhooksRepo(database.db)
+        .prune(new Date(Date.now() - config.EVENTS_RETENTION_HOURS * 3600_000))
+        .catch((e) => log.warn({ err: String(e) }, "pruning webhook deliveries failed")),
     ]);
   await prune();
   const pruneTimer = setInterval(prune, 3600_000);
@@ -317,7 +321,11 @@ async function start(
     gateways,
     publicUrl: () => `http://localhost:${app.server?.port ?? config.PORT}`,
     sponsor,
-    transactions: new TransactionsService(new SubmissionViews(database.db, NETWORKS), () => sponsor.written()),
+    transactions: new TransactionsService(
+      new SubmissionViews(database.db, NETWORKS),
+      () => sponsor.written(),
+      () => lifecycle.draining,
+    ),
     simulate: new SimulateService(fees),
     idempotency: new Idempotency(idempotencyKeys, config.IDEMPOTENCY_TTL_MS),
     events,

@@ -200,3 +200,32 @@ describe("the admin list", () => {
     expectError(await r.admin("GET", "/transactions?cursor=nope"), 400, "VALIDATION_ERROR");
   });
 });
+
+describe("a long poll at shutdown", () => {
+  test("a look-up waiting for a status answers the current one at once when the relay stops", async () => {
+    const relay = await startTestRelay({ LEDGER_CLOSE_MS: "0", SHUTDOWN_GRACE_MS: "20000" });
+    try {
+      relay.close(); // the friendbot's funding lands
+      const user = await relay.funded();
+      const tx = await relay.payment(user);
+      const res = await relay.post(
+        "/v1/sponsor",
+        { transaction: xdrOf(tx), network: "testnet" },
+        { prefer: "respond-async" },
+      );
+      expect(res.status).toBe(202); // no ledger closes: it stays submitted
+      const waiting = relay.http.get(`/v1/transactions/${innerOf(tx)}?wait=30`);
+      await Bun.sleep(300);
+      const t0 = Date.now();
+      const stopped = relay.stop();
+      const answer = await waiting;
+      expect(Date.now() - t0).toBeLessThan(3000);
+      expect(answer.status).toBe(200);
+      expect(answer.body.status).toBe("submitted");
+      await stopped;
+    } catch (e) {
+      await relay.stop().catch(() => {});
+      throw e;
+    }
+  }, 30_000);
+});

@@ -23,10 +23,14 @@ export interface Caller {
 const notFound = () => new RelayError("NOT_FOUND", "no transaction with this hash is visible to this caller");
 
 export class TransactionsService {
-  /** `written`: resolves once the outcomes this process answered are written (a read after an answer sees it). */
+  /**
+   * `written`: resolves once the outcomes this process answered are written (a read after an answer
+   * sees it); `stopping`: the relay is shutting down (a waiting look-up answers the current status now).
+   */
   constructor(
     private readonly views: SubmissionViews,
     private readonly written: () => Promise<void> = async () => {},
+    private readonly stopping: () => boolean = () => false,
   ) {}
 
   /** The caller's submission with this hash (inner or fee-bump), after waiting up to `waitSeconds` for it to settle. */
@@ -40,7 +44,7 @@ export class TransactionsService {
       const found = await this.views.byHash(h);
       if (!found || !visible(caller, found)) throw notFound();
       const settled = SETTLED_STATUSES.includes(found.view.status as SubmissionStatus);
-      if (settled || Date.now() + WAIT_POLL_MS > deadline || signal?.aborted)
+      if (settled || Date.now() + WAIT_POLL_MS > deadline || signal?.aborted || this.stopping())
         return { ...found.view, attempts: await this.views.attempts(found.id) };
       await Bun.sleep(WAIT_POLL_MS);
     }

@@ -69,6 +69,13 @@ const ms = (column: string) => sql.raw(`(extract(epoch from ${column}) * 1000)::
 export class WebhooksRepo {
   constructor(private readonly db: Db) {}
 
+  /** Forgets deliveries that ended (delivered or given up) before `before`; answers how many. */
+  async prune(before: Date): Promise<number> {
+    const r = await this.db.execute(sql`delete from ${webhookDeliveries}
+      where state <> 'pending' and updated_at < ${before.toISOString()}::timestamptz returning 1`);
+    return rowsOf(r).length;
+  }
+
   /** A new webhook whose cursor is the newest event: it gets the events from now on. */
   async create(w: Omit<WebhookRow, "createdAt">): Promise<WebhookRow> {
     const [r] = await this.db
