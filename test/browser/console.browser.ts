@@ -7,7 +7,8 @@
  * Screenshots of each page go to docs/console/. Run with `bun run test:browser` (not in `bun run test`).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { startTestRelay, TEST_ADMIN_TOKEN, type TestRelay } from "../support/relay.ts";
@@ -18,7 +19,10 @@ declare const window: any;
 declare const location: any;
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const SHOTS = join(import.meta.dir, "..", "..", "docs", "console");
+/** Where the screenshots go: docs/console with SCREENSHOTS=1 (to refresh the docs), else a temporary folder. */
+const SHOTS = process.env.SCREENSHOTS
+  ? join(import.meta.dir, "..", "..", "docs", "console")
+  : mkdtempSync(join(tmpdir(), "console-shots-"));
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844, isMobile: true, hasTouch: true, deviceScaleFactor: 1 };
 const STEP = { timeout: 60_000 };
@@ -81,6 +85,7 @@ afterAll(async () => {
   await browser?.close();
   evil?.stop(true);
   await r?.stop();
+  if (!process.env.SCREENSHOTS) rmSync(SHOTS, { recursive: true, force: true });
 }, 60_000);
 
 describe("the operator console in Chromium", () => {
