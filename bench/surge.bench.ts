@@ -60,10 +60,11 @@ try {
   const ledgers = (n: number) => book.waitFor(book.latest + n);
   /** Runs one phase: relay and direct traffic at the steady rate, the competing load set by `shape`. */
   const phase = async (name: string, strategy: string, seconds: number, shape: () => Promise<number>) => {
-    const traffic = new RelayTraffic(relay.url, apiKey, net.rpc, book, mine, sink, net.passphrase);
+    const latest = () => Math.max(net.closes.latest, book.latest);
+    const traffic = new RelayTraffic(relay.url, apiKey, net.rpc, book, mine, sink, net.passphrase, latest);
     const directResults: Promise<DirectResult | null>[] = [];
     const directTimer = setInterval(
-      () => directResults.push(directSend(net.rpc, book, direct, sink, net.passphrase)),
+      () => directResults.push(directSend(net.rpc, book, direct, sink, net.passphrase, latest)),
       1000 / Math.max(0.1, s.relayRate),
     );
     traffic.rate = s.relayRate;
@@ -118,7 +119,7 @@ try {
   load.stop();
   book.stop();
   console.log("");
-  printReport(book, phases, s.capacity);
+  printReport(book, phases, s.capacity, net.closes);
   const problems = [...relay.problems.values()].filter((p) => p.level !== "warn" || !p.msg.includes("LOCAL"));
   if (problems.length)
     console.log(

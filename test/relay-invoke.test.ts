@@ -22,6 +22,7 @@ import {
 } from "@stellar/stellar-sdk";
 import { invokeResult } from "./support/localnet.ts";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
+import { planBid } from "../src/relay/fee-strategy.ts";
 import { localFunder } from "../src/boot.ts";
 import { TEST_CONTRACT_ID } from "../src/localnet/soroban/contracts.ts";
 
@@ -221,8 +222,12 @@ describe("func+auth: a transfer authorised by the sender's address credentials",
     const { tx } = await submitted(res.body.hash);
     const declared = ((tx.toEnvelope().value as xdr.TransactionV1Envelope).tx.ext.value as xdr.SorobanTransactionData)
       .resourceFee;
-    // the inclusion bid (fee less the declared resource fee) on this quiet network is the 100-stroop base fee
-    expect({ inclusionBid: BigInt(tx.fee) - declared, declared }).toEqual({ inclusionBid: 100n, declared });
+    // the inclusion bid (fee less the declared resource fee) is the fee strategy's: on this quiet
+    // network fast bids 10x the Soroban lane's recent rate (the fee statistic), so at least 1,000
+    const gw = r.gateways.testnet!;
+    const expected = planBid("fast", await gw.market("p70", true), 100n, 100_000n).rate;
+    expect(expected).toBeGreaterThanOrEqual(1_000n);
+    expect({ inclusionBid: BigInt(tx.fee) - declared, declared }).toEqual({ inclusionBid: expected, declared });
   });
 });
 

@@ -4,8 +4,9 @@
  * (not its bid), while cheaper competing transactions wait; an `economy` one waits behind them.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { Asset, Keypair, Operation, TransactionBuilder } from "@stellar/stellar-sdk";
+import { Account, Asset, Keypair, Operation, TransactionBuilder } from "@stellar/stellar-sdk";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
+import { fundedMainnetUser, mainnetOf, mainnetPayment, rawTransaction } from "./support/mainnet.ts";
 
 let r: TestRelay;
 beforeAll(async () => {
@@ -44,8 +45,8 @@ async function competing(fees: number[]): Promise<string[]> {
 
 const found = async (hash: string) => (await r.rpc.getTransaction(hash)).status !== "NOT_FOUND";
 
-/** Closes ledgers until `pending` answers (each close after the relay had time to send). */
-async function closeUntil<T>(pending: Promise<T>): Promise<{ res: T; closes: number[] }> {
+/** Closes ledgers (testnet's unless `close` says) until `pending` answers (each close after the relay had time to send). */
+async function closeUntil<T>(pending: Promise<T>, close = () => r.close()): Promise<{ res: T; closes: number[] }> {
   let done = false;
   void pending.finally(() => {
     done = true;
@@ -53,7 +54,7 @@ async function closeUntil<T>(pending: Promise<T>): Promise<{ res: T; closes: num
   const closes: number[] = [];
   for (let i = 0; i < 12 && !done; i++) {
     await Bun.sleep(300);
-    if (!done) closes.push(r.close());
+    if (!done) closes.push(close());
   }
   return { res: await pending, closes };
 }
@@ -110,4 +111,68 @@ test("economy: the fee statistic's median; under surge it waits behind better bi
   expect(res.status).toBe(200);
   expect(res.body.ledger).toBeGreaterThan(closes[0]!); // not the next ledger: the competitors took it
   expect(res.body.ledger).toBeLessThanOrEqual(closes[0]! + 2);
+});
+
+test("credits (mainnet) are charged what the network charged, the clearing rate, never the bid", async () => {
+  const net = r.localnets.mainnet!;
+  const { id, liveKey } = await r.project({ credits: 10_000_000n });
+  const users = [];
+  for (let i = 0; i < 5; i++) users.push(await fundedMainnetUser(r)); // funding closes ledgers: all of it first
+  const [user, ...others] = users;
+  for (const [i, o] of others.entries()) {
+    const bid = new TransactionBuilder(new Account(o.publicKey(), net.account(o.publicKey())!.seqNum.toString()), {
+      fee: String(300 + 100 * i), // 300 to 600 per operation: more than a ledger of 4 operations
+      networkPassphrase: net.passphrase,
+    })
+      .addOperation(
+        Operation.payment({ destination: Keypair.random().publicKey(), asset: Asset.native(), amount: "1" }),
+      )
+      .setTimeout(60)
+      .build();
+    bid.sign(o);
+    expect(net.submitXdr(bid.toEnvelope().toXDR()).status).toBe("PENDING");
+  }
+  const { tx } = mainnetPayment(r, user!);
+  const before = (await r.admin("GET", `/projects/${id}`)).body.creditBalance;
+  const { res, closes } = await closeUntil(mainnetOf(r).sponsor(liveKey, tx), () => net.closeLedger().sequence);
+  expect(res.status).toBe(200);
+  expect(res.body.ledger).toBe(closes[0]);
+  // the fee-bump (2 operations) and the 600 and 500 bids fill the ledger: 500 is the clearing rate
+  expect(res.body.feePaid).toBe(String(500 * 2));
+  const sent = TransactionBuilder.fromXDR(
+    (await rawTransaction(r, "mainnet", res.body.hash)).envelopeXdr,
+    net.passphrase,
+  );
+  expect(BigInt(sent.fee)).toBeGreaterThan(1000n); // the bid was higher than what was charged
+  const after = (await r.admin("GET", `/projects/${id}`)).body;
+  expect(BigInt(before) - BigInt(after.creditBalance)).toBe(1000n);
+  expect(after.creditReserved).toBe("0");
+});
+
+test("a bid the policy caps under the clearing rate: 504 with the bid, the cap and what the ledgers cleared at", async () => {
+  // 400 stroops for a 1-operation payment and its fee-bump: at most 200 per operation
+  const { testKey } = await r.project({ policy: { maxFee: "400" } });
+  for (let i = 0; i < 3; i++) r.close(); // the queue drained
+  const user = await r.funded();
+  await competing([300, 400, 500, 600]); // a full ledger of bids above the cap
+  const tx = await r.payment(user);
+  const pending = r.post(
+    "/v1/sponsor",
+    { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" },
+    { "x-api-key": testKey },
+  );
+  await Bun.sleep(300);
+  r.close(); // the competitors fill it, clearing at 300; no other ledger closes before the relay's deadline
+  const res = await pending;
+  expect(res.status).toBe(504);
+  expect(res.body.error.code).toBe("SUBMISSION_TIMEOUT");
+  expect(res.body.error.details).toMatchObject({
+    reason: "fee_cap_reached",
+    bid: "200",
+    cap: "200",
+    strategy: "fast",
+    clearingRate: "300",
+  });
+  expect(res.body.error.message).toContain("cleared at up to 300 stroops per operation");
+  r.close(); // alone in the next ledger, it gets in at the base fee
 });

@@ -9,6 +9,8 @@ import type { LedgerBook } from "./ledgers.ts";
 export interface RelayResult {
   /** The latest closed ledger when the request was sent (the next one is "the next ledger"). */
   sentLedger: number;
+  /** When it was sent (epoch ms). */
+  sentAt: number;
   status: number;
   code: string;
   ledger: number | null;
@@ -30,10 +32,12 @@ export class RelayTraffic {
     private readonly relayUrl: string,
     private readonly apiKey: string,
     rpcUrl: string,
-    private readonly book: LedgerBook,
+    book: LedgerBook,
     private readonly users: User[],
     private readonly sink: string,
     private readonly passphrase: string,
+    /** The latest ledger the network has closed (from its own log: sooner than a poll). */
+    private readonly latest: () => number = () => book.latest,
   ) {
     this.server = new rpc.Server(rpcUrl, { allowHttp: true });
   }
@@ -64,9 +68,10 @@ export class RelayTraffic {
   private async send(u: User): Promise<void> {
     u.busy = true;
     const tx = payment(u, this.sink, 100n, this.passphrase);
-    const sentLedger = this.book.latest;
+    const sentLedger = this.latest();
     const r: RelayResult = {
       sentLedger,
+      sentAt: Date.now(),
       status: 0,
       code: "",
       ledger: null,

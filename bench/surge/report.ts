@@ -1,5 +1,6 @@
 /** The surge benchmark's figures: per phase, the relay's transactions, the direct client's, and the ledgers. */
 import { countsText, counts, pct, table } from "../e2e/stats.ts";
+import type { LedgerCloses } from "../e2e/ledger-closes.ts";
 import type { LedgerBook } from "./ledgers.ts";
 import type { RelayResult } from "./relay-traffic.ts";
 import type { DirectResult } from "./traffic.ts";
@@ -24,7 +25,10 @@ function waits(included: number[], sent: number[]): number[] {
   return included.map((l, i) => l - sent[i]!);
 }
 
-export function phaseRows(book: LedgerBook, p: PhaseData, capacity: number): string[][] {
+/** A request sent this close before the next ledger's close cannot be in it (the relay's own work takes longer). */
+export const LATE_MS = 100;
+
+export function phaseRows(book: LedgerBook, p: PhaseData, capacity: number, closes: LedgerCloses): string[][] {
   const ledgers = [...book.ledgers.values()].filter((l) => l.sequence > p.from && l.sequence <= p.to);
   const clearing = ledgers.map((l) => l.clearing);
   const full = ledgers.filter((l) => l.ops >= capacity - 1).length; // no room for a fee-bump of one operation
@@ -34,6 +38,16 @@ export function phaseRows(book: LedgerBook, p: PhaseData, capacity: number): str
   const rWaits = waits(
     got.map((x) => x.inc!.ledger),
     got.map((x) => x.r.sentLedger),
+  );
+  // sent in the last LATE_MS before the next close: the next ledger was out of reach
+  const late = (r: { sentLedger: number; sentAt: number }) => {
+    const next = closes.at.get(r.sentLedger + 1);
+    return next !== undefined && next.closedAt - r.sentAt < LATE_MS;
+  };
+  const onTime = got.filter((x) => !late(x.r));
+  const onTimeWaits = waits(
+    onTime.map((x) => x.inc!.ledger),
+    onTime.map((x) => x.r.sentLedger),
   );
   const ratioCharged = got.map((x) => x.inc!.charged / (book.ledgers.get(x.inc!.ledger)?.clearing ?? Number.NaN));
   const ratioBid = got.map((x) => x.inc!.bid / (book.ledgers.get(x.inc!.ledger)?.clearing ?? Number.NaN));
@@ -50,6 +64,7 @@ export function phaseRows(book: LedgerBook, p: PhaseData, capacity: number): str
       String(p.relay.length),
       pc(rWaits.filter((w) => w <= 1).length, p.relay.length),
       `${pct(rWaits, 50)} / ${pct(rWaits, 99)} / ${rWaits.length ? Math.max(...rWaits) : "-"}`,
+      `${pct(onTimeWaits, 99)} / ${onTimeWaits.length ? Math.max(...onTimeWaits) : "-"} (${got.length - onTime.length} late)`,
       pc(p.relay.length - got.length, p.relay.length),
       `${f2(pct(ratioCharged, 50))} / ${f2(pct(ratioCharged, 100))}`,
       `${f1(pct(ratioBid, 50))} / ${f1(pct(ratioBid, 99))}`,
@@ -61,6 +76,7 @@ export function phaseRows(book: LedgerBook, p: PhaseData, capacity: number): str
       String(p.direct.length),
       pc(dWaits.filter((w) => w <= 1).length, p.direct.length),
       `${pct(dWaits, 50)} / ${pct(dWaits, 99)} / ${dWaits.length ? Math.max(...dWaits) : "-"}`,
+      "",
       pc(p.direct.length - dIn.length, p.direct.length),
       "1.00 (by rule)",
       "-",
@@ -72,6 +88,7 @@ export function phaseRows(book: LedgerBook, p: PhaseData, capacity: number): str
       String(ledgers.length),
       `full ${pc(full, ledgers.length)}`,
       `clearing p50 ${pct(clearing, 50)}`,
+      "",
       `p90 ${pct(clearing, 90)}`,
       `max ${clearing.length ? Math.max(...clearing) : "-"}`,
       `${f1(p.competing.sent / p.competing.seconds)} competing tx/s`,
@@ -80,8 +97,8 @@ export function phaseRows(book: LedgerBook, p: PhaseData, capacity: number): str
   ];
 }
 
-export function printReport(book: LedgerBook, phases: PhaseData[], capacity: number): void {
-  const rows = phases.flatMap((p) => phaseRows(book, p, capacity));
+export function printReport(book: LedgerBook, phases: PhaseData[], capacity: number, closes: LedgerCloses): void {
+  const rows = phases.flatMap((p) => phaseRows(book, p, capacity, closes));
   console.log(
     table(
       [
@@ -90,13 +107,14 @@ export function printReport(book: LedgerBook, phases: PhaseData[], capacity: num
         "txs",
         "next ledger",
         "ledgers p50 / p99 / max",
+        `sent >${LATE_MS} ms before a close: p99 / max`,
         "never in",
         "charged/clearing p50 / max",
         "bid/clearing p50 / p99",
         "errors",
       ],
       rows,
-      "llrrrrrrl",
+      "llrrrrrrrl",
     ),
   );
   console.log(
@@ -104,6 +122,9 @@ export function printReport(book: LedgerBook, phases: PhaseData[], capacity: num
   );
   console.log(
     "clearing: the lowest bid per operation the ledger included (under surge, the rate stellar-core charges every transaction in it);",
+  );
+  console.log(
+    `late: sent less than ${LATE_MS} ms before the next ledger closed (the relay's own work takes that long: the next ledger was out of reach);`,
   );
   console.log("never in: not in any ledger by the end of the run (a relay 504 that landed later counts as in).");
 }

@@ -115,6 +115,7 @@ function isInsufficientFee(resultXdr: string): boolean {
 /** One direct client's transaction: the ledger it was sent at, and the ledger it got into (null: never). */
 export interface DirectResult {
   sentLedger: number;
+  sentAt: number;
   ledger: number | null;
   refused: string | null;
 }
@@ -126,23 +127,25 @@ export async function directSend(
   users: User[],
   sink: string,
   passphrase: string,
+  latest: () => number = () => book.latest,
 ): Promise<DirectResult | null> {
   const u = users.find((x) => !x.busy);
   if (!u) return null;
   u.busy = true;
   const tx = payment(u, sink, 100n, passphrase);
-  const sentLedger = book.latest;
+  const sentLedger = latest();
+  const sentAt = Date.now();
   try {
     const r = await rpcCall<Sent>(rpcUrl, "sendTransaction", { transaction: tx.xdr });
     if (r.status !== "PENDING" && r.status !== "DUPLICATE") {
       u.busy = false;
       const code = r.errorResultXdr ? Buffer.from(r.errorResultXdr, "base64").readInt32BE(8) : 0;
-      return { sentLedger, ledger: null, refused: r.status === "ERROR" ? `error ${code}` : r.status };
+      return { sentLedger, sentAt, ledger: null, refused: r.status === "ERROR" ? `error ${code}` : r.status };
     }
     const ledger = await new Promise<number | null>((resolve) => track(book, u, tx.hash, r.latestLedger, resolve));
-    return { sentLedger, ledger, refused: null };
+    return { sentLedger, sentAt, ledger, refused: null };
   } catch (e) {
     u.busy = false;
-    return { sentLedger, ledger: null, refused: e instanceof Error ? e.message : String(e) };
+    return { sentLedger, sentAt, ledger: null, refused: e instanceof Error ? e.message : String(e) };
   }
 }
