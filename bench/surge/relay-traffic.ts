@@ -5,6 +5,7 @@
 import { rpc } from "@stellar/stellar-sdk";
 import { type User, payment, refreshSeq } from "./accounts.ts";
 import type { LedgerBook } from "./ledgers.ts";
+import { pace } from "./pacer.ts";
 
 export interface RelayResult {
   /** The latest closed ledger when the request was sent (the next one is "the next ledger"). */
@@ -23,8 +24,7 @@ export interface RelayResult {
 export class RelayTraffic {
   rate = 0;
   readonly results: RelayResult[] = [];
-  private timer: ReturnType<typeof setInterval> | null = null;
-  private owed = 0;
+  private pacer: { stop(): void } | null = null;
   private readonly inflight = new Set<Promise<void>>();
   private readonly server: rpc.Server;
 
@@ -43,25 +43,24 @@ export class RelayTraffic {
   }
 
   start(): void {
-    const tickMs = 20;
-    this.timer = setInterval(() => {
-      this.owed += (this.rate * tickMs) / 1000;
-      while (this.owed >= 1) {
-        this.owed -= 1;
+    this.pacer = pace(
+      () => this.rate,
+      () => {
         const u = this.users.find((x) => !x.busy);
         if (!u) {
           console.error("relay traffic: every user is waiting for an answer (raise the user count)");
-          break;
+          return false;
         }
         const p = this.send(u).finally(() => this.inflight.delete(p));
         this.inflight.add(p);
-      }
-    }, tickMs);
+        return true;
+      },
+    );
   }
 
   /** Stops sending and waits for the answers still out. */
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    this.pacer?.stop();
     await Promise.allSettled([...this.inflight]);
   }
 

@@ -8,6 +8,7 @@ import { type User, payment, refreshSeq } from "./accounts.ts";
 import type { LedgerBook } from "./ledgers.ts";
 import { rpcCall } from "./ledgers.ts";
 import { competingBid } from "./settings.ts";
+import { pace } from "./pacer.ts";
 
 interface Sent {
   status: string;
@@ -41,8 +42,7 @@ export class CompetingLoad {
   sent = 0;
   accepted = 0;
   refused = 0;
-  private timer: ReturnType<typeof setInterval> | null = null;
-  private owed = 0;
+  private pacer: { stop(): void } | null = null;
   private next = 0;
   private readonly server: rpc.Server;
 
@@ -57,20 +57,18 @@ export class CompetingLoad {
   }
 
   start(): void {
-    const tickMs = 20;
-    this.timer = setInterval(() => {
-      this.owed += (this.rate * tickMs) / 1000;
-      while (this.owed >= 1) {
-        this.owed -= 1;
+    this.pacer = pace(
+      () => this.rate,
+      () => {
         const u = this.freeUser();
-        if (!u) break;
-        void this.send(u);
-      }
-    }, tickMs);
+        if (u) void this.send(u);
+        return u !== null;
+      },
+    );
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.pacer?.stop();
   }
 
   private freeUser(): User | null {
