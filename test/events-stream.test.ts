@@ -4,7 +4,7 @@
  * project's never; a client that disconnects is unsubscribed and, resuming with Last-Event-ID, gets
  * every later event once and in order; heartbeats; the relay's stop ends open streams instead of
  * waiting on them. Events are inserted through the events repository, but for one end to end: a
- * sponsored transaction's statuses, as the submissions' trigger writes them. PGlite, and Postgres
+ * sponsored transaction's statuses, as the statements that change them write them. PGlite, and Postgres
  * too when TEST_DATABASE_URL is set.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

@@ -76,6 +76,15 @@ test("Authorization: Bearer <key> is the API key; a bearer that is no key is 401
     { authorization: "Bearer not-a-key" },
   );
   expectError(wrong, 401, "UNAUTHORIZED");
+  for (const authorization of [
+    "Basic dXNlcjpwYXNz",
+    `Token ${project.liveKey}`,
+    "Bearer",
+    `Bearer ${project.liveKey} x`,
+  ]) {
+    const res = await r.post("/v1/estimate", { transaction: xdrOf(tx), network: "testnet" }, { authorization });
+    expectError(res, 401, "UNAUTHORIZED");
+  }
 });
 
 test("a failure says what happened in plain words: included and failed, or a bad signature with the passphrase", async () => {

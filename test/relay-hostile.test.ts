@@ -325,3 +325,39 @@ describe("unknown API keys take a token from their client IP's anonymous bucket"
     await light.stop();
   });
 });
+
+test("a request without a usable Host header (none, or one holding a slash) is authenticated like any other", async () => {
+  const { connect } = await import("node:net");
+  const relay = await startTestRelay();
+  try {
+    const port = Number(new URL(relay.url).port);
+    // the status line of a raw HTTP exchange (Bun's request.url is then the path alone)
+    const status = (req: string) =>
+      new Promise<string>((resolve) => {
+        const s = connect(port, "127.0.0.1", () => s.write(req));
+        let d = "";
+        s.on("data", (c) => {
+          d += c;
+        });
+        s.on("close", () => resolve(d.split("\r\n")[0] ?? ""));
+        setTimeout(() => s.destroy(), 3000);
+      });
+    const body = '{"name":"pwned"}';
+    expect(await status("GET /v1/admin/projects HTTP/1.0\r\n\r\n")).toBe("HTTP/1.1 401 Unauthorized");
+    expect(
+      await status(
+        `POST /v1/admin/projects HTTP/1.1\r\nHost: a/b\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+      ),
+    ).toBe("HTTP/1.1 401 Unauthorized");
+    expect((await relay.admin("GET", "/projects")).body.projects).toEqual([]); // nothing was created
+    // a /v1 route without Host: authenticated (anonymous here), not a 500
+    const estimate = '{"transaction":"AAAA","network":"testnet"}';
+    expect(
+      await status(
+        `POST /v1/estimate HTTP/1.1\r\nHost: a/b\r\nContent-Type: application/json\r\nContent-Length: ${estimate.length}\r\nConnection: close\r\n\r\n${estimate}`,
+      ),
+    ).toBe("HTTP/1.1 400 Bad Request");
+  } finally {
+    await relay.stop();
+  }
+});

@@ -152,3 +152,61 @@ for (const kind of ["pglite", "postgres"] as const)
       }
     },
   );
+
+for (const kind of ["pglite", "postgres"] as const)
+  test.skipIf(kind === "postgres" && !TEST_DATABASE_URL)(
+    `${kind}: a refusal keeps an inner hash's first row; a fresh intent meeting it fails in a way the relay recognizes`,
+    async () => {
+      const { innerHashTaken } = await import("../src/store/write-errors.ts");
+      const d = await open(kind);
+      try {
+        const repo = new SubmissionsRepo(d.db, kind === "postgres" ? 3 : 1);
+        const refusal: Outcome = { kind: "failure", error: { code: "POLICY_VIOLATION", message: "no" } };
+        await repo.recordRefusal({
+          network: "testnet",
+          innerHash: "h1",
+          caller: "ip:x",
+          projectId: null,
+          outcome: refusal,
+        });
+        // a second refusal of the same inner hash leaves the first as it is
+        await repo.recordRefusal({
+          network: "testnet",
+          innerHash: "h1",
+          caller: "ip:y",
+          projectId: null,
+          outcome: refusal,
+        });
+        const row = await repo.byInnerHash("testnet", "h1");
+        expect(row?.caller).toBe("ip:x");
+        // a fresh intent for it (a request that read no row before the refusal was written)
+        const error = await repo
+          .recordIntent(
+            {
+              id: crypto.randomUUID(),
+              network: "testnet",
+              innerHash: "h1",
+              hash: "h1-outer",
+              caller: "ip:z",
+              projectId: null,
+              maxFee: 200n,
+              envelope: "x",
+              sentLedger: 1,
+              feeBid: 100n,
+              channel: "GCHANNEL",
+            },
+            0n,
+            true,
+          )
+          .then(
+            () => null,
+            (e: unknown) => e,
+          );
+        expect(error).not.toBeNull();
+        expect(innerHashTaken(error)).toBe(true);
+        expect(innerHashTaken(new Error("something else"))).toBe(false);
+      } finally {
+        await d.close();
+      }
+    },
+  );

@@ -15,6 +15,7 @@
 import { Elysia } from "elysia";
 import { type AdminAuth, type ConsoleSessions, adminAuthenticator } from "./console-session.ts";
 import { clientIp } from "./caller.ts";
+import { HttpError } from "./errors.ts";
 import { endOfTurn } from "./turn.ts";
 import { ProjectsService, type Principal } from "../relay/projects.service.ts";
 import type { NetworkName } from "../network/gateway.ts";
@@ -80,27 +81,45 @@ export function authPlugin(deps: {
     }
     if (!admitted.ok) throw admitted.error;
   };
-  return new Elysia({ name: "auth" }).onRequest(async (context) => {
-    const { request, server, set } = context;
-    const path = requestPath(request.url);
-    // /compat: other protocols of the same API (compat.routes.ts), keys and rate limits as /v1's
-    const compat = path.startsWith("/compat/");
-    if (!compat && !path.startsWith("/v1/")) return;
-    if (path.startsWith("/v1/admin/") || path === "/v1/admin") {
-      if (!admin) return; // no admin API: the router answers 404
-      const adminAuth = await admin(request, path, clientIp(request, server, deps.trustProxy));
-      (context as typeof context & AdminContext).adminAuth = adminAuth;
-      return;
-    }
-    const ip = clientIp(request, server, deps.trustProxy); // before the wait: the client may be gone after it
-    await endOfTurn(); // this turn's requests go on together, stage by stage (turn.ts)
-    const sent = request.headers.get("x-api-key") ?? bearer(request);
-    // a compat client's key not of this relay's form (another service's, or a placeholder) is no key: anonymous
-    const apiKey = compat && sent !== null && !sent.startsWith("sr_") ? null : sent;
-    if (apiKey !== null && !deps.projects.isKnownKey(apiKey))
-      await take(await deps.actors.anonymousFor(ip), set.headers);
-    const principal = await deps.projects.authenticate(apiKey, ip);
-    (context as typeof context & CallerContext).principal = principal;
-    await take(principal.actor, set.headers);
-  });
+  return (
+    new Elysia({ name: "auth" })
+      .onRequest(async (context) => {
+        const { request, server, set } = context;
+        const path = requestPath(request.url);
+        // /compat: other protocols of the same API (compat.routes.ts), keys and rate limits as /v1's
+        const compat = path.startsWith("/compat/");
+        if (!compat && !path.startsWith("/v1/")) return;
+        if (path.startsWith("/v1/admin/") || path === "/v1/admin") {
+          if (!admin) return; // no admin API: the router answers 404
+          const adminAuth = await admin(request, path, clientIp(request, server, deps.trustProxy));
+          (context as typeof context & AdminContext).adminAuth = adminAuth;
+          return;
+        }
+        const ip = clientIp(request, server, deps.trustProxy); // before the wait: the client may be gone after it
+        await endOfTurn(); // this turn's requests go on together, stage by stage (turn.ts)
+        const sent = request.headers.get("x-api-key") ?? bearer(request);
+        // an Authorization that is no bearer key (Basic, a bare token...) is a key sent wrongly: never anonymous
+        if (sent === null && !compat && request.headers.has("authorization"))
+          throw new HttpError("UNAUTHORIZED", "send the API key as X-API-Key: <key> or Authorization: Bearer <key>", {
+            "WWW-Authenticate": "Bearer",
+          });
+        // a compat client's key not of this relay's form (another service's, or a placeholder) is no key: anonymous
+        const apiKey = compat && sent !== null && !sent.startsWith("sr_") ? null : sent;
+        if (apiKey !== null && !deps.projects.isKnownKey(apiKey))
+          await take(await deps.actors.anonymousFor(ip), set.headers);
+        const principal = await deps.projects.authenticate(apiKey, ip);
+        (context as typeof context & CallerContext).principal = principal;
+        await take(principal.actor, set.headers);
+      })
+      // fail closed: whatever the URL looked like, a route of the admin API runs only for a request the
+      // admin check above let through (the router's own path, not the one read above)
+      .onBeforeHandle({ as: "global" }, (context) => {
+        const route = (context as { route?: string }).route ?? "";
+        if (!route.startsWith("/v1/admin")) return;
+        if (!(context as typeof context & Partial<AdminContext>).adminAuth)
+          throw new HttpError("UNAUTHORIZED", "the admin API needs Authorization: Bearer <ADMIN_TOKEN>", {
+            "WWW-Authenticate": "Bearer",
+          });
+      })
+  );
 }

@@ -151,7 +151,9 @@ const unauthorized = (message: string) => new HttpError("UNAUTHORIZED", message,
 /**
  * The admin API's check (the auth plugin calls it for /v1/admin requests): the bearer token,
  * compared in constant time, else a console session (with its CSRF token when the method changes
- * state). Sign-in (POST /v1/admin/session) needs the token and counts its failures per IP.
+ * state). Sign-in (POST /v1/admin/session) needs the token. Wrong tokens, on any admin route, are
+ * counted per IP: past the limit they are 429 (the right token still passes: no lock-out of the
+ * operator by whoever shares the address).
  */
 export function adminAuthenticator(deps: { adminToken: string; sessions?: ConsoleSessions; limiter?: SignInLimiter }) {
   const admin = sha256(deps.adminToken);
@@ -159,7 +161,9 @@ export function adminAuthenticator(deps: { adminToken: string; sessions?: Consol
   return async (request: Request, path: string, ip: string): Promise<AdminAuth> => {
     const signIn = path === SESSION_PATH && request.method === "POST";
     const authorization = request.headers.get("authorization");
-    if (signIn) {
+    if (authorization !== null || signIn || !deps.sessions) {
+      const m = /^Bearer (.+)$/.exec(authorization ?? "");
+      if (m && timingSafeEqual(sha256(m[1]!), admin)) return { by: "token" };
       const wait = limiter.waitSeconds(ip);
       if (wait > 0)
         throw new RelayError(
@@ -168,11 +172,7 @@ export function adminAuthenticator(deps: { adminToken: string; sessions?: Consol
           { reason: "sign_in_failures" },
           { retryAfter: wait },
         );
-    }
-    if (authorization !== null || signIn || !deps.sessions) {
-      const m = /^Bearer (.+)$/.exec(authorization ?? "");
-      if (m && timingSafeEqual(sha256(m[1]!), admin)) return { by: "token" };
-      if (signIn) limiter.failed(ip);
+      if (authorization !== null || signIn) limiter.failed(ip);
       throw unauthorized("the admin API needs Authorization: Bearer <ADMIN_TOKEN>");
     }
     const id = readCookie(request, SESSION_COOKIE);

@@ -29,6 +29,7 @@ import type { ChannelPool } from "./pool/channel-pool.ts";
 import type { Payer } from "./project-actors.ts";
 import type { SponsorMetrics } from "../metrics.ts";
 import { Admission, type Reservation } from "./sponsor/admission.ts";
+import { innerHashTaken } from "../store/write-errors.ts";
 import { finalOutcome, mayStillBeQueued, outcomeOf, withIdentity } from "./sponsor/outcomes.ts";
 import { ParkedLeases } from "./sponsor/parked-leases.ts";
 import { Settlement } from "./sponsor/settlement.ts";
@@ -69,13 +70,7 @@ const SHARED_POLL_MS = 100;
 /** Several instances: an inner transaction's lease outlives a submission's timeout by this much. */
 const SHARED_MARGIN_MS = 5_000;
 /** The relay's own refusals of a decoded transaction: kept as rejected submissions. */
-const REFUSALS = new Set<ErrorCode>([
-  "POLICY_VIOLATION",
-  "INSUFFICIENT_CREDITS",
-  "FORBIDDEN",
-  "SIMULATION_FAILED",
-  "VALIDATION_ERROR",
-]);
+const REFUSALS = new Set<ErrorCode>(["POLICY_VIOLATION", "INSUFFICIENT_CREDITS", "FORBIDDEN", "VALIDATION_ERROR"]);
 /** Submissions recovery looks at in one pass. */
 const RECOVERY_BATCH = 100;
 
@@ -237,6 +232,7 @@ export class SponsorService {
     admitting: boolean,
   ): Promise<Outcome> {
     if (!admitting || !innerHash || outcome.kind !== "failure" || !REFUSALS.has(outcome.error.code)) return outcome;
+    if (this.inflight.has(`${network}:${innerHash}`)) return outcome; // another request is sending it: its row
     await this.deps.submissions
       .recordRefusal({ network, innerHash, caller: payer.scope, projectId: payer.projectId, outcome })
       .catch((e) => this.deps.log.warn({ network, innerHash, err: String(e) }, "recording a refusal failed"));
@@ -315,7 +311,7 @@ export class SponsorService {
    * One submission per inner hash: reuse a recorded outcome, settle one the network applied, or
    * submit (a recorded intent resumes: its last envelope is sent again first).
    */
-  private async once(gw: Gateway, job: Job, plan: FeePlan, reservation: Reservation): Promise<Outcome> {
+  private async once(gw: Gateway, job: Job, plan: FeePlan, reservation: Reservation, again = false): Promise<Outcome> {
     const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
     const answered = finalOutcome(prior);
     if (answered) return answered;
@@ -330,6 +326,8 @@ export class SponsorService {
     try {
       return await this.submitting.submit(gw, job, plan, reservation, id, resume, prior === null);
     } catch (e) {
+      // a row of this inner hash written meanwhile (a refusal, by another request or instance): resume it
+      if (prior === null && !again && innerHashTaken(e)) return await this.once(gw, job, plan, reservation, true);
       const o = outcomeOf(e);
       // retryable errors are not final: the intent stays for a retry or recovery (the reservation stays journaled)
       if (o.kind === "success" || !isRetryable(o.error.code)) await this.settlement.reject(gw.name, reservation, id, o);
