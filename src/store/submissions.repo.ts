@@ -270,7 +270,14 @@ export class SubmissionsRepo implements SubmissionStore {
   private async writeIntents(items: Intent[]): Promise<(boolean | RelayError)[]> {
     const fresh = items.every((i) => i.fresh);
     if (items.every((i) => i.hold <= 0n)) {
-      await (fresh ? intentsOnly.fresh : intentsOnly.resumed).run(this.db, intentColumns(items));
+      const columns = intentColumns(items);
+      // a resumed intent reads its status before: after the row lock, as committed
+      if (fresh) await intentsOnly.fresh.run(this.db, columns);
+      else
+        await this.locked(
+          items.map((i) => i.s.id),
+          (tx) => intentsOnly.resumed.run(tx, columns),
+        );
       return items.map(() => false);
     }
     if (this.checkBalance) return await this.writeCoveredIntents(items);
@@ -353,10 +360,13 @@ export class SubmissionsRepo implements SubmissionStore {
       feeCharged: items.map((o) => o.feeCharged),
       credits: items.map((o) => o.credits),
     };
-    const ids = items.filter((o) => o.credits).map((o) => o.id);
-    const r = ids.length
-      ? await this.locked(ids, (tx) => writeOutcomes.run(tx, columns))
-      : await writeOutcomes.run(this.db, columns);
+    // every row locked first (one session needs none): the statement after the lock reads each
+    // submission's journal and status as committed, so that two settlements of one submission at once
+    // neither journal nor announce its status change twice
+    const r = await this.locked(
+      items.map((o) => o.id),
+      (tx) => writeOutcomes.run(tx, columns),
+    );
     type Row = { id: string; project_id: string | null; kind: string | null; amount: string | null };
     const settled = new Map<string, SettledCredits>();
     for (const row of rowsOf<Row>(r)) {
