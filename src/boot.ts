@@ -1,10 +1,5 @@
-/**
- * The relay's composition root: embedded networks, stores, services and the HTTP app, started in
- * order (listen first, so that the gateways can reach the embedded networks over RPC).
- */
-import { randomUUID } from "node:crypto";
 import { join } from "node:path";
-import { Keypair, Networks } from "@stellar/stellar-sdk";
+import { Keypair } from "@stellar/stellar-sdk";
 import { anonymousPolicyPatch, type Config } from "./config.ts";
 import { createApp } from "./app.ts";
 import { Lifecycle } from "./http/lifecycle.ts";
@@ -38,30 +33,21 @@ import { WebhookSecrets, WebhooksService } from "./relay/webhooks/webhooks.servi
 import { WebhookWorker } from "./relay/webhooks/deliveries.ts";
 import type { Logger } from "./log.ts";
 import { lockDataDir } from "./store/instance-lock.ts";
+import {
+  LOCAL_FUNDER_STROOPS,
+  PUBLIC_PASSPHRASES,
+  embeddedParts,
+  localFunder,
+  networkSettings,
+  servedNetworks,
+  singleInstance,
+} from "./boot-networks.ts";
+import { calledOff, listenOn, openCluster, startLocalPool, startUpstreamPool } from "./boot-steps.ts";
 import { databaseStep, readyLine, storeOf } from "./start-summary.ts";
-import { Cluster } from "./store/cluster.ts";
-import { hostname } from "node:os";
 import { ConsoleSessions } from "./http/console-session.ts";
 import { AdminStatsRepo } from "./store/admin-stats.repo.ts";
 
-const PUBLIC_PASSPHRASES: Record<NetworkName, string> = { testnet: Networks.TESTNET, mainnet: Networks.PUBLIC };
-
-/**
- * The embedded network's funder account: derived from its passphrase (local lumens only, like the
- * root account; the seed string predates the pool, so existing localnet data stays valid).
- */
-export const localFunder = (passphrase: string): Keypair =>
-  Keypair.fromRawEd25519Seed(
-    new Uint8Array(
-      new Bun.CryptoHasher("sha256").update(`stellar-sponsor-relay/localnet-sponsor/${passphrase}`).digest(),
-    ),
-  );
-
-/** Bun's own request body limit (1 GiB): above it Bun answers a bare 413, so it must never be the one that answers. */
-const SERVER_BODY_LIMIT = 2 ** 30;
-
-/** The embedded funder's genesis balance: 1,000,000 XLM. */
-const LOCAL_FUNDER_STROOPS = 10_000_000_000_000n;
+export { localFunder } from "./boot-networks.ts";
 
 export interface Relay {
   url: string;
@@ -75,35 +61,6 @@ export interface Relay {
   events: EventFeed;
   stop(): Promise<void>;
 }
-
-const perNetwork = <T>(testnet: T, mainnet: T): Record<NetworkName, T> => ({ testnet, mainnet });
-
-/** The networks' settings: an upstream RPC (or an embedded localnet), funder, channel count, passphrase. */
-const networkSettings = (c: Config) => ({
-  upstream: perNetwork(c.TESTNET_RPC_URL, c.MAINNET_RPC_URL),
-  secrets: perNetwork(c.TESTNET_FUNDER_SECRET, c.MAINNET_FUNDER_SECRET),
-  channelCounts: perNetwork(c.TESTNET_CHANNELS, c.MAINNET_CHANNELS),
-  passphrases: perNetwork(c.TESTNET_PASSPHRASE, c.MAINNET_PASSPHRASE),
-});
-
-/** The networks this relay serves (NETWORKS). */
-export const servedNetworks = (config: Config): NetworkName[] =>
-  NETWORKS.filter((n) => config.NETWORKS.split(",").includes(n));
-
-/** What this instance embeds, each of which serves one instance only: none for an instance of a cluster. */
-export function embeddedParts(config: Config): string[] {
-  const upstream = networkSettings(config).upstream;
-  return [
-    ...(config.DATABASE_URL ? [] : ["PGlite (no DATABASE_URL)"]),
-    ...(config.REDIS_URL ? [] : ["in-memory limits and leases (no REDIS_URL)"]),
-    ...servedNetworks(config)
-      .filter((n) => !upstream[n])
-      .map((n) => `an embedded ${n} (no ${n.toUpperCase()}_RPC_URL; NETWORKS=${config.NETWORKS})`),
-  ];
-}
-
-/** Whether this instance must be the only one: it uses something embedded (PGlite, in-memory Redis, a localnet). */
-export const singleInstance = (config: Config): boolean => embeddedParts(config).length > 0;
 
 /**
  * Starts the relay. `signal` calls the start off (SIGTERM while starting): it stops at its next
@@ -125,43 +82,6 @@ export async function startRelay(config: Config, log: Logger, signal?: AbortSign
     unlockDataDir();
     throw e;
   }
-}
-
-/**
- * Listens on PORT, alone: Elysia asks for SO_REUSEPORT, which would let a second relay share the
- * port with the first and split its connections; a port in use is a clear start error instead. A
- * connection idle for longer than a request may wait (a submission's timeout, a long poll) plus a
- * margin is closed; Elysia's 30 s would cut a 504 answered after SUBMISSION_TIMEOUT_MS's 30 s.
- */
-function listenOn(app: ReturnType<typeof createApp>, config: Config): void {
-  const idleTimeout = Math.min(255, Math.ceil(config.SUBMISSION_TIMEOUT_MS / 1000) + 30);
-  try {
-    app.listen({ port: config.PORT, maxRequestBodySize: SERVER_BODY_LIMIT, reusePort: false, idleTimeout });
-  } catch (e) {
-    const inUse = (e as { code?: string }).code === "EADDRINUSE" || /in use/i.test(String(e));
-    if (!inUse) throw e;
-    throw new Error(
-      `port ${config.PORT} is already in use (another relay, or another program): set PORT to a free port`,
-    );
-  }
-}
-
-/** Redis commands of the coordination between instances give up after this long. */
-const CLUSTER_COMMAND_TIMEOUT_MS = 2000;
-
-/** The coordination of several instances (all on Postgres, Redis and upstream networks). */
-async function openCluster(config: Config): Promise<Cluster> {
-  if (!config.CHANNEL_ENCRYPTION_KEY)
-    throw new Error(
-      "several instances share the channel accounts: set CHANNEL_ENCRYPTION_KEY, the same on every instance",
-    );
-  return await Cluster.open({
-    url: config.REDIS_URL!,
-    prefix: config.REDIS_PREFIX,
-    id: config.INSTANCE_ID ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
-    leaseMs: config.CLUSTER_LEASE_MS,
-    timeoutMs: CLUSTER_COMMAND_TIMEOUT_MS,
-  });
 }
 
 async function start(
@@ -507,42 +427,4 @@ async function start(
     events,
     stop,
   };
-}
-
-/** `step`, or the signal's reason as soon as it is aborted (the step goes on: the caller's stop() ends it). */
-function calledOff<T>(step: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  let onAbort = () => {};
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-  return Promise.race([step, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
-}
-
-/** An embedded network's pool is ready before the relay answers (a ledger is closed for it when the localnet closes only on demand). */
-async function startLocalPool(pool: ChannelPool, net: Localnet): Promise<void> {
-  let done = false;
-  const starting = pool.start().finally(() => {
-    done = true;
-  });
-  while (net.ledgerCloseMs <= 0 && !done && !pool.stopped) {
-    await Bun.sleep(5);
-    net.closeIfPending();
-  }
-  await starting;
-}
-
-/** An upstream network's pool starts in the background, retried (after 0.25 s, doubling to 5 s) until the network answers. */
-async function startUpstreamPool(pool: ChannelPool, log: Logger): Promise<void> {
-  for (let waitMs = 250; ; waitMs = Math.min(waitMs * 2, 5000)) {
-    try {
-      return await pool.start();
-    } catch (e) {
-      if (pool.stopped) return;
-      pool.lastError = e instanceof Error ? e.message : String(e); // shown by GET /v1/admin/channels meanwhile
-      log.error({ network: pool.network, err: pool.lastError, retryInMs: waitMs }, "the channel pool cannot start");
-      await Bun.sleep(waitMs);
-    }
-  }
 }

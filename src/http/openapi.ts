@@ -21,6 +21,7 @@ import { Elysia, type AnyElysia, type InternalRoute } from "elysia";
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import { ERROR_DESCRIPTIONS, RelayError, type ErrorCode } from "../errors.ts";
 import { EXAMPLES, errorExample, exampleOf } from "./openapi-examples.ts";
+import { webhookEvents } from "./openapi-webhooks.ts";
 import { TransactionSummary } from "../models.ts";
 import { ERROR_STATUS } from "./errors.ts";
 import { CLIENT_REQUEST_ID } from "./errors.plugin.ts";
@@ -223,60 +224,6 @@ function addExamples(paths: Record<string, Record<string, Operation>>, schemas: 
     }
 }
 
-/**
- * The events the relay POSTs to a project's webhooks (and streams on GET /v1/events), as OpenAPI
- * 3.1 `webhooks`: Standard Webhooks headers, the body `{type, timestamp, data}`.
- */
-function webhookEvents(schemas: Record<string, unknown>) {
-  const headers = [
-    ["webhook-id", "The event's id (evt_<id>): the same on every retry of one event"],
-    ["webhook-timestamp", "Seconds since the epoch when this attempt was signed"],
-    ["webhook-signature", "v1,<base64 HMAC-SHA256> with the webhook's whsec_ secret (Standard Webhooks)"],
-  ].map(([name, description]) => ({ name, in: "header", required: true, description, schema: { type: "string" } }));
-  const event = (type: string, data: object, summary: string) => ({
-    post: {
-      summary,
-      parameters: headers,
-      requestBody: {
-        required: true,
-        content: {
-          "application/json": {
-            schema: {
-              type: "object",
-              required: ["type", "timestamp", "data"],
-              properties: { type: { const: type }, timestamp: { type: "string", format: "date-time" }, data },
-            },
-          },
-        },
-      },
-      responses: {
-        "2XX": { description: "Delivered; anything else (or no answer in 10 s) is retried with backoff for 24 h" },
-      },
-    },
-  });
-  const summary = hoist(structuredClone(TransactionSummary), schemas) as object; // a component of its own
-  return {
-    "transaction.status": event(
-      "transaction.status",
-      summary,
-      "A submission's status changed (not sent for a new submission: it is pending)",
-    ),
-    "credits.low": event(
-      "credits.low",
-      {
-        type: "object",
-        required: ["projectId", "balance", "lowBalanceAlert"],
-        properties: {
-          projectId: { type: "string" },
-          balance: { type: "string", description: "stroops" },
-          lowBalanceAlert: { type: "string", description: "stroops" },
-        },
-      },
-      "A project's mainnet credit balance fell below its policy's lowBalanceAlert (again only after a top-up lifted it)",
-    ),
-  };
-}
-
 /** The error codes' meanings and statuses on the ErrorCode schema. */
 function describeCodes(schemas: Record<string, unknown>): void {
   const codes = schemas.ErrorCode as Record<string, unknown> | undefined;
@@ -312,7 +259,7 @@ function documentOf(routes: readonly InternalRoute[], info: Info) {
       { name: "health", description: "Status of the relay and its networks" },
     ],
     paths,
-    webhooks: webhookEvents(schemas),
+    webhooks: webhookEvents(hoist(structuredClone(TransactionSummary), schemas) as object), // a component of its own
     components: { schemas, ...COMPONENTS },
   };
 }
