@@ -33,7 +33,7 @@ export function webhookEvents(summary: object) {
   return {
     "transaction.status": event(
       "transaction.status",
-      summary: title,
+      summary,
       "A submission's status changed (not sent for a new submission: it is pending)",
     ),
     "credits.low": event(
