@@ -135,7 +135,9 @@ export function overTls(request: Request, trustProxy: boolean): boolean {
 /** The Set-Cookie value of a session (or, without one, of its removal). */
 export function sessionCookie(s: Session | null, secure: boolean): string {
   const value = s ? s.id : "";
-  const maxAge = s ? Math.max(0, Math.floor((s.expiresAt - Date.now()) / 1000)) : 0;
+  // rounded up: a session made a millisecond ago still has its whole lifetime (28800, not 28799);
+  // the server checks expiresAt itself, so a cookie that outlives it by under a second admits nothing
+  const maxAge = s ? Math.max(0, Math.ceil((s.expiresAt - Date.now()) / 1000)) : 0;
   return [
     `${SESSION_COOKIE}=${value}`,
     `Path=${SESSION_COOKIE_PATH}`,
