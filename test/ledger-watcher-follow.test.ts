@@ -29,13 +29,14 @@ interface Setup {
 let stopAll: (() => void) | null = null;
 afterEach(() => stopAll?.());
 
-/** `opaque`: the upstream's cursors are tokens of its own, not TOIDs. */
-function setup(accounts: number, opts: { opaque?: boolean } = {}): Setup {
+/** `opaque`: the upstream's cursors are tokens of its own, not TOIDs; `now`: the network's clock (ms). */
+function setup(accounts: number, opts: { opaque?: boolean; now?: () => number } = {}): Setup {
   const users = Array.from({ length: accounts }, () => Keypair.random());
   const net = new Localnet({
     passphrase: Networks.STANDALONE,
     ledgerCloseMs: 0,
     maxTxSetSize: 10_000,
+    now: opts.now,
     genesisAccounts: users.map((u) => ({ id: u.publicKey(), balance: STROOPS })),
   });
   const methods = createRpcMethods(net);
@@ -277,5 +278,47 @@ describe("passed", () => {
     expect(await late).toBe(false);
     s.watcher.stop();
     expect(await stopped).toBe(false);
+  });
+});
+
+describe("bounds: when no later ledger can include a transaction", () => {
+  /** Whether `p` has resolved (true/false) after the watcher's poll, or is still waiting (null). */
+  const settled = (p: Promise<boolean>) => Promise.race([p, Bun.sleep(20).then(() => null)]);
+
+  test("past maxTime once a ledger read closed after it; past maxLedger once the ledger before it is read", async () => {
+    let clock = Date.UTC(2026, 0, 1);
+    const s = setup(2, { now: () => clock });
+    await s.watcher.start();
+    const waiting = s.payment(0); // a watched hash keeps the watcher reading ledgers
+    const w = s.watcher.watch(waiting.hash, 5000);
+    const maxTime = BigInt(clock / 1000) + 5n;
+    const byTime = s.watcher.beyond({ maxTime, maxLedger: 0 }, 5000);
+    const maxLedger = s.net.header.sequence + 3;
+    const byLedger = s.watcher.beyond({ maxTime: 0n, maxLedger }, 5000);
+    const none = s.watcher.beyond({ maxTime: 0n, maxLedger: 0 }, 5000);
+
+    clock += 5000; // closes at maxTime: still valid for it
+    await closeWith(s, []);
+    expect(await settled(byTime.promise)).toBeNull();
+    expect(await settled(byLedger.promise)).toBeNull();
+    clock += 1000; // closes after maxTime, and is the ledger before maxLedger
+    await closeWith(s, []);
+    expect(await settled(byTime.promise)).toBe(true);
+    expect(await settled(byLedger.promise)).toBe(true);
+    expect(s.watcher.past({ maxTime, maxLedger: 0 })).toBe(true);
+    expect(s.watcher.past({ maxTime: maxTime + 1n, maxLedger: 0 })).toBe(false);
+    expect(await none.promise).toBe(false); // no bounds: never past them
+    w.cancel();
+  });
+
+  test("a waiter is cancelled, or stopped with the watcher: false", async () => {
+    const s = setup(1);
+    await s.watcher.start();
+    const a = s.watcher.beyond({ maxTime: 0n, maxLedger: s.net.header.sequence + 10 }, 5000);
+    a.cancel();
+    expect(await a.promise).toBe(false);
+    const b = s.watcher.beyond({ maxTime: 0n, maxLedger: s.net.header.sequence + 10 }, 5000);
+    s.watcher.stop();
+    expect(await b.promise).toBe(false);
   });
 });

@@ -176,3 +176,57 @@ test("a bid the policy caps under the clearing rate: 504 with the bid, the cap a
   expect(res.body.error.message).toContain("cleared at up to 300 stroops per operation");
   r.close(); // alone in the next ledger, it gets in at the base fee
 });
+
+test("bounds that pass while it waits: expired as soon as the ledger past them is read, with the bid and the clearing rate", async () => {
+  const { testKey } = await r.project({ policy: { maxFee: "400" } }); // at most 200 per operation
+  for (let i = 0; i < 3; i++) r.close(); // the queue drained
+  const user = await r.funded();
+  await competing([300, 400, 500, 600]); // a full ledger of bids above the cap
+  const next = (await r.rpc.getLatestLedger()).sequence + 1;
+  const tx = new TransactionBuilder(await r.rpc.getAccount(user.publicKey()), {
+    fee: "100",
+    networkPassphrase: r.passphrase,
+  })
+    .addOperation(Operation.payment({ destination: Keypair.random().publicKey(), asset: Asset.native(), amount: "1" }))
+    .setTimeout(60)
+    .setLedgerbounds(0, next + 1) // valid in ledger `next` only
+    .build();
+  tx.sign(user);
+  const innerHash = Buffer.from(tx.hash()).toString("hex");
+  const pending = r.post(
+    "/v1/sponsor",
+    { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" },
+    { "x-api-key": testKey },
+  );
+  await Bun.sleep(300);
+  r.close(); // the competitors fill ledger `next`; its bounds end with it
+  const res = await pending; // answered at that ledger, not at SUBMISSION_TIMEOUT_MS (a 504)
+  expect(res.status).toBe(422);
+  expect(res.body.error.code).toBe("SUBMISSION_FAILED");
+  expect(res.body.error.details).toMatchObject({
+    status: "expired",
+    innerHash,
+    result_codes: { transaction: "tx_too_late" },
+    maxLedger: next + 1,
+    bid: "200",
+    cap: "200",
+    clearingRate: "300",
+  });
+  expect(res.body.error.message).toContain(`maxLedger ${next + 1}`);
+  expect(res.body.error.message).toContain("cleared at up to 300 stroops per operation");
+  expect(await found(innerHash)).toBe(false);
+  const seen = await r.http.get(`/v1/transactions/${innerHash}`, { "x-api-key": testKey });
+  expect(seen.body).toMatchObject({ status: "expired", innerHash });
+  // no ledger can take it any more: sent again, it is answered expired at once, without a send
+  const again = await r.post(
+    "/v1/sponsor",
+    { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" },
+    { "x-api-key": testKey },
+  );
+  expect(again.status).toBe(422);
+  expect(again.body.error.details.result_codes.transaction).toBe("tx_too_late");
+  expect(again.body.error.details.status).toBe("expired");
+  const attempts = (await r.http.get(`/v1/transactions/${innerHash}`, { "x-api-key": testKey })).body.attempts;
+  expect(attempts).toHaveLength(1);
+  for (let i = 0; i < 2; i++) r.close();
+});

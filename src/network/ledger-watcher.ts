@@ -30,6 +30,15 @@ export interface Confirmed {
   feeCharged: bigint;
 }
 
+/**
+ * The last moment a transaction may be included (its preconditions): no ledger closing after
+ * `maxTime` (unix seconds; 0: none), none from `maxLedger` on (0: none).
+ */
+export interface ValidUntil {
+  maxTime: bigint;
+  maxLedger: number;
+}
+
 type Page = Static<typeof TransactionsPage>;
 type PageTx = NonNullable<Page["transactions"]>[number];
 /** A page asked for; `at`: where the page before must end for it to be used (fetched ahead), null: after the cursor. */
@@ -98,6 +107,7 @@ export function pollDelay(o: {
 export class LedgerWatcher {
   private readonly pending = new Map<string, Set<(c: Confirmed) => void>>();
   private readonly ledgerWaiters = new Set<{ ledger: number; done: (passed: boolean) => void }>();
+  private readonly boundWaiters = new Set<{ bounds: ValidUntil; done: (passed: boolean) => void }>();
   /** Recent times between ledgers (ms), as first seen. */
   private readonly intervals: number[] = [];
   /**
@@ -109,6 +119,8 @@ export class LedgerWatcher {
   private lastPollStartedAt = 0;
   /** The last ledger whose transactions were read (or passed over while nobody waited). */
   private last = 0;
+  /** The close time of a ledger read up to `last` (unix seconds; that of `last` when the upstream said it). */
+  private lastCloseTime: bigint | null = null;
   /** Where the last transaction read left getTransactions' pagination; null: none to follow. */
   private cursor: string | null = null;
   /** The low bits of the upstream's TOID cursors; undefined: not known yet, null: not TOIDs. */
@@ -155,6 +167,7 @@ export class LedgerWatcher {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     for (const w of this.ledgerWaiters) w.done(false);
+    for (const w of this.boundWaiters) w.done(false);
   }
 
   /**
@@ -198,6 +211,40 @@ export class LedgerWatcher {
       const t = setTimeout(() => w.done(false), timeoutMs);
       this.ledgerWaiters.add(w);
     });
+  }
+
+  /**
+   * Resolves true once the ledgers read (every transaction in them seen) reach past `bounds`: no
+   * later ledger can include a transaction with them. False after `timeoutMs`, `cancel()` or `stop()`.
+   */
+  beyond(bounds: ValidUntil, timeoutMs: number): { promise: Promise<boolean>; cancel: () => void } {
+    if (this.past(bounds)) return { promise: Promise.resolve(true), cancel: () => {} };
+    if (timeoutMs <= 0 || this.stopped || (bounds.maxTime === 0n && bounds.maxLedger === 0))
+      return { promise: Promise.resolve(false), cancel: () => {} };
+    let done!: (ok: boolean) => void;
+    const promise = new Promise<boolean>((resolve) => {
+      const w = {
+        bounds,
+        done: (ok: boolean) => {
+          clearTimeout(t);
+          this.boundWaiters.delete(w);
+          resolve(ok);
+        },
+      };
+      const t = setTimeout(() => w.done(false), timeoutMs);
+      this.boundWaiters.add(w);
+      done = w.done;
+    });
+    return { promise, cancel: () => done(false) };
+  }
+
+  /**
+   * Whether the ledgers read reach past `bounds` (close times only grow: a bound passed stays
+   * passed). Behind the network by up to a poll, never ahead of it.
+   */
+  past(b: ValidUntil): boolean {
+    const time = b.maxTime > 0n && this.lastCloseTime !== null && this.lastCloseTime > b.maxTime;
+    return time || (b.maxLedger > 0 && this.last + 1 >= b.maxLedger);
   }
 
   /** Polls now (e.g. when an embedded network says a ledger closed). */
@@ -274,6 +321,7 @@ export class LedgerWatcher {
       this.lastError = null;
       this.failingSince = null;
       for (const w of this.ledgerWaiters) if (this.last > w.ledger) w.done(true);
+      for (const w of this.boundWaiters) if (this.past(w.bounds)) w.done(true);
     } catch (e) {
       const message = messageOf(e);
       // an outage is logged when it starts, when its cause changes, and every 10 s: not at every poll
@@ -364,6 +412,8 @@ export class LedgerWatcher {
       end = txs.length ? this.placed(txs, page.cursor) : null;
       if (txs.length && !firstAt) firstAt = performance.now();
       if (txs.length < PAGE) {
+        if (page.latestLedger >= this.last && page.latestLedgerCloseTimestamp !== undefined)
+          this.lastCloseTime = BigInt(page.latestLedgerCloseTimestamp);
         this.last = Math.max(this.last, page.latestLedger);
         if (firstAt) this.metrics?.ledgerRead(this.opts.network, (performance.now() - firstAt) / 1000);
         return;

@@ -27,6 +27,8 @@ export const TransactionsPage = Type.Object({
     Type.Null(),
   ]),
   latestLedger: Seq,
+  /** The latest ledger's close time (unix seconds): when time bounds have passed. */
+  latestLedgerCloseTimestamp: Type.Optional(Type.Integer({ minimum: 0 })),
   cursor: Type.String(),
 });
 

@@ -23,7 +23,7 @@ import { RelayError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { clientResultCodes } from "../stellar/result-codes.ts";
 import type { Gateway, Sent } from "./gateway.ts";
-import type { Confirmed } from "./ledger-watcher.ts";
+import type { Confirmed, ValidUntil } from "./ledger-watcher.ts";
 import type { Signed } from "../stellar/envelope.ts";
 
 export interface RetryPolicy {
@@ -66,6 +66,8 @@ export interface Submission {
   replaceAfterLedgers?: number;
   /** Give up waiting at this time (Date.now() ms): the answer is then `unknown`. */
   deadline: number;
+  /** A fee-bump's inner time and ledger bounds: once a ledger past them is read without it, it has expired. */
+  validUntil?: ValidUntil;
   /** An earlier run of this submission may be queued or applied: errors are checked, not believed. */
   resumed?: { hash: string; envelope?: Signed };
   /** The envelope bidding `rate`. */
@@ -94,13 +96,17 @@ export type Submitted =
       accepted: boolean;
     }
   /** TRY_AGAIN_LATER for longer than the policy allows, and nothing of it was ever taken. */
-  | { kind: "busy"; hash: string };
+  | { kind: "busy"; hash: string }
+  /** Its bounds passed while the network held it, and no ledger up to then included it: none ever will. */
+  | { kind: "expired"; hash: string; rate: bigint; accepted: boolean; ledger: number };
 
 type Watch = { promise: Promise<Confirmed | null>; cancel(): void };
 
 const TX_INSUFFICIENT_FEE = "tx_insufficient_fee";
 const TX_BAD_SEQ = "tx_bad_seq";
 const TX_TOO_LATE = "tx_too_late";
+/** The submission's bounds have passed (see `Run.expiry`). */
+const EXPIRED = Symbol("expired");
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 
 /** Whether a failed send may still have reached the network (no answer in time, or an unusable one). */
@@ -131,6 +137,8 @@ class Run {
   private capped = false;
   /** A fee-bump is watched once, by its inner hash: whichever of its wrappings lands answers. */
   private readonly inner: Watch | null;
+  /** Resolves EXPIRED once a ledger past the submission's bounds is read; never without bounds. */
+  private readonly pastBounds: { promise: Promise<typeof EXPIRED>; cancel(): void };
 
   constructor(
     private readonly gw: Gateway,
@@ -142,6 +150,7 @@ class Run {
     this.hash = s.resumed?.hash ?? "";
     this.mayBeQueued = s.resumed !== undefined;
     this.inner = s.innerHash ? gw.watcher.watch(s.innerHash, this.left()) : null;
+    this.pastBounds = this.expiry();
   }
 
   private left(): number {
@@ -153,6 +162,7 @@ class Run {
       return await this.loop();
     } finally {
       this.inner?.cancel();
+      this.pastBounds.cancel();
     }
   }
 
@@ -160,6 +170,8 @@ class Run {
     const { gw, s, policy } = this;
     const tryAgainUntil = Date.now() + policy.tryAgainLaterMs;
     let next = s.resumed?.envelope;
+    // bounds that have passed already: no ledger can take it, and the network would ban the envelope
+    if (!s.resumed && s.validUntil && gw.watcher.past(s.validUntil)) return await this.expired();
     for (let attempt = 0, badSeq = 0, lost = 0; ; attempt++) {
       const envelope = next ?? s.build(this.rate);
       next = undefined;
@@ -184,6 +196,7 @@ class Run {
         this.accepted = true;
         s.accepted?.(this.hash, sent.status);
         const c = await this.confirm(watch, sent.latestLedger);
+        if (c === EXPIRED) return await this.expired();
         return c ? { kind: "applied", confirmed: c } : this.unknown(this.capped ? "fee_cap_reached" : undefined);
       }
       if (!this.inner) watch.cancel();
@@ -245,15 +258,17 @@ class Run {
    * ledgers is replaced by one bidding `replaceMultiplier` times as much, as long as the cap
    * allows; past that, `capped` says why it still waits.
    */
-  private async confirm(watch: Watch, sentLedger: number): Promise<Confirmed | null> {
+  private async confirm(watch: Watch, sentLedger: number): Promise<Confirmed | null | typeof EXPIRED> {
     const { gw, s, policy } = this;
+    const expiry = this.pastBounds.promise;
     let since = sentLedger;
     for (;;) {
-      if (!this.inner || this.capped) return await watch.promise;
+      if (!this.inner || this.capped) return await Promise.race([watch.promise, expiry]);
       const after = s.replaceAfterLedgers ?? policy.replaceAfterLedgers;
       const waited = gw.watcher.passed(since + after - 1, this.left()).then(() => undefined);
-      const c = await Promise.race([watch.promise, waited]);
-      if (c !== undefined || Date.now() >= s.deadline) return c ?? (await watch.promise);
+      const c = await Promise.race([watch.promise, expiry, waited]);
+      if (c === EXPIRED) return c;
+      if (c !== undefined || Date.now() >= s.deadline) return c ?? (await Promise.race([watch.promise, expiry]));
       const bid = this.rate * policy.replaceMultiplier;
       if (bid > s.cap) {
         this.capped = true;
@@ -301,9 +316,38 @@ class Run {
     }
   }
 
-  /** Waits for a queued wrapping until the deadline. */
+  /** Waits for a queued wrapping until the deadline (or its bounds pass). */
   private async queued(): Promise<Submitted> {
-    const c = this.inner ? await this.inner.promise : null;
+    const c = this.inner ? await Promise.race([this.inner.promise, this.pastBounds.promise]) : null;
+    if (c === EXPIRED) return await this.expired();
     return c ? { kind: "applied", confirmed: c } : this.unknown();
+  }
+
+  /**
+   * EXPIRED once the watcher has read a ledger past the submission's bounds: a watch resolved by a
+   * ledger up to that one was resolved first, and wins a race with it.
+   */
+  private expiry(): { promise: Promise<typeof EXPIRED>; cancel(): void } {
+    const never = new Promise<typeof EXPIRED>(() => {});
+    if (!this.s.validUntil) return { promise: never, cancel: () => {} };
+    const w = this.gw.watcher.beyond(this.s.validUntil, this.left());
+    return { promise: w.promise.then((past) => (past ? EXPIRED : never)), cancel: w.cancel };
+  }
+
+  /**
+   * Its bounds passed: expired, unless the network's record has it (a ledger the watcher passed over
+   * unread); unknown when the network cannot be asked.
+   */
+  private async expired(): Promise<Submitted> {
+    const hash = this.hash || this.s.innerHash!; // nothing sent yet: known by its inner hash
+    let c: Confirmed | null;
+    try {
+      c = await this.s.lookup(hash);
+    } catch {
+      return this.unknown("network_unavailable");
+    }
+    if (c) return { kind: "applied", confirmed: c };
+    const ledger = this.gw.watcher.latestLedger;
+    return { kind: "expired", hash, rate: this.rate, accepted: this.accepted, ledger };
   }
 }

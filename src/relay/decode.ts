@@ -8,6 +8,7 @@ import { BASE64, X, Op, SOROBAN_OPS, fromB64, invokedContract, toB64, type Envel
 import { innerBytes, innerHashOf, type InnerBytes } from "../stellar/envelope.ts";
 import { validationError } from "../errors.ts";
 import { MAX_OPS_PER_TX } from "../stellar/protocol.ts";
+import type { ValidUntil } from "../network/ledger-watcher.ts";
 
 export { MAX_OPS_PER_TX };
 
@@ -26,6 +27,8 @@ export interface DecodedTx {
   contractIds: (string | null)[];
   /** The declared Soroban resource fee (0 for classic). */
   resourceFee: bigint;
+  /** Its preconditions' upper bounds (0: none): past them no ledger can include it. */
+  validUntil: ValidUntil;
 }
 
 const OP_NAMES: Record<number, string> = Object.fromEntries(Object.entries(Op).map(([name, n]) => [n, name]));
@@ -75,6 +78,18 @@ export function decodeTransaction(
       o.body.type === Op.invokeHostFunction ? [invokedContract(o.body.invokeHostFunctionOp.hostFunction)] : [],
     ),
     resourceFee: data && data.v === 1 ? data.sorobanData.resourceFee : 0n,
+    validUntil: upperBounds(wire),
+  };
+}
+
+/** The inner transaction's maxTime and maxLedger (0: none). */
+function upperBounds(wire: EnvelopeW): ValidUntil {
+  if (wire.type === 0) return { maxTime: wire.v0.tx.timeBounds?.maxTime ?? 0n, maxLedger: 0 };
+  const c = (wire.type === 5 ? wire.feeBump.tx.innerTx.v1 : wire.v1).tx.cond;
+  const time = c.type === 1 ? c.timeBounds : c.type === 2 ? c.v2.timeBounds : null;
+  return {
+    maxTime: time?.maxTime ?? 0n,
+    maxLedger: c.type === 2 ? (c.v2.ledgerBounds?.maxLedger ?? 0) : 0,
   };
 }
 

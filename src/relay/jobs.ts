@@ -11,6 +11,7 @@ import { signTx } from "../stellar/sign.ts";
 import { signedOf, type Signed } from "../stellar/envelope.ts";
 import type { DecodedOperation } from "./invoke.ts";
 import type { ChannelPool, FeeLease } from "./pool/channel-pool.ts";
+import type { ValidUntil } from "../network/ledger-watcher.ts";
 
 /** The channel account that sends one submission: a fee-bump's fee source, or an own transaction's source. */
 export interface Sender {
@@ -37,6 +38,8 @@ export interface Job {
   /** Operations the inclusion fee is bid for (a fee-bump counts one more than its inner transaction). */
   feeOps: bigint;
   resourceFee: bigint;
+  /** The client's time and ledger bounds: past them the submission has expired (absent: the relay's own). */
+  validUntil?: ValidUntil;
   /**
    * `resume`: the envelope an earlier run of this submission sent last (base64), if any; `parked`:
    * that run's fee source lease, still held (in this process) because its fee-bump may be queued.
@@ -57,6 +60,7 @@ export function feeBumpJob(d: DecodedTx, passphrase: string): Job {
     feeBump: true,
     feeOps,
     resourceFee: d.resourceFee,
+    validUntil: d.validUntil,
     sender: async (pool, maxFee, resume, parked) => {
       const before = resume ? resumable(resume, passphrase, d.innerHash) : null;
       const lease = parked ?? ((before && pool.keep(before.feeSource, maxFee)) || (await pool.assign(maxFee)));

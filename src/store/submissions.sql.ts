@@ -138,6 +138,7 @@ export const writeOutcomes = new BatchStatement<"id" | "outcome" | "kind" | "fee
         fee_charged = input.fee_charged, updated_at = now(),
         status = case when input.kind = 'success' then ${statusAfter("SUCCEEDED", sql`s.status`)}
           when input.fee_charged is not null then ${statusAfter("FAILED", sql`s.status`)}
+          when input.outcome->'error'->'details'->>'status' = 'expired' then ${statusAfter("EXPIRED", sql`s.status`)}
           else ${statusAfter("REJECTED", sql`s.status`)} end
       from input cross join lateral (select
           coalesce(sum(c.amount) filter (where c.kind in ('reserve', 'release')), 0) as net,

@@ -231,7 +231,7 @@ function onchainFailed(e: ErrorData, d: Details) {
   return {
     ...code("ONCHAIN_FAILED", 400, {
       ...d,
-      status: "failed",
+      status: d.status === "expired" ? "expired" : "failed",
       relayStatus: d.status ?? null,
       reason,
       id: d.innerHash ?? null,

@@ -5,6 +5,7 @@
  */
 import { RelayError } from "../../errors.ts";
 import type { Outcome, SubmissionRecord } from "../../store/types.ts";
+import type { ValidUntil } from "../../network/ledger-watcher.ts";
 
 /** Ledgers after which no envelope sent before can be in any queue (dropped after 4, banned for 10). */
 const QUEUE_LEDGERS = 12;
@@ -34,6 +35,28 @@ export interface BidContext {
   strategy: string;
 }
 
+/** The market beside a bid: what the last ledgers cleared at (the highest), and whether the cap is under it. */
+function market(bid?: BidContext): { cleared: bigint | null; text: string } {
+  const cleared = bid?.cleared.length ? bid.cleared.reduce((a, b) => (a > b ? a : b)) : null;
+  const text =
+    cleared === null
+      ? ""
+      : `; the last ledgers cleared at up to ${cleared} stroops per operation` +
+        (cleared > bid!.cap ? `, above the most the policy allows (${bid!.cap})` : "");
+  return { cleared, text };
+}
+
+/** The bid's figures for an error's details. */
+function bidDetails(rate: bigint, cleared: bigint | null, bid?: BidContext): Record<string, string> {
+  if (!bid) return {};
+  return {
+    bid: rate.toString(),
+    cap: bid.cap.toString(),
+    strategy: bid.strategy,
+    ...(cleared === null ? {} : { clearingRate: cleared.toString() }),
+  };
+}
+
 /** 504: the relay cannot know the outcome yet; the client's retry (or recovery) finds it by the inner hash. */
 export function timedOut(
   hash: string,
@@ -43,34 +66,45 @@ export function timedOut(
   accepted = false,
   bid?: BidContext,
 ): RelayError {
-  const cleared = bid?.cleared.length ? bid.cleared.reduce((a, b) => (a > b ? a : b)) : null;
-  const market =
-    cleared === null
-      ? ""
-      : `; the last ledgers cleared at up to ${cleared} stroops per operation` +
-        (cleared > bid!.cap ? `, above the most the policy allows (${bid!.cap})` : "");
+  const { cleared, text } = market(bid);
   const message =
     reason === "fee_cap_reached"
-      ? `not in a ledger within ${timeoutMs} ms; the fee bid reached its cap of ${rate} stroops per operation${market}`
+      ? `not in a ledger within ${timeoutMs} ms; the fee bid reached its cap of ${rate} stroops per operation${text}`
       : reason === "network_unavailable"
         ? "the network did not confirm receiving the transaction; retry to get its outcome"
-        : `no confirmation within ${timeoutMs} ms (bid ${rate} stroops per operation${market})`;
+        : `no confirmation within ${timeoutMs} ms (bid ${rate} stroops per operation${text})`;
   const status = accepted ? "submitted" : "pending";
-  const fees = bid
-    ? {
-        bid: rate.toString(),
-        cap: bid.cap.toString(),
-        strategy: bid.strategy,
-        ...(cleared === null ? {} : { clearingRate: cleared.toString() }),
-      }
-    : {};
+  const fees = bidDetails(rate, cleared, bid);
   return new RelayError("SUBMISSION_TIMEOUT", message, { hash, status, ...(reason ? { reason } : {}), ...fees });
+}
+
+/**
+ * SUBMISSION_FAILED with status `expired`: the network held the transaction, but read up to `ledger`
+ * no ledger included it, and its time or ledger bounds have passed, so none will (tx_too_late).
+ */
+export function expired(hash: string, rate: bigint, ledger: number, bounds: ValidUntil, bid?: BidContext): RelayError {
+  const { cleared, text } = market(bid);
+  const until = [
+    ...(bounds.maxTime > 0n ? [`maxTime ${new Date(Number(bounds.maxTime) * 1000).toISOString()}`] : []),
+    ...(bounds.maxLedger > 0 ? [`maxLedger ${bounds.maxLedger}`] : []),
+  ].join(", ");
+  const message =
+    `not included before its time bounds passed (${until}; ledger ${ledger} closed after them), ` +
+    `with a bid of ${rate} stroops per operation${text}; build it again with a later maxTime`;
+  return new RelayError("SUBMISSION_FAILED", message, {
+    result_codes: { transaction: "tx_too_late" },
+    hash,
+    status: "expired",
+    ...(bounds.maxTime > 0n ? { maxTime: bounds.maxTime.toString() } : {}),
+    ...(bounds.maxLedger > 0 ? { maxLedger: bounds.maxLedger } : {}),
+    ...bidDetails(rate, cleared, bid),
+  });
 }
 
 /**
  * An outcome about a transaction carries its inner hash (what the client signed) beside `hash` (the
  * fee-bump), and its status: a result is `success`; SUBMISSION_FAILED is `failed` when the network
- * applied it (and charged its fee), else `rejected`; SUBMISSION_TIMEOUT says what it knows.
+ * applied it (and charged its fee), `expired` when its bounds passed in the queue, else `rejected`; SUBMISSION_TIMEOUT says what it knows.
  */
 export function withIdentity(o: Outcome, innerHash: string): Outcome {
   if (o.kind === "success") return { kind: "success", result: { ...o.result, innerHash, status: "success" } };
@@ -78,9 +112,7 @@ export function withIdentity(o: Outcome, innerHash: string): Outcome {
   if (!details || typeof details.hash !== "string") return o;
   const status =
     o.error.code === "SUBMISSION_FAILED"
-      ? details.ledger === undefined
-        ? "rejected"
-        : "failed"
+      ? (details.status ?? (details.ledger === undefined ? "rejected" : "failed"))
       : o.error.code === "SUBMISSION_TIMEOUT"
         ? (details.status ?? "pending")
         : undefined;

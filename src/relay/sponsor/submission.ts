@@ -15,7 +15,7 @@ import { jobFee, type Job, type Sender } from "../jobs.ts";
 import { submissionFailed } from "../outcome.ts";
 import type { ChannelPool } from "../pool/channel-pool.ts";
 import type { Reservation } from "./admission.ts";
-import { timedOut } from "./outcomes.ts";
+import { expired, timedOut } from "./outcomes.ts";
 import type { ParkedLeases } from "./parked-leases.ts";
 import type { Settlement } from "./settlement.ts";
 
@@ -116,6 +116,7 @@ export class SubmissionStage {
         cap,
         replaceAfterLedgers: plan.replaceAfterLedgers,
         deadline: Date.now() + this.deps.submissionTimeoutMs,
+        validUntil: job.feeBump ? job.validUntil : undefined,
         resumed: resume ? { hash: resume.hash, envelope: sender.resumed?.envelope } : undefined,
         build: (rate) => sender.envelope(rate),
         beforeSend: (envelope, hash, rate) => {
@@ -129,6 +130,11 @@ export class SubmissionStage {
       });
       // after a timeout it may still be included: its fee room and sequence number stay counted
       consumed = r.kind === "applied" || (r.kind !== "busy" && r.accepted);
+      const bid = () => ({
+        cap,
+        cleared: gw.watcher.clearing.recent(gw.watcher.latestLedger),
+        strategy: plan.strategy,
+      });
       switch (r.kind) {
         case "applied":
           charged = r.confirmed.feeCharged;
@@ -137,11 +143,10 @@ export class SubmissionStage {
           throw submissionFailed(r.hash, r.resultXdr, undefined, gw.passphrase);
         case "unknown":
           unresolved = true;
-          throw timedOut(r.hash, r.rate, this.deps.submissionTimeoutMs, r.reason, r.accepted, {
-            cap,
-            cleared: gw.watcher.clearing.recent(gw.watcher.latestLedger),
-            strategy: plan.strategy,
-          });
+          throw timedOut(r.hash, r.rate, this.deps.submissionTimeoutMs, r.reason, r.accepted, bid());
+        case "expired":
+          // in no ledger up to one past its bounds: none will include it, and its hold ends with this answer
+          throw expired(r.hash, r.rate, r.ledger, job.validUntil!, bid());
         case "busy":
           // the network accepted none of this request's attempts: its reservation is given back now
           await this.settlement.giveBack(reservation, id);
