@@ -1,15 +1,8 @@
 /** The fee strategy as a pure function, and the clearing rates read from ledger results. */
 import { expect, test } from "bun:test";
 import fc from "fast-check";
-import {
-  asFeeStrategy,
-  FAST_MULTIPLIER,
-  type Market,
-  planBid,
-  recentClearing,
-  REPLACE_AFTER,
-} from "../src/relay/fee-strategy.ts";
-import { chargedRate, ClearingRates } from "../src/network/clearing-rates.ts";
+import { asFeeStrategy, FAST_MULTIPLIER, planBid, recentClearing, REPLACE_AFTER } from "../src/relay/fee-strategy.ts";
+import { chargedRate, ClearingRates, type Market } from "../src/network/clearing-rates.ts";
 import { BASE_FEE } from "../src/stellar/protocol.ts";
 import { X, toB64 } from "../src/stellar/xdr.ts";
 import { feeBumpResult, plainResult } from "../src/localnet/results.ts";

@@ -9,6 +9,7 @@ import { createLogger } from "../src/log.ts";
 import type { Gateway, Sent } from "../src/network/gateway.ts";
 import type { Confirmed } from "../src/network/ledger-watcher.ts";
 import { RETRY_POLICY, Submitter, type Submission } from "../src/network/submitter.ts";
+import { drive, type StepAnswers } from "../src/relay/submit-steps.ts";
 import { RelayError } from "../src/errors.ts";
 import { signedOf } from "../src/stellar/envelope.ts";
 
@@ -86,22 +87,30 @@ function network(answers: (Sent | (() => Sent))[], landed: (hash: string) => boo
 const answer = (status: Sent["status"], errorResultXdr?: string): Sent =>
   ({ status, hash: "", latestLedger: 10, latestLedgerCloseTime: "0", errorResultXdr }) as Sent;
 
-const submission = (over: Partial<Submission> = {}): Submission => ({
+/** A submission and how its steps are answered (the relay's part, scripted). */
+type Scripted = Submission & Omit<StepAnswers, "accepted">;
+const submission = (over: Partial<Scripted> = {}): Scripted => ({
   rate: 100n,
   cap: 1000n,
   deadline: Date.now() + 2_000,
   build: tx,
-  beforeSend: async () => {},
+  record: async () => {},
   lookup: async () => null,
   ...over,
 });
-const submitter = (gw: Gateway, policy = {}) =>
-  new Submitter(gw, createLogger("silent"), { ...RETRY_POLICY, tryAgainLaterMs: 300, ...policy });
+/** The submitter over `gw`; `submit` drives a run's steps with the scripted answers. */
+const submitter = (gw: Gateway, policy = {}) => {
+  const sub = new Submitter(gw, createLogger("silent"), { ...RETRY_POLICY, tryAgainLaterMs: 300, ...policy });
+  return {
+    submit: ({ build, record, resync, lookup, ...plan }: Scripted) =>
+      drive(sub.steps({ ...plan, resyncable: resync !== undefined }), { build, record, resync, lookup }),
+  };
+};
 
 test("PENDING, then the ledger: applied, and each envelope was recorded before it was sent", async () => {
   const { gw, sent } = network([answer("PENDING")], () => true);
   const recorded: string[] = [];
-  const r = await submitter(gw).submit(submission({ beforeSend: async (_e, hash) => void recorded.push(hash) }));
+  const r = await submitter(gw).submit(submission({ record: async (_e, hash) => void recorded.push(hash) }));
   expect(r.kind).toBe("applied");
   expect(recorded).toEqual(sent.map((s) => s.hash));
 });
@@ -234,4 +243,35 @@ test("after a lost answer, the same envelope again: DUPLICATE waits for the ledg
   // nothing of it is anywhere: the resend is simply sent (PENDING) and lands
   const c = network([lost, answer("PENDING")], () => true);
   expect(await submitter(c.gw).submit(submission())).toMatchObject({ kind: "applied" });
+});
+
+test("the run asks its caller in steps (build, record, accepted) and holds none of its functions", async () => {
+  const { gw, sent } = network([answer("PENDING")], () => true);
+  const steps = new Submitter(gw, createLogger("silent"), RETRY_POLICY).steps({
+    rate: 100n,
+    cap: 1000n,
+    deadline: Date.now() + 2_000,
+  });
+  const asked: string[] = [];
+  let next = await steps.next();
+  while (!next.done) {
+    asked.push(next.value.kind);
+    next = await steps.next(next.value.kind === "build" ? tx(next.value.rate) : undefined);
+  }
+  expect(asked).toEqual(["build", "record", "accepted"]);
+  expect(next.value.kind).toBe("applied");
+  expect(sent).toHaveLength(1);
+});
+
+test("an intent the caller cannot record is thrown into the run: nothing is sent, the failure is the caller's", async () => {
+  const { gw, sent } = network([answer("PENDING")], () => true);
+  const run = submitter(gw).submit(
+    submission({
+      record: async () => {
+        throw new Error("database down");
+      },
+    }),
+  );
+  await expect(run).rejects.toThrow("database down");
+  expect(sent).toHaveLength(0);
 });

@@ -38,6 +38,15 @@ export function chargedRate(resultXdr: string): bigint | null {
   return BigInt(r.feeCharged) / BigInt(ops.length + (feeBump ? 1 : 0));
 }
 
+/** What the relay knows of the market of one lane (classic or Soroban), stroops per operation. */
+export interface Market {
+  /** The clearing rates of the last few ledgers the relay read itself (newest last; may be empty). */
+  recent: bigint[];
+  /** The network's fee statistics (recent fees charged per operation): the median and the configured percentile. */
+  median: bigint;
+  percentile: bigint;
+}
+
 export class ClearingRates {
   private readonly ledgers = new Map<number, bigint[]>();
   private readonly tries = new Map<number, number>();

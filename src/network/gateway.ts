@@ -13,6 +13,7 @@ import {
 } from "@stellar/stellar-sdk";
 import type { Static } from "@sinclair/typebox";
 import { LedgerWatcher, type Confirmed } from "./ledger-watcher.ts";
+import type { Market } from "./clearing-rates.ts";
 import { RpcClient, RpcFailure, httpTransport, messageOf, type RpcTransport } from "./rpc-client.ts";
 import * as S from "./rpc-schemas.ts";
 import { X, fromB64, resultSummary, type LedgerEntryDataW } from "../stellar/xdr.ts";
@@ -20,7 +21,6 @@ import type { Logger } from "../log.ts";
 import { BASE_RESERVE } from "../stellar/protocol.ts";
 import type { RpcMetrics } from "../metrics.ts";
 import { RelayError } from "../errors.ts";
-import type { Market } from "../relay/fee-strategy.ts";
 
 export type NetworkName = "testnet" | "mainnet";
 export const NETWORKS: readonly NetworkName[] = ["testnet", "mainnet"];

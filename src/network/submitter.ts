@@ -17,7 +17,10 @@
  *   transaction is looked up; the network's record decides.
  *
  * It answers what the network did, or that it cannot be known yet; what that means for credits,
- * channels and the client is the caller's business.
+ * channels and the client is the caller's business. It never calls the caller: what it needs from it
+ * (an envelope at a bid, the intent recorded before a send, a re-read sequence number, a look-up
+ * of the relay's own applied transaction) it asks for as a step, and the caller answers each step
+ * (`Steps`: an async generator the caller drives, src/relay/submit-steps.ts).
  */
 import { RelayError } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -70,17 +73,28 @@ export interface Submission {
   validUntil?: ValidUntil;
   /** An earlier run of this submission may be queued or applied: errors are checked, not believed. */
   resumed?: { hash: string; envelope?: Signed };
-  /** The envelope bidding `rate`. */
-  build(rate: bigint): Signed;
-  /** Runs before each envelope is sent (the caller writes its intent first). */
-  beforeSend(envelope: Signed, hash: string, rate: bigint): Promise<void>;
-  /** The network took the envelope `hash` (its answer: PENDING or DUPLICATE). */
-  accepted?(hash: string, answer: "PENDING" | "DUPLICATE"): void;
-  /** After tx_bad_seq: re-reads the source's sequence number (absent: tx_bad_seq is final). */
-  resync?(): Promise<void>;
-  /** The relay's own applied transaction with this inner or envelope hash, or null. */
-  lookup(hash: string): Promise<Confirmed | null>;
+  /** The caller can re-read the source's sequence number after tx_bad_seq (else tx_bad_seq is final). */
+  resyncable?: boolean;
 }
+
+/**
+ * What a run asks of its caller, in turn; the caller answers each by the next `next()`:
+ * - build: the envelope bidding `rate` (answer: Signed);
+ * - record: about to send `envelope` (the caller writes its intent first; answer: nothing);
+ * - accepted: the network took the envelope `hash` (PENDING or DUPLICATE; answer: nothing);
+ * - resync: re-read the source's sequence number after tx_bad_seq (answer: nothing);
+ * - lookup: the relay's own applied transaction with this inner or envelope hash (answer:
+ *   Confirmed or null; a failed look-up is thrown into the run).
+ * A failure of the caller's is thrown into the run (`throw()`), which ends it unless it can go on.
+ */
+export type Step =
+  | { kind: "build"; rate: bigint }
+  | { kind: "record"; envelope: Signed; hash: string; rate: bigint }
+  | { kind: "accepted"; hash: string; answer: "PENDING" | "DUPLICATE" }
+  | { kind: "resync" }
+  | { kind: "lookup"; hash: string };
+export type StepAnswer = Signed | Confirmed | null | undefined;
+export type Steps = AsyncGenerator<Step, Submitted, StepAnswer>;
 
 /** What became of a submission. `accepted`: the network took (or applied) an envelope of this run. */
 export type Submitted =
@@ -122,8 +136,11 @@ export class Submitter {
     private readonly policy: RetryPolicy = RETRY_POLICY,
   ) {}
 
-  /** Sends until the network decides, or the deadline passes. Throws when nothing of it can have been sent. */
-  async submit(s: Submission): Promise<Submitted> {
+  /**
+   * Sends until the network decides, or the deadline passes, asking the caller for what it needs
+   * (`Step`). Throws when nothing of it can have been sent.
+   */
+  steps(s: Submission): Steps {
     return new Run(this.gw, this.log, this.policy, s).go();
   }
 }
@@ -157,25 +174,25 @@ class Run {
     return Math.max(1, this.s.deadline - Date.now());
   }
 
-  async go(): Promise<Submitted> {
+  async *go(): Steps {
     try {
-      return await this.loop();
+      return yield* this.loop();
     } finally {
       this.inner?.cancel();
       this.pastBounds.cancel();
     }
   }
 
-  private async loop(): Promise<Submitted> {
+  private async *loop(): Steps {
     const { gw, s, policy } = this;
     const tryAgainUntil = Date.now() + policy.tryAgainLaterMs;
     let next = s.resumed?.envelope;
     // bounds that have passed already: no ledger can take it, and the network would ban the envelope
-    if (!s.resumed && s.validUntil && gw.watcher.past(s.validUntil)) return await this.expired();
+    if (!s.resumed && s.validUntil && gw.watcher.past(s.validUntil)) return yield* this.expired();
     for (let attempt = 0, badSeq = 0, lost = 0; ; attempt++) {
-      const envelope = next ?? s.build(this.rate);
+      const envelope = next ?? (yield* this.build(this.rate));
       next = undefined;
-      await this.beforeSend(envelope);
+      yield* this.beforeSend(envelope);
       const watch = this.inner ?? gw.watcher.watch(this.hash, this.left());
       let sent: Sent;
       try {
@@ -194,15 +211,15 @@ class Run {
       if (sent.status === "PENDING" || sent.status === "DUPLICATE") {
         this.mayBeQueued = true;
         this.accepted = true;
-        s.accepted?.(this.hash, sent.status);
-        const c = await this.confirm(watch, sent.latestLedger);
-        if (c === EXPIRED) return await this.expired();
+        yield { kind: "accepted", hash: this.hash, answer: sent.status };
+        const c = yield* this.confirm(watch, sent.latestLedger);
+        if (c === EXPIRED) return yield* this.expired();
         return c ? { kind: "applied", confirmed: c } : this.unknown(this.capped ? "fee_cap_reached" : undefined);
       }
       if (!this.inner) watch.cancel();
       if (sent.status === "TRY_AGAIN_LATER") {
         if (Date.now() + 250 > tryAgainUntil)
-          return this.mayBeQueued ? await this.queued() : { kind: "busy", hash: this.hash };
+          return this.mayBeQueued ? yield* this.queued() : { kind: "busy", hash: this.hash };
         await Bun.sleep(Math.min(250 * 2 ** Math.min(attempt, 3), Math.max(0, tryAgainUntil - Date.now())));
         // a fee-bump banned by its hash (dropped from a queue) is wrapped anew: one stroop more is another hash
         if (this.inner && this.rate < s.cap) this.rate += 1n;
@@ -212,11 +229,11 @@ class Run {
       const codes = clientResultCodes(resultXdr);
       if (this.mayBeQueued) {
         // a wrapping may be queued or applied already: the network's record decides, not this error
-        const c = await this.applied(sent.latestLedger);
+        const c = yield* this.applied(sent.latestLedger);
         if (c === "unknown") return this.unknown("network_unavailable");
         if (c) return { kind: "applied", confirmed: c };
         // a queued wrapping refuses a replacement that does not bid 10x: wait for it
-        if (codes.network === TX_INSUFFICIENT_FEE && this.inner) return await this.queued();
+        if (codes.network === TX_INSUFFICIENT_FEE && this.inner) return yield* this.queued();
         // its sequence number is spent by another transaction, or its time bounds passed: nothing of it can be queued
         if (codes.transaction === TX_BAD_SEQ || codes.transaction === TX_TOO_LATE) this.mayBeQueued = false;
         if (this.inner) return this.rejected(resultXdr);
@@ -226,17 +243,28 @@ class Run {
         continue;
       }
       // the source's sequence number was stale (another transaction moved it): re-read it and retry
-      if (codes.network === TX_BAD_SEQ && s.resync && badSeq++ < policy.badSeqRetries) {
-        await s.resync();
+      if (codes.network === TX_BAD_SEQ && s.resyncable && badSeq++ < policy.badSeqRetries) {
+        yield { kind: "resync" };
         continue;
       }
       return this.rejected(resultXdr);
     }
   }
 
-  private async beforeSend(envelope: Signed): Promise<void> {
+  /** The envelope bidding `rate`, from the caller. */
+  private async *build(rate: bigint): AsyncGenerator<Step, Signed, StepAnswer> {
+    return (yield { kind: "build", rate }) as Signed;
+  }
+
+  /** Before each send: the caller records the envelope (its intent) first. */
+  private async *beforeSend(envelope: Signed): AsyncGenerator<Step, void, StepAnswer> {
     this.hash = envelope.hash.toString("hex");
-    await this.s.beforeSend(envelope, this.hash, this.rate);
+    yield { kind: "record", envelope, hash: this.hash, rate: this.rate };
+  }
+
+  /** The relay's own applied transaction with this hash, from the caller (a failed look-up throws). */
+  private async *lookup(hash: string): AsyncGenerator<Step, Confirmed | null, StepAnswer> {
+    return ((yield { kind: "lookup", hash }) as Confirmed | null) ?? null;
   }
 
   private unknown(reason?: "fee_cap_reached" | "network_unavailable"): Submitted {
@@ -258,7 +286,10 @@ class Run {
    * ledgers is replaced by one bidding `replaceMultiplier` times as much, as long as the cap
    * allows; past that, `capped` says why it still waits.
    */
-  private async confirm(watch: Watch, sentLedger: number): Promise<Confirmed | null | typeof EXPIRED> {
+  private async *confirm(
+    watch: Watch,
+    sentLedger: number,
+  ): AsyncGenerator<Step, Confirmed | null | typeof EXPIRED, StepAnswer> {
     const { gw, s, policy } = this;
     const expiry = this.pastBounds.promise;
     let since = sentLedger;
@@ -276,15 +307,16 @@ class Run {
       }
       const before = this.rate;
       this.rate = bid;
-      const replacement = s.build(bid);
-      await this.beforeSend(replacement);
+      const replacement = yield* this.build(bid);
+      yield* this.beforeSend(replacement);
       const sent = await gw.send(replacement.xdr).catch(() => null);
       since = sent?.latestLedger ?? gw.watcher.latestLedger;
-      if (sent?.status === "PENDING" || sent?.status === "DUPLICATE") s.accepted?.(this.hash, sent.status);
+      if (sent?.status === "PENDING" || sent?.status === "DUPLICATE")
+        yield { kind: "accepted", hash: this.hash, answer: sent.status };
       else {
         // not taken: the queued one stands, and stays the one a resumed submission sends again
         this.rate = before;
-        await this.beforeSend(s.build(before));
+        yield* this.beforeSend(yield* this.build(before));
       }
       this.log.info(
         {
@@ -305,21 +337,21 @@ class Run {
    * the ledger the network judged against (or the inner hash is confirmed), then looks it up.
    * "unknown" when the network cannot say now: not known yet, rather than a guess.
    */
-  private async applied(judgedAt: number): Promise<Confirmed | null | "unknown"> {
+  private async *applied(judgedAt: number): AsyncGenerator<Step, Confirmed | null | "unknown", StepAnswer> {
     const caughtUp = this.gw.watcher.passed(judgedAt, this.left()).then(() => null);
     const c = await Promise.race(this.inner ? [this.inner.promise, caughtUp] : [caughtUp]);
     if (c) return c;
     try {
-      return await this.s.lookup(this.hash);
+      return yield* this.lookup(this.hash);
     } catch {
       return "unknown";
     }
   }
 
   /** Waits for a queued wrapping until the deadline (or its bounds pass). */
-  private async queued(): Promise<Submitted> {
+  private async *queued(): Steps {
     const c = this.inner ? await Promise.race([this.inner.promise, this.pastBounds.promise]) : null;
-    if (c === EXPIRED) return await this.expired();
+    if (c === EXPIRED) return yield* this.expired();
     return c ? { kind: "applied", confirmed: c } : this.unknown();
   }
 
@@ -338,11 +370,11 @@ class Run {
    * Its bounds passed: expired, unless the network's record has it (a ledger the watcher passed over
    * unread); unknown when the network cannot be asked.
    */
-  private async expired(): Promise<Submitted> {
+  private async *expired(): Steps {
     const hash = this.hash || this.s.innerHash!; // nothing sent yet: known by its inner hash
     let c: Confirmed | null;
     try {
-      c = await this.s.lookup(hash);
+      c = yield* this.lookup(hash);
     } catch {
       return this.unknown("network_unavailable");
     }

@@ -14,6 +14,7 @@
  * cap (MAX_FEE_RATE and the policy's maxFee), unless the floor itself is above the cap.
  */
 import { BASE_FEE } from "../stellar/protocol.ts";
+import type { Market } from "../network/clearing-rates.ts";
 
 export const FEE_STRATEGIES = ["fast", "economy"] as const;
 export type FeeStrategy = (typeof FEE_STRATEGIES)[number];
@@ -23,15 +24,6 @@ export const DEFAULT_FEE_STRATEGY: FeeStrategy = "fast";
 export const FAST_MULTIPLIER = 10n;
 /** Missed ledgers before a replacement by fee. */
 export const REPLACE_AFTER: Record<FeeStrategy, number> = { fast: 1, economy: 2 };
-
-/** What the relay knows of the market of one lane (classic or Soroban), stroops per operation. */
-export interface Market {
-  /** The clearing rates of the last few ledgers the relay read itself (newest last; may be empty). */
-  recent: bigint[];
-  /** The network's fee statistics (recent fees charged per operation): the median and the configured percentile. */
-  median: bigint;
-  percentile: bigint;
-}
 
 export interface Bid {
   /** The first bid, stroops per operation. */

@@ -19,6 +19,7 @@ import { MAX_OPS_PER_TX } from "../decode.ts";
 import type { AccountSync } from "./account-sync.ts";
 import type { AnyChannel, Channels } from "./channels.ts";
 import type { ChannelRow } from "../../store/channels.repo.ts";
+import { drive } from "../submit-steps.ts";
 
 export const ACCOUNT_RESERVE = 2n * BASE_RESERVE;
 const INTERNAL_TIMEOUT_MS = 60_000;
@@ -271,10 +272,8 @@ export class Reconciler {
     let consumed = false;
     let badSeq = 0;
     try {
-      const r = await this.deps.submitter.submit({
-        rate,
-        cap,
-        deadline,
+      const steps = this.deps.submitter.steps({ rate, cap, deadline, resyncable: true });
+      const r = await drive(steps, {
         build: (bid) => {
           const builder = new TransactionBuilder(new Account(kp.publicKey(), (seq - 1n).toString()), {
             fee: bid.toString(),
@@ -285,7 +284,7 @@ export class Reconciler {
           signTx(tx, kp);
           return signedOf(tx);
         },
-        beforeSend: async () => {},
+        record: async () => {},
         resync: async () => {
           seq = await this.deps.sync.reseq(actor, id, badSeq++ > 0);
         },

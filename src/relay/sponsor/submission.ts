@@ -13,6 +13,7 @@ import type { Outcome, SubmissionRecord, SubmissionStore } from "../../store/typ
 import type { FeePlan } from "../fee-plan.ts";
 import { jobFee, type Job, type Sender } from "../jobs.ts";
 import { submissionFailed } from "../outcome.ts";
+import { drive } from "../submit-steps.ts";
 import type { ChannelPool } from "../pool/channel-pool.ts";
 import type { Reservation } from "./admission.ts";
 import { expired, timedOut } from "./outcomes.ts";
@@ -110,7 +111,7 @@ export class SubmissionStage {
     let unresolved = false;
     let written = false; // an intent of this submission was written (or tried)
     try {
-      const r = await this.submitter(gw.name).submit({
+      const steps = this.submitter(gw.name).steps({
         innerHash: job.feeBump ? job.innerHash : undefined,
         rate: sender.resumed?.rate ?? min(plan.rate, cap),
         cap,
@@ -118,8 +119,11 @@ export class SubmissionStage {
         deadline: Date.now() + this.deps.submissionTimeoutMs,
         validUntil: job.feeBump ? job.validUntil : undefined,
         resumed: resume ? { hash: resume.hash, envelope: sender.resumed?.envelope } : undefined,
+        resyncable: sender.badSeq !== undefined,
+      });
+      const r = await drive(steps, {
         build: (rate) => sender.envelope(rate),
-        beforeSend: (envelope, hash, rate) => {
+        record: (envelope, hash, rate) => {
           const first = fresh && !written;
           written = true;
           return this.record(gw, job, reservation, id, envelope, hash, rate, sender.channel, first);
