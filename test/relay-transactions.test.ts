@@ -177,6 +177,32 @@ describe("Prefer: respond-async", () => {
   });
 });
 
+describe("an asynchronous replay while the first request runs", () => {
+  test("the same idempotency key, at once and after the acceptance: each answered 202 without waiting for the ledger", async () => {
+    const relay = await startTestRelay({ LEDGER_CLOSE_MS: "0" });
+    try {
+      relay.close(); // the friendbot's funding lands
+      const user = await relay.funded();
+      const tx = await relay.payment(user);
+      const headers = { prefer: "respond-async", "x-idempotency-key": crypto.randomUUID() };
+      const send = () => relay.post("/v1/sponsor", { transaction: xdrOf(tx), network: "testnet" }, headers);
+      // no ledger closes: without the run's acceptance the replays would wait for its outcome
+      const [a, b] = await Promise.all([send(), send()]);
+      const c = await send();
+      for (const res of [a, b, c]) {
+        expect(res.status).toBe(202);
+        expect(res.body).toMatchObject({ innerHash: innerOf(tx), status: "submitted", hash: a.body.hash });
+      }
+      relay.close();
+      const done = await relay.http.get(`/v1/transactions/${innerOf(tx)}?wait=10`);
+      expect(done.body.status).toBe("success");
+      expect(done.body.attempts).toHaveLength(1);
+    } finally {
+      await relay.stop();
+    }
+  }, 30_000);
+});
+
 describe("the admin list", () => {
   test("newest first, filtered by project and status, paged by cursor", async () => {
     const p = await r.project();

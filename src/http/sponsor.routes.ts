@@ -6,6 +6,7 @@ import { apiKeySecurity, idempotencyKeyParameter } from "./openapi.ts";
 import { callerContext } from "./auth.plugin.ts";
 import { bodyHash, checkIdempotencyKey, type Idempotency } from "../relay/idempotency.ts";
 import type { SponsorService } from "../relay/sponsor.service.ts";
+import type { SponsorHooks } from "../relay/sponsor/submission.ts";
 import { ProjectsService } from "../relay/projects.service.ts";
 import { RelayError, validationError } from "../errors.ts";
 import { requestContext } from "./errors.plugin.ts";
@@ -73,8 +74,7 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
         const async = respondAsync(request.headers.get("prefer"));
         let accepted: ((a: Accepted) => void) | undefined;
         const acceptance = async ? new Promise<Accepted>((resolve) => (accepted = resolve)) : null;
-        const hooks = accepted ? { accepted } : undefined;
-        const run = () =>
+        const run = (hooks?: SponsorHooks) =>
           body.transaction !== undefined
             ? deps.sponsor.sponsor(body.transaction, body.network, principal.payer, hooks)
             : deps.sponsor.sponsorOperation(body.operation!, body.network, principal.payer, hooks);
@@ -105,12 +105,14 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
           return inLedger ? acceptedAnswer(inLedger) : logged(outcome, replayed);
         };
         if (key === null) {
-          const r = await first(run());
+          const r = await first(run(accepted ? { accepted } : undefined));
           return "kind" in r ? answerOf(r) : acceptedAnswer(r);
         }
         checkIdempotencyKey(key);
         const hash = bodyHash({ transaction: body.transaction, operation: body.operation, network: body.network });
-        const r = await first(deps.idempotency.run(principal.payer.scope, key, hash, run));
+        // the run tells every request of its key when the network accepted it (one that joins it too)
+        const keyed = (progress: (a: Accepted) => void) => run({ accepted: progress });
+        const r = await first(deps.idempotency.run(principal.payer.scope, key, hash, keyed, accepted));
         if (!("outcome" in r)) return acceptedAnswer(r);
         if (r.replayed) set.headers["idempotent-replayed"] = "true";
         return answerOf(r.outcome, r.replayed);

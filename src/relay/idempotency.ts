@@ -24,25 +24,60 @@ export const bodyHash = (body: unknown): string =>
 
 type Run = { outcome: Outcome; replayed: boolean };
 
+/**
+ * Progress of a run before its outcome (the network's acceptance, for the asynchronous mode): the
+ * first notice is kept and told to every request of the key, those that join later at once.
+ */
+class Progress<A> {
+  private notice: A | undefined;
+  private readonly listeners = new Set<(a: A) => void>();
+
+  tell = (a: A): void => {
+    if (this.notice !== undefined) return;
+    this.notice = a;
+    for (const l of this.listeners) l(a);
+    this.listeners.clear();
+  };
+
+  listen(l?: (a: A) => void): void {
+    if (!l) return;
+    if (this.notice !== undefined) l(this.notice);
+    else this.listeners.add(l);
+  }
+}
+
 export class Idempotency {
-  private readonly inflight = new Map<string, { bodyHash: string; run: Promise<Run> }>();
+  private readonly inflight = new Map<string, { bodyHash: string; run: Promise<Run>; progress: Progress<unknown> }>();
 
   constructor(
     private readonly store: IdempotencyStore,
     private readonly ttlMs: number,
   ) {}
 
-  /** Runs `fn` once per (scope, key); `replayed` is true when the outcome is an earlier one. */
-  async run(scope: string, key: string, hash: string, fn: () => Promise<Outcome>): Promise<Run> {
+  /**
+   * Runs `fn` once per (scope, key); `replayed` is true when the outcome is an earlier one. What
+   * the run tells of its progress (`fn`'s argument) reaches `onProgress` of this request and of
+   * every request that joins it while it runs.
+   */
+  async run<A>(
+    scope: string,
+    key: string,
+    hash: string,
+    fn: (progress: (a: A) => void) => Promise<Outcome>,
+    onProgress?: (a: A) => void,
+  ): Promise<Run> {
     const id = `${scope}\u0000${key}`;
     const running = this.inflight.get(id);
     if (running) {
       if (running.bodyHash !== hash) throw reused(key);
+      (running.progress as Progress<A>).listen(onProgress);
       return { outcome: (await running.run).outcome, replayed: true };
     }
+    const progress = new Progress<A>();
+    progress.listen(onProgress);
     // registered before the first await, so that concurrent requests in this process wait for it
-    const run = this.claimAndRun(scope, key, hash, fn).finally(() => this.inflight.delete(id));
-    this.inflight.set(id, { bodyHash: hash, run });
+    const run = this.claimAndRun(scope, key, hash, () => fn(progress.tell)).finally(() => this.inflight.delete(id));
+    this.inflight.set(id, { bodyHash: hash, run, progress: progress as Progress<unknown> });
     return run;
   }
 
