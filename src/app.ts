@@ -34,7 +34,7 @@ import type { RelayMetrics } from "./metrics.ts";
 import { metricsPlugin } from "./http/metrics.ts";
 import { corsPlugin, parseCorsOrigins } from "./http/cors.ts";
 import { channelsDialect, compatRoutes } from "./http/compat.routes.ts";
-import { ConsoleSessions } from "./http/console-session.ts";
+import { ConsoleSessions, SignInLimiter } from "./http/console-session.ts";
 import { sessionRoutes } from "./http/session.routes.ts";
 import { consoleRoutes } from "./http/console.routes.ts";
 import { statsRoutes } from "./http/stats.routes.ts";
@@ -99,6 +99,8 @@ export const serveOptions = (log: Logger, hstsMaxAge?: number) => ({
 export function createApp(deps: AppDeps) {
   const lifecycle = deps.lifecycle ?? new Lifecycle(() => []);
   const sessions = deps.sessions ?? new ConsoleSessions(new MemoryCheckpoints(10_000));
+  // wrong admin tokens per client IP, on the admin API and as the channels protocol's adminSecret: one count
+  const adminLimiter = new SignInLimiter();
   // normalize off: a body with an unknown field is a VALIDATION_ERROR (where its schema says so), never silently dropped
   const app = new Elysia({ normalize: false, serve: serveOptions(deps.log, deps.hstsMaxAge) })
     .use(errorsPlugin({ log: deps.log, hstsMaxAge: deps.hstsMaxAge, dialects: [channelsDialect] }))
@@ -118,14 +120,14 @@ export function createApp(deps: AppDeps) {
     .use(probeRoutes(lifecycle))
     .use(openapiRoutes({ title: "Stellar sponsorship relay", version: VERSION }))
     .use(consoleRoutes())
-    .use(authPlugin({ ...deps, sessions }))
+    .use(authPlugin({ ...deps, sessions, adminLimiter }))
     .use(bodyLimitPlugin(deps.maxBodyBytes))
     .use(inputPlugin({ maxBodyBytes: deps.maxBodyBytes }))
     .use(sponsorRoutes(deps))
     .use(transactionRoutes(deps))
     .use(simulateRoutes(deps))
     .use(estimateRoutes(deps))
-    .use(compatRoutes({ ...deps, fees: deps.simulate.fees }))
+    .use(compatRoutes({ ...deps, fees: deps.simulate.fees, adminGuesses: adminLimiter }))
     .use(eventsRoutes({ events: deps.events, heartbeatMs: deps.eventsHeartbeatMs ?? 15_000 }))
     .use(deps.adminToken ? adminRoutes(deps) : new Elysia())
     .use(deps.adminToken ? channelRoutes(deps) : new Elysia())

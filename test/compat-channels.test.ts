@@ -34,14 +34,25 @@ const hex = (b: Uint8Array) => Buffer.from(b).toString("hex");
 let r: TestRelay;
 let main: ReturnType<typeof mainnetOf>;
 beforeAll(async () => {
-  r = await startTestRelay();
+  // behind a proxy (TRUST_PROXY): the suites that guess admin secrets are told apart by X-Forwarded-For
+  r = await startTestRelay({ TRUST_PROXY: "true" });
   main = mainnetOf(r);
 });
 afterAll(() => r.stop());
 
-/** A client as its users make one: only baseUrl names the relay. */
-const client = (network: "testnet" | "mainnet", apiKey: string, adminSecret?: string) =>
-  new ChannelsClient({ baseUrl: `${r.url}/compat/channels/${network}`, apiKey, adminSecret });
+/**
+ * A client as its users make one: only baseUrl names the relay. `from`: the address the (trusted) proxy in front of
+ * the relay reports for it (X-Forwarded-For, set on the client's own HTTP instance), else the socket's.
+ */
+const client = (network: "testnet" | "mainnet", apiKey: string, adminSecret?: string, from?: string) => {
+  const c = new ChannelsClient({ baseUrl: `${r.url}/compat/channels/${network}`, apiKey, adminSecret });
+  type Http = { axiosClient: { defaults: { headers: Record<string, unknown> } } }; // the client's axios instance
+  if (from) (c as unknown as Http).axiosClient.defaults.headers["X-Forwarded-For"] = from;
+  return c;
+};
+let addressSeq = 0;
+/** An address no other test guessed from. */
+const freshIp = () => `198.51.100.${++addressSeq}`;
 
 /** The client's own error class, with its code (data.code) and details. */
 async function rejected(p: Promise<unknown>): Promise<{ message: string; code: string; details: any }> {
@@ -281,22 +292,28 @@ describe("management: adminSecret is the relay's ADMIN_TOKEN, and nothing else",
 
   test("a wrong secret, or a project's key as the secret, is refused (401 UNAUTHORIZED) for every action", async () => {
     const p = await r.project();
-    for (const c of [client("testnet", p.testKey, "wrong-secret"), client("testnet", p.testKey, p.testKey)]) {
+    // each guess from its own address: an address's sixth wrong guess in a minute is 429 (below)
+    for (const secret of ["wrong-secret", p.testKey]) {
+      const c = () => client("testnet", p.testKey, secret, freshIp());
       const calls = [
-        c.getStats(),
-        c.listChannelAccounts(),
-        c.setChannelAccounts(["a"]),
-        c.getFeeUsage(p.testKey),
-        c.getFeeLimit(p.testKey),
-        c.setFeeLimit(p.testKey, 1),
-        c.deleteFeeLimit(p.testKey),
+        () => c().getStats(),
+        () => c().listChannelAccounts(),
+        () => c().setChannelAccounts(["a"]),
+        () => c().getFeeUsage(p.testKey),
+        () => c().getFeeLimit(p.testKey),
+        () => c().setFeeLimit(p.testKey, 1),
+        () => c().deleteFeeLimit(p.testKey),
       ];
-      for (const call of calls) expect((await rejected(call)).code).toBe("UNAUTHORIZED");
+      for (const call of calls) expect((await rejected(call())).code).toBe("UNAUTHORIZED");
     }
     expect((await r.admin("GET", `/projects/${p.id}`)).body.policy.dailySpendLimit).toBeNull();
     const raw = await fetch(`${r.url}/compat/channels/testnet/`, {
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${p.testKey}` },
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${p.testKey}`,
+        "x-forwarded-for": freshIp(),
+      },
       body: JSON.stringify({ params: { management: { action: "stats", adminSecret: "wrong" } } }),
     });
     expect(raw.status).toBe(401);
@@ -305,6 +322,77 @@ describe("management: adminSecret is the relay's ADMIN_TOKEN, and nothing else",
       error: expect.any(String),
       data: { code: "UNAUTHORIZED", details: {} },
     });
+  });
+});
+
+describe("wrong adminSecrets are limited per client IP, with the admin API's wrong tokens", () => {
+  /** A management request over plain HTTP from `from` (X-Forwarded-For: the relay trusts its proxy here). */
+  const manage = (from: string, adminSecret?: string) =>
+    fetch(`${r.url}/compat/channels/testnet`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: "Bearer an-openzeppelin-key",
+        "x-forwarded-for": from,
+      },
+      body: JSON.stringify({
+        params: { management: { action: "stats", ...(adminSecret === undefined ? {} : { adminSecret }) } },
+      }),
+    });
+  /** A request to the admin API with `token` from `from`. */
+  const adminApi = (from: string, token: string) =>
+    fetch(`${r.url}/v1/admin/projects`, { headers: { authorization: `Bearer ${token}`, "x-forwarded-for": from } });
+  const lockedOut = async (res: Response) => {
+    expect(res.status).toBe(429);
+    const wait = Number(res.headers.get("retry-after"));
+    expect(wait).toBeGreaterThan(0);
+    expect(wait).toBeLessThanOrEqual(60);
+    expect(await res.json()).toEqual({
+      success: false,
+      error: expect.stringContaining("too many wrong admin"),
+      data: { code: "RATE_LIMIT_EXCEEDED", details: { reason: "sign_in_failures", relayCode: "RATE_LIMIT_EXCEEDED" } },
+    });
+  };
+
+  test("5 wrong secrets, then 429 with Retry-After; the right secret still works; another address is not affected", async () => {
+    const [ip, other] = [freshIp(), freshIp()];
+    const wrong = client("testnet", "", "wrong-secret", ip);
+    for (let i = 0; i < 5; i++) expect((await rejected(wrong.getStats())).code).toBe("UNAUTHORIZED");
+    await lockedOut(await manage(ip, "wrong-secret"));
+    expect((await rejected(wrong.listChannelAccounts())).code).toBe("RATE_LIMIT_EXCEEDED"); // the client's error
+    await lockedOut(await manage(ip)); // no secret at all: refused as well while locked out
+    // the operator is not locked out by whoever shares the address
+    const stats = await client("testnet", "", TEST_ADMIN_TOKEN, ip).getStats();
+    expect(stats.pool.size).toBeGreaterThan(0);
+    expect(stats.config.network).toBe("testnet");
+    // another address: its own count
+    const elsewhere = await manage(other, "wrong-secret");
+    expect(elsewhere.status).toBe(401);
+    expect(((await elsewhere.json()) as any).data.code).toBe("UNAUTHORIZED");
+    expect((await client("testnet", "", TEST_ADMIN_TOKEN, other).getStats()).pool.size).toBe(stats.pool.size);
+  });
+
+  test("a request without a secret is no guess: not counted", async () => {
+    const ip = freshIp();
+    for (let i = 0; i < 6; i++) expect((await manage(ip)).status).toBe(401);
+    expect((await manage(ip, "wrong-secret")).status).toBe(401);
+  });
+
+  test("wrong admin bearer tokens on /v1/admin and wrong adminSecrets add up, both ways", async () => {
+    const ip = freshIp();
+    for (let i = 0; i < 3; i++) expect((await adminApi(ip, "wrong-token")).status).toBe(401);
+    for (let i = 0; i < 2; i++) expect((await manage(ip, "wrong-secret")).status).toBe(401);
+    await lockedOut(await manage(ip, "wrong-secret"));
+    const admin = await adminApi(ip, "wrong-token"); // the admin API's lock-out, in its envelope
+    expect(admin.status).toBe(429);
+    expect(Number(admin.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect(((await admin.json()) as any).error.code).toBe("RATE_LIMIT_EXCEEDED");
+    expect((await adminApi(ip, TEST_ADMIN_TOKEN)).status).toBe(200);
+    expect((await manage(ip, TEST_ADMIN_TOKEN)).status).toBe(200);
+
+    const other = freshIp(); // the other way round: guesses of the secret first
+    for (let i = 0; i < 5; i++) expect((await manage(other, "wrong-secret")).status).toBe(401);
+    expect((await adminApi(other, "wrong-token")).status).toBe(429);
   });
 });
 

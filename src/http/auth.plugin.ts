@@ -13,7 +13,7 @@
  * - /compat/* (other protocols, compat.routes.ts) as /v1, but a key not of the relay's form (not sr_...) is no key.
  */
 import { Elysia } from "elysia";
-import { type AdminAuth, type ConsoleSessions, adminAuthenticator } from "./console-session.ts";
+import { type AdminAuth, type ConsoleSessions, type SignInLimiter, adminAuthenticator } from "./console-session.ts";
 import { clientIp } from "./caller.ts";
 import { HttpError } from "./errors.ts";
 import { endOfTurn } from "./turn.ts";
@@ -25,6 +25,8 @@ import { requestPath } from "./request-path.ts";
 /** What the auth plugin's onRequest puts on the context of a /v1 request (not the admin API's): its caller. */
 export interface CallerContext {
   principal: Principal;
+  /** The client's IP (clientIp, TRUST_PROXY aware), read on arrival. */
+  clientIp: string;
 }
 
 /** What the auth plugin's onRequest puts on the context of an admin request: how it was authorized. */
@@ -38,9 +40,9 @@ export interface AdminContext {
  * request's context, the object the handler receives; this only exposes it.
  */
 export const callerContext = new Elysia({ name: "caller-context" }).resolve({ as: "scoped" }, (context) => {
-  const { principal } = context as typeof context & Partial<CallerContext>;
-  if (!principal) throw new Error("no principal: the auth plugin did not run for this route");
-  return { principal };
+  const { principal, clientIp } = context as typeof context & Partial<CallerContext>;
+  if (!principal || clientIp === undefined) throw new Error("no principal: the auth plugin did not run for this route");
+  return { principal, clientIp };
 });
 
 /** The network of a simulate or estimate request: the one named, else the caller's (checked against its key). */
@@ -65,9 +67,13 @@ export function authPlugin(deps: {
   adminToken?: string;
   /** The console's sessions (none: the bearer token only). */
   sessions?: ConsoleSessions;
+  /** Wrong admin tokens per client IP (the app shares it with the channels protocol's adminSecret; default: its own). */
+  adminLimiter?: SignInLimiter;
   trustProxy: boolean;
 }) {
-  const admin = deps.adminToken ? adminAuthenticator({ adminToken: deps.adminToken, sessions: deps.sessions }) : null;
+  const admin = deps.adminToken
+    ? adminAuthenticator({ adminToken: deps.adminToken, sessions: deps.sessions, limiter: deps.adminLimiter })
+    : null;
   /** Takes one token from an actor's bucket: the RateLimit headers on the response, 429 when it is empty. */
   const take = async (actor: ProjectActor, headers: Record<string, unknown>) => {
     const admitted = await deps.actors.admit(actor);
@@ -108,7 +114,7 @@ export function authPlugin(deps: {
         if (apiKey !== null && !deps.projects.isKnownKey(apiKey))
           await take(await deps.actors.anonymousFor(ip), set.headers);
         const principal = await deps.projects.authenticate(apiKey, ip);
-        (context as typeof context & CallerContext).principal = principal;
+        Object.assign(context, { principal, clientIp: ip } satisfies CallerContext);
         await take(principal.actor, set.headers);
       })
       // fail closed: whatever the URL looked like, a route of the admin API runs only for a request the

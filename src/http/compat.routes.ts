@@ -3,13 +3,15 @@
  * (`@openzeppelin/relayer-plugin-channels`, direct-HTTP mode) works against the relay with only its
  * `baseUrl` changed (it posts to `${baseUrl}/`, the trailing slash is the same route). The key comes as
  * `Authorization: Bearer <apiKey>`: the auth plugin resolves it and takes the rate-limit token as for
- * /v1 (a key not of this relay's form is no key: the anonymous testnet relay). Errors, also those of
- * the plugins before this route, are answered in the plugin's shape (the errors plugin's dialect,
- * src/relay/compat/channels-protocol.ts).
+ * /v1 (a key not of this relay's form is no key: the anonymous testnet relay). A wrong management
+ * adminSecret counts against the client IP with the admin API's wrong tokens (`adminGuesses`: the app
+ * shares one limiter). Errors, also those of the plugins before this route, are answered in the
+ * plugin's shape (the errors plugin's dialect, src/relay/compat/channels-protocol.ts).
  */
 import { Elysia, t } from "elysia";
 import { Type } from "@sinclair/typebox";
 import { callerContext } from "./auth.plugin.ts";
+import { SignInLimiter } from "./console-session.ts";
 import { requestContext } from "./errors.plugin.ts";
 import type { ErrorDialect } from "./errors.plugin.ts";
 import { ProjectsService, type Principal } from "../relay/projects.service.ts";
@@ -109,19 +111,19 @@ function checkCaller(principal: Principal, network: NetworkName): void {
 }
 
 export function compatRoutes(deps: ManagementDeps & ChannelsServiceDeps) {
-  const management = new ChannelsManagement(deps);
+  const management = new ChannelsManagement({ ...deps, adminGuesses: deps.adminGuesses ?? new SignInLimiter() });
   const channels = new ChannelsService(deps);
   return new Elysia({ name: "compat.routes" })
     .use(requestContext)
     .use(callerContext)
     .post(
       `${CHANNELS_PREFIX}/:network`,
-      async ({ params, body, principal, annotate }) => {
+      async ({ params, body, principal, clientIp, annotate }) => {
         const network = channelsNetwork(params.network);
         const req = parseChannelsParams(body.params);
         if (req.kind === "management") {
           annotate({ compat: "channels", request: req.kind, action: String(req.management.action).slice(0, 40) });
-          return { success: true as const, data: await management.handle(network, req.management) };
+          return { success: true as const, data: await management.handle(network, req.management, clientIp) };
         }
         annotate({ compat: "channels", request: req.kind });
         checkCaller(principal, network);

@@ -1,7 +1,9 @@
 /**
  * The channels plugin's management actions (`params.management`), authorized by `adminSecret` = the
  * relay's ADMIN_TOKEN (compared in constant time) and by nothing else: a project's key alone never
- * runs one. Each maps onto what the relay already has:
+ * runs one. Wrong secrets count per client IP with the admin API's wrong tokens (one limiter): past
+ * the limit they are 429 RATE_LIMIT_EXCEEDED with Retry-After, while the right secret still passes.
+ * Each maps onto what the relay already has:
  * - `stats`, `listChannelAccounts`: the network's channel pool, every instance's (GET /v1/admin/channels);
  * - `getFeeUsage`, `getFeeLimit`, `setFeeLimit`, `deleteFeeLimit`: a client API key's project and its
  *   policy's `dailySpendLimit` (the period is the UTC day; consumed is what the network charged today);
@@ -19,8 +21,20 @@ import type { ProjectsService } from "../projects.service.ts";
 import { PROJECT_POLICY_DEFAULTS } from "../policy.ts";
 import { ChannelsError } from "./channels-protocol.ts";
 
+/**
+ * Wrong admin secrets per client IP: the admin API's limiter (SignInLimiter, src/http/console-session.ts), the
+ * same instance, so that guesses at the token on either surface count together.
+ */
+export interface AdminGuesses {
+  /** Seconds until `ip` may guess again; 0: it may now. */
+  waitSeconds(ip: string): number;
+  failed(ip: string): void;
+}
+
 export interface ManagementDeps {
   adminToken?: string;
+  /** Wrong adminSecrets are counted here (compat.routes.ts passes the admin API's limiter; default: its own). */
+  adminGuesses?: AdminGuesses;
   projects: ProjectsService;
   actors: ProjectActors;
   pools: Partial<Record<NetworkName, ChannelPool>>;
@@ -37,17 +51,38 @@ const invalidPayload = (message: string, details?: Record<string, unknown>) =>
 export class ChannelsManagement {
   private readonly admin: Buffer | null;
 
-  constructor(private readonly deps: ManagementDeps) {
+  constructor(private readonly deps: ManagementDeps & { adminGuesses: AdminGuesses }) {
     this.admin = deps.adminToken ? digest(deps.adminToken) : null;
   }
 
-  /** Runs one management request for `network` (the path's); throws a ChannelsError the plugin's way. */
-  async handle(network: NetworkName, m: Record<string, unknown>): Promise<object> {
+  /**
+   * The secret is the ADMIN_TOKEN (constant time), else the request is refused: 401, or 429 with Retry-After once
+   * `ip` (the client's, as the admin API derives it) has guessed wrong too often. The right secret always passes:
+   * whoever shares the address cannot lock the operator out. A missing secret is no guess: not counted.
+   */
+  private authorize(m: Record<string, unknown>, admin: Buffer, ip: string): void {
+    const secret = typeof m.adminSecret === "string" ? m.adminSecret : "";
+    if (secret && timingSafeEqual(digest(secret), admin)) return;
+    const wait = this.deps.adminGuesses.waitSeconds(ip);
+    if (wait > 0)
+      throw new RelayError(
+        "RATE_LIMIT_EXCEEDED",
+        `too many wrong admin secrets from this address: try again in ${wait} s`,
+        { reason: "sign_in_failures" },
+        { retryAfter: wait },
+      );
+    if (secret) this.deps.adminGuesses.failed(ip);
+    throw new ChannelsError("UNAUTHORIZED", 401, "Unauthorized: adminSecret must be the relay's ADMIN_TOKEN");
+  }
+
+  /**
+   * Runs one management request for `network` (the path's) from the client at `ip`; throws a ChannelsError the
+   * plugin's way (or a RelayError it translates: RATE_LIMIT_EXCEEDED).
+   */
+  async handle(network: NetworkName, m: Record<string, unknown>, ip: string): Promise<object> {
     if (!this.admin)
       throw new ChannelsError("MANAGEMENT_DISABLED", 403, "Management API disabled: the relay has no ADMIN_TOKEN");
-    const secret = typeof m.adminSecret === "string" ? m.adminSecret : "";
-    if (!secret || !timingSafeEqual(digest(secret), this.admin))
-      throw new ChannelsError("UNAUTHORIZED", 401, "Unauthorized: adminSecret must be the relay's ADMIN_TOKEN");
+    this.authorize(m, this.admin, ip);
     switch (m.action) {
       case "stats":
         return await this.stats(network);
