@@ -4,7 +4,7 @@
  * the next ones late. Ledgers here close every 1,000 ms, at whole seconds.
  */
 import { describe, expect, test } from "bun:test";
-import { expectedClose, pollDelay, type Sighting } from "../src/network/ledger-watcher.ts";
+import { expectedClose, pollDelay, type Sighting } from "../src/network/close-clock.ts";
 
 const I = 1000;
 

@@ -14,6 +14,8 @@ import { RpcFailure, messageOf, type RpcClient } from "./rpc-client.ts";
 import { LatestLedger, TransactionsPage } from "./rpc-schemas.ts";
 import { cursorAt, LedgerSizes, PAGE, type Position, toidLow } from "./tx-pages.ts";
 import { ClearingRates } from "./clearing-rates.ts";
+import { CloseClock } from "./close-clock.ts";
+import { ReadWaiters, type ReadWait } from "./read-waiters.ts";
 import type { Static } from "@sinclair/typebox";
 import type { Logger } from "../log.ts";
 import type { WatcherMetrics } from "../metrics.ts";
@@ -46,75 +48,12 @@ interface Fetch {
   at: Position | null;
   page: Promise<Page>;
 }
-/** How long before a ledger's expected close the watcher starts polling fast. */
-const EARLY_MS = 150;
-/** Recent ledger intervals kept for the estimate. */
-const INTERVAL_SAMPLES = 9;
-/** Recent ledgers whose sightings bound the next close (few: real intervals vary). */
-const SIGHTINGS = 4;
-
-/** A ledger first seen at `at` (ms) by a poll; the poll before started at `after` (0: unknown), when it had not closed. */
-export interface Sighting {
-  sequence: number;
-  at: number;
-  after: number;
-}
-
-/**
- * When ledger `next` is expected to close (ms), from recent sightings and the interval between
- * ledgers: each sighting bounds it from both sides; the latest lower bound, capped by the earliest
- * upper one (the bounds disagree when intervals vary).
- */
-export function expectedClose(sightings: Sighting[], next: number, interval: number): number {
-  let earliest = -Infinity;
-  let latest = Infinity;
-  for (const s of sightings) {
-    earliest = Math.max(earliest, s.after + (next - s.sequence) * interval);
-    latest = Math.min(latest, s.at + (next - s.sequence) * interval);
-  }
-  return Math.min(earliest, latest);
-}
-
-/** The median (the lower of the two middle samples: late sightings make intervals too long more than too short). */
-const median = (xs: number[]): number | null =>
-  xs.length ? [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1]! : null;
-
-/** Interval samples needed before only those between two tight sightings are kept. */
-const BOOTSTRAP_SAMPLES = 3;
-
-/**
- * How long to sleep before the next poll (ms): `fastPollMs` from EARLY_MS before the expected close
- * until the ledger is seen; before that, at most `pollMs`, and while hashes wait at most a quarter
- * of the interval (a close expected too late then costs a quarter of a ledger, not a whole one).
- * Without an interval yet, `pollMs`.
- */
-export function pollDelay(o: {
-  now: number;
-  sightings: Sighting[];
-  next: number;
-  interval: number | null;
-  pollMs: number;
-  fastPollMs: number;
-  waiting: boolean;
-}): number {
-  const fast = Math.min(o.fastPollMs, o.pollMs);
-  if (o.interval === null || !o.sightings.length) return o.pollMs;
-  const longest = o.waiting ? Math.max(fast, Math.min(o.pollMs, o.interval / 4)) : o.pollMs;
-  const wakeAt = expectedClose(o.sightings, o.next, o.interval) - EARLY_MS;
-  return Math.min(longest, Math.max(fast, wakeAt - o.now));
-}
-
 export class LedgerWatcher {
   private readonly pending = new Map<string, Set<(c: Confirmed) => void>>();
-  private readonly ledgerWaiters = new Set<{ ledger: number; done: (passed: boolean) => void }>();
-  private readonly boundWaiters = new Set<{ bounds: ValidUntil; done: (passed: boolean) => void }>();
-  /** Recent times between ledgers (ms), as first seen. */
-  private readonly intervals: number[] = [];
-  /**
-   * Recent ledgers: when each was first seen (ms), and when the poll before it started (it had not
-   * closed then). Each bounds when the next ledger closes, from both sides.
-   */
-  private readonly sightings: Sighting[] = [];
+  /** Who waits for a ledger, or for bounds, to be passed by what is read. */
+  private readonly readWaiters = new ReadWaiters();
+  /** When ledgers were first seen, and when the next one is expected. */
+  private readonly clock = new CloseClock();
   /** When the last good poll started. */
   private lastPollStartedAt = 0;
   /** The last ledger whose transactions were read (or passed over while nobody waited). */
@@ -166,8 +105,7 @@ export class LedgerWatcher {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    for (const w of this.ledgerWaiters) w.done(false);
-    for (const w of this.boundWaiters) w.done(false);
+    this.readWaiters.stop();
   }
 
   /**
@@ -194,48 +132,19 @@ export class LedgerWatcher {
 
   /**
    * Resolves when a ledger after `ledger` has been read (true), or after `timeoutMs` or `stop()`
-   * (false). One timer and one entry per call, checked after each good poll.
+   * (false).
    */
   passed(ledger: number, timeoutMs: number): Promise<boolean> {
-    if (this.last > ledger) return Promise.resolve(true);
-    if (timeoutMs <= 0 || this.stopped) return Promise.resolve(false);
-    return new Promise<boolean>((resolve) => {
-      const w = {
-        ledger,
-        done: (ok: boolean) => {
-          clearTimeout(t);
-          this.ledgerWaiters.delete(w);
-          resolve(ok);
-        },
-      };
-      const t = setTimeout(() => w.done(false), timeoutMs);
-      this.ledgerWaiters.add(w);
-    });
+    return this.readWaiters.wait(() => this.last > ledger, timeoutMs).promise;
   }
 
   /**
    * Resolves true once the ledgers read (every transaction in them seen) reach past `bounds`: no
    * later ledger can include a transaction with them. False after `timeoutMs`, `cancel()` or `stop()`.
    */
-  beyond(bounds: ValidUntil, timeoutMs: number): { promise: Promise<boolean>; cancel: () => void } {
-    if (this.past(bounds)) return { promise: Promise.resolve(true), cancel: () => {} };
-    if (timeoutMs <= 0 || this.stopped || (bounds.maxTime === 0n && bounds.maxLedger === 0))
-      return { promise: Promise.resolve(false), cancel: () => {} };
-    let done!: (ok: boolean) => void;
-    const promise = new Promise<boolean>((resolve) => {
-      const w = {
-        bounds,
-        done: (ok: boolean) => {
-          clearTimeout(t);
-          this.boundWaiters.delete(w);
-          resolve(ok);
-        },
-      };
-      const t = setTimeout(() => w.done(false), timeoutMs);
-      this.boundWaiters.add(w);
-      done = w.done;
-    });
-    return { promise, cancel: () => done(false) };
+  beyond(bounds: ValidUntil, timeoutMs: number): ReadWait {
+    const none = bounds.maxTime === 0n && bounds.maxLedger === 0;
+    return this.readWaiters.wait(() => this.past(bounds), none ? 0 : timeoutMs);
   }
 
   /**
@@ -280,37 +189,20 @@ export class LedgerWatcher {
   }
 
   private nextDelay(now: number): number {
-    return pollDelay({
+    return this.clock.nextDelay({
       now,
-      sightings: this.sightings,
       next: this.latestLedger + 1,
-      interval: median(this.intervals),
       pollMs: this.opts.pollMs,
       fastPollMs: this.opts.fastPollMs,
       waiting: this.pending.size > 0,
     });
   }
 
-  /**
-   * A new latest ledger, seen at `now` by a poll; the poll before started at `after` (0: unknown).
-   * The time since the previous one is an interval sample when exactly one closed in between and,
-   * once a few samples are in, when both were seen tightly (within EARLY_MS of the poll before):
-   * the time between two late sightings says little about the time between two closes.
-   */
+  /** A new latest ledger, seen at `now` by a poll; the poll before started at `after` (0: unknown). */
   private seen(sequence: number, now: number, after: number): void {
-    const prev = this.sightings[this.sightings.length - 1];
-    const tight = (s: Sighting) => s.after > 0 && s.at - s.after <= EARLY_MS;
-    const sighting = { sequence, at: now, after };
-    if (prev && sequence === prev.sequence + 1) {
-      if (this.intervals.length < BOOTSTRAP_SAMPLES || (tight(prev) && tight(sighting))) {
-        this.intervals.push(now - prev.at);
-        if (this.intervals.length > INTERVAL_SAMPLES) this.intervals.shift();
-      }
-    }
+    this.clock.seen(sequence, now, after);
     this.latestLedger = sequence;
     this.latestSeenAt = now;
-    this.sightings.push(sighting);
-    if (this.sightings.length > SIGHTINGS) this.sightings.shift();
   }
 
   private async poll(): Promise<void> {
@@ -320,8 +212,7 @@ export class LedgerWatcher {
       else await this.probe(startedAt);
       this.lastError = null;
       this.failingSince = null;
-      for (const w of this.ledgerWaiters) if (this.last > w.ledger) w.done(true);
-      for (const w of this.boundWaiters) if (this.past(w.bounds)) w.done(true);
+      this.readWaiters.check();
     } catch (e) {
       const message = messageOf(e);
       // an outage is logged when it starts, when its cause changes, and every 10 s: not at every poll
