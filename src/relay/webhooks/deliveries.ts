@@ -5,12 +5,15 @@
  * instance is due again when its lease ends. Each webhook has at most CONCURRENCY requests in
  * flight, and nothing waits on another webhook's requests (nor does any request of the relay's
  * API wait on this worker). A worker error is logged; the next pass tries again.
+ *
+ * Each attempt resolves the webhook's host once, checks the addresses and sends the request to one of
+ * them (url-guard.ts): fetch never resolves the name itself, so DNS cannot answer it differently.
  */
 import { Webhook } from "standardwebhooks";
 import type { Logger } from "../../log.ts";
 import type { ClaimedDelivery, WebhooksRepo } from "../../store/webhooks.repo.ts";
 import type { WebhookSecrets } from "./webhooks.service.ts";
-import { checkWebhookUrl, UrlRefused } from "./url-guard.ts";
+import { type Lookup, type PinnedRequest, pinnedRequest, resolveWebhookTarget, UrlRefused } from "./url-guard.ts";
 
 /** Requests in flight per webhook. */
 const CONCURRENCY = 4;
@@ -61,6 +64,10 @@ export class WebhookWorker {
       config: DeliveryConfig;
       /** The lease of a claimed delivery: longer than a request may take. */
       leaseMs?: number;
+      /** How webhook hosts are resolved (default node:dns); tests script it. */
+      lookup?: Lookup;
+      /** Certificates trusted for https webhooks, instead of the system's (tests: a self-signed receiver). */
+      ca?: string[];
     },
   ) {}
 
@@ -144,8 +151,10 @@ export class WebhookWorker {
   private async send(d: ClaimedDelivery): Promise<{ status: number | null; error?: string; aborted?: boolean }> {
     const { config } = this.deps;
     if (d.data === null) return { status: null, error: "the event is no longer kept" };
+    let target: PinnedRequest;
     try {
-      await checkWebhookUrl(d.url, config.allowPrivate); // again, after DNS: the host may point elsewhere now
+      // checked again (the host may point elsewhere now), and the request goes to the address checked
+      target = pinnedRequest(await resolveWebhookTarget(d.url, config.allowPrivate, this.deps.lookup));
     } catch (e) {
       return { status: null, error: e instanceof UrlRefused ? `${e.reason}: ${e.message}` : String(e) };
     }
@@ -159,9 +168,10 @@ export class WebhookWorker {
       return { status: null, error: `cannot sign: ${e instanceof Error ? e.message : String(e)}` };
     }
     try {
-      const res = await fetch(d.url, {
+      const res = await fetch(target.url, {
         method: "POST",
         headers: {
+          ...target.headers,
           "content-type": "application/json",
           "user-agent": "stellar-sponsor-relay-webhooks",
           "webhook-id": msgId,
@@ -170,6 +180,8 @@ export class WebhookWorker {
         },
         body,
         redirect: "manual", // a redirect is not followed (it could point anywhere): not a 2xx, retried
+        // https: the TCP connection goes to the address, but SNI and the certificate check use the host name
+        ...(target.tls ? { tls: { ...target.tls, ...(this.deps.ca ? { ca: this.deps.ca } : {}) } } : {}),
         signal: AbortSignal.any([AbortSignal.timeout(config.timeoutMs), this.stopping.signal]),
       });
       await res.body?.cancel().catch(() => {});

@@ -5,6 +5,11 @@
  * checked at registration and again before each delivery, after DNS, unless WEBHOOK_ALLOW_PRIVATE.
  * IP ranges are ipaddr.js's: an address is public when its range is `unicast` (IPv4-mapped IPv6
  * addresses are judged as the IPv4 address they carry).
+ *
+ * A delivery resolves the host once and connects to an address it checked (`resolveWebhookTarget`,
+ * then `pinnedRequest`): were the request to resolve the name again, a DNS server answering a public
+ * address to the check and 127.0.0.1 to the request (DNS rebinding) would send it to the relay's
+ * own network.
  */
 import { lookup } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
@@ -46,18 +51,27 @@ export function parseWebhookUrl(raw: string): URL {
   return url;
 }
 
-/** Every address a host name resolves to (an IP literal is itself), within DNS_TIMEOUT_MS. */
-async function addressesOf(hostname: string): Promise<string[]> {
-  const host = hostname.replace(/^\[(.*)\]$/, "$1");
+/** Every address a host name resolves to; tests pass their own, to script what DNS answers. */
+export type Lookup = (hostname: string) => Promise<string[]>;
+
+/** The system's resolver (node:dns, in the order it gives). */
+export const systemLookup: Lookup = async (hostname) =>
+  (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+
+/** A URL's host without the brackets of an IPv6 literal. */
+const bareHost = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, "$1");
+
+/** Every address a host resolves to (an IP literal is itself), within DNS_TIMEOUT_MS. */
+async function addressesOf(host: string, resolve: Lookup): Promise<string[]> {
   if (ipaddr.isValid(host)) return [host];
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`DNS lookup timed out after ${DNS_TIMEOUT_MS} ms`)), DNS_TIMEOUT_MS);
   });
   try {
-    const found = await Promise.race([lookup(host, { all: true, verbatim: true }), timeout]);
+    const found = await Promise.race([resolve(host), timeout]);
     if (!found.length) throw new Error("no address");
-    return found.map((a) => a.address);
+    return found;
   } catch (e) {
     throw new UrlRefused("unresolvable_host", `url: the host ${host} does not resolve (${(e as Error).message})`, {
       host,
@@ -67,14 +81,9 @@ async function addressesOf(hostname: string): Promise<string[]> {
   }
 }
 
-/**
- * Checks a webhook URL (scheme, then every address its host resolves to); throws UrlRefused. With
- * `allowPrivate` only the scheme is checked (a receiver on the relay's own network or machine).
- */
-export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promise<URL> {
-  const url = parseWebhookUrl(raw);
-  if (allowPrivate) return url;
-  for (const address of await addressesOf(url.hostname)) {
+/** Throws UrlRefused unless every address is public: one private address is enough to refuse the host. */
+function refuseNonPublic(url: URL, addresses: string[]): void {
+  for (const address of addresses) {
     const range = nonPublicRange(address);
     if (range !== null)
       throw new UrlRefused(
@@ -83,5 +92,60 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
         { address, range },
       );
   }
+}
+
+/**
+ * Checks a webhook URL (scheme, then every address its host resolves to); throws UrlRefused. With
+ * `allowPrivate` only the scheme is checked (a receiver on the relay's own network or machine).
+ */
+export async function checkWebhookUrl(raw: string, allowPrivate: boolean, resolve = systemLookup): Promise<URL> {
+  const url = parseWebhookUrl(raw);
+  if (!allowPrivate) refuseNonPublic(url, await addressesOf(bareHost(url), resolve));
   return url;
+}
+
+/** A webhook URL and the address its request must connect to: one that was checked. */
+export interface WebhookTarget {
+  url: URL;
+  address: string;
+}
+
+/**
+ * For a delivery: checks the URL as checkWebhookUrl does, from a single look-up, and picks the first
+ * address of that look-up (with `allowPrivate` nothing is refused, but the request is pinned all the
+ * same). Send the request with `pinnedRequest`, never to the URL's host name.
+ */
+export async function resolveWebhookTarget(
+  raw: string,
+  allowPrivate: boolean,
+  resolve = systemLookup,
+): Promise<WebhookTarget> {
+  const url = parseWebhookUrl(raw);
+  const addresses = await addressesOf(bareHost(url), resolve);
+  if (!allowPrivate) refuseNonPublic(url, addresses);
+  return { url, address: addresses[0] as string };
+}
+
+/** What fetch needs to send a request to a target's address while it still names the target's host. */
+export interface PinnedRequest {
+  /** The URL with the address in place of the host name (path, query, port and credentials kept). */
+  url: string;
+  /** The Host header the host name would have given (none for an IP literal: the URL has it). */
+  headers: { host?: string };
+  /** For https: the name sent in SNI and checked against the certificate, the URL's host name and not the address. */
+  tls?: { serverName: string };
+}
+
+export function pinnedRequest({ url, address }: WebhookTarget): PinnedRequest {
+  const host = bareHost(url);
+  if (ipaddr.isValid(host)) return { url: url.href, headers: {} }; // an IP literal: no name to resolve again
+  const pinned = new URL(url.href);
+  pinned.hostname = address.includes(":") ? `[${address}]` : address;
+  // URL ignores a hostname it cannot parse (an IPv6 zone, "fe80::1%eth0"): never fall back to the name
+  if (!ipaddr.isValid(bareHost(pinned))) throw new Error(`cannot connect to ${address}: not an address a URL takes`);
+  return {
+    url: pinned.href,
+    headers: { host: url.host },
+    ...(url.protocol === "https:" ? { tls: { serverName: host } } : {}),
+  };
 }
