@@ -141,6 +141,32 @@ describe.each(kinds)("the event feed on a database (%s)", (kind) => {
     repo = new EventsRepo(db.db);
   });
 
+  test("a poke reads at once only while a client is subscribed; without one, the periodic read keeps up", async () => {
+    const reads = { n: 0 };
+    const counting = new EventsRepo(db.db);
+    const after = counting.after.bind(counting);
+    counting.after = (id, limit, o) => {
+      if (!o?.projectId) reads.n++;
+      return after(id, limit, o);
+    };
+    const f = new EventFeed(counting, silent, { pollMs: 400 });
+    await f.start();
+    feeds.push(f);
+    await Bun.sleep(50); // the first read
+    const idle = reads.n;
+    for (let i = 0; i < 5; i++) {
+      f.poke();
+      await Bun.sleep(5);
+    }
+    expect(reads.n).toBe(idle); // nobody listening: writes cost no read
+    const sub = f.subscribe("p-poke", null);
+    const before = reads.n;
+    f.poke();
+    await Bun.sleep(30);
+    expect(reads.n).toBe(before + 1); // a listener: read at once
+    sub.end("stopped");
+  });
+
   test("a resumed subscriber gets its backlog, then the live events: each once, in order, its project's only", async () => {
     const feed = await feedOn(db);
     const p = `p-${crypto.randomUUID()}`;

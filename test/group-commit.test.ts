@@ -59,3 +59,40 @@ test("a failed batch is written again one call at a time: only the bad call fail
     3,
   ]);
 });
+
+test("a lower-priority writer waits while another is busy, at most maxDeferMs, then writes what waited in one batch", async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const first = new GroupCommit(async (items: number[]) => {
+    await gate;
+    return items;
+  });
+  const batches: number[][] = [];
+  const after = new GroupCommit(
+    async (items: number[]) => {
+      batches.push(items);
+      return items;
+    },
+    { deferWhile: () => first.busy, maxDeferMs: 60 },
+  );
+  const hot = first.run(0);
+  const waiting = [1, 2].map((i) => after.run(i));
+  await new Promise((r) => setTimeout(r, 20));
+  expect(batches).toEqual([]); // the other writer is busy: nothing yet
+  waiting.push(after.run(3));
+  release();
+  await hot;
+  expect(await Promise.all(waiting)).toEqual([1, 2, 3]);
+  expect(batches).toEqual([[1, 2, 3]]); // went as soon as the other was idle
+
+  // the other writer busy for good: the wait ends after maxDeferMs all the same
+  const stuck = new GroupCommit(async (items: number[]) => {
+    await new Promise(() => {});
+    return items;
+  });
+  void stuck.run(0);
+  const t0 = Date.now();
+  const late = new GroupCommit(async (items: number[]) => items, { deferWhile: () => stuck.busy, maxDeferMs: 60 });
+  expect(await late.run(7)).toBe(7);
+  expect(Date.now() - t0).toBeGreaterThanOrEqual(55);
+});

@@ -73,10 +73,12 @@ export class EventFeed {
 
   /**
    * Read now: a writer of this process calls it after its write commits. Cheap and coalesced: the
-   * pokes of one moment make one read (a poke during a read makes one more, right after it).
+   * pokes of one moment make one read (a poke during a read makes one more, right after it). With
+   * no client subscribed it does nothing: the periodic read keeps the cursor, and the writes of a
+   * busy relay cost the database no reads.
    */
   poke(): void {
-    if (this.stopped || !this.order) return;
+    if (this.stopped || !this.order || !this.subscribers.size) return;
     if (this.reading) {
       this.again = true;
       return;

@@ -7,9 +7,10 @@
  * alone.
  */
 export class GroupCommit<I, O> {
-  private queue: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
+  private queue: { item: I; at: number; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
   private running = 0;
   private scheduled = false;
+  private deferred: ReturnType<typeof setTimeout> | null = null;
 
   /**
    * `write` writes a batch and answers one result per item, in order. `key`: calls with the same
@@ -17,12 +18,27 @@ export class GroupCommit<I, O> {
    */
   constructor(
     private readonly write: (items: I[]) => Promise<O[]>,
-    private readonly opts: { key?: (item: I) => string; maxBatch?: number; concurrency?: number } = {},
+    private readonly opts: {
+      key?: (item: I) => string;
+      maxBatch?: number;
+      concurrency?: number;
+      /**
+       * Lower priority: while this answers true (another writer is busy), calls wait, up to
+       * `maxDeferMs` after the oldest arrived, and then go together.
+       */
+      deferWhile?: () => boolean;
+      maxDeferMs?: number;
+    } = {},
   ) {}
+
+  /** Calls queued or being written. */
+  get busy(): boolean {
+    return this.queue.length > 0 || this.running > 0;
+  }
 
   run(item: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
+      this.queue.push({ item, at: Date.now(), resolve, reject });
       // the first call of an event-loop turn waits for the turn's other calls (requests read from the same poll)
       if (!this.scheduled) {
         this.scheduled = true;
@@ -35,6 +51,7 @@ export class GroupCommit<I, O> {
   }
 
   private pump(): void {
+    if (this.defer()) return;
     while (this.queue.length && this.running < (this.opts.concurrency ?? 1)) {
       const batch = this.take();
       this.running++;
@@ -43,6 +60,18 @@ export class GroupCommit<I, O> {
         this.pump();
       });
     }
+  }
+
+  /** Whether to wait (another writer is busy and the oldest call may wait longer): pumps again later. */
+  private defer(): boolean {
+    const { deferWhile, maxDeferMs = 0 } = this.opts;
+    const oldest = this.queue[0];
+    if (!deferWhile || !oldest || Date.now() - oldest.at >= maxDeferMs || !deferWhile()) return false;
+    this.deferred ??= setTimeout(() => {
+      this.deferred = null;
+      this.pump();
+    }, 2);
+    return true;
   }
 
   /** The next batch: queued calls in order, at most maxBatch, no key twice (the rest stay queued). */

@@ -68,7 +68,8 @@ export class SubmissionsRepo implements SubmissionStore {
         });
         return items.map(() => true as const);
       },
-      { key: (i) => i.id, concurrency },
+      // bookkeeping after the send: the intents (each of which a send waits for) go first
+      { key: (i) => i.id, concurrency, deferWhile: () => this.intents.busy, maxDeferMs: 50 },
     );
   }
 
