@@ -11,7 +11,7 @@ import { TransactionBuilder } from "@stellar/stellar-sdk";
 import { AFTER_504_ENV, startTestRelay, type TestRelay } from "./support/relay.ts";
 import { fundedMainnetUser, journalSum, mainnetPayment } from "./support/mainnet.ts";
 import { RelayError } from "../src/errors.ts";
-import { RETRY_POLICY } from "../src/network/submitter.ts";
+import { RETRY_POLICY } from "../src/network/submit-protocol.ts";
 
 let r: TestRelay;
 afterEach(() => r?.stop());

@@ -8,7 +8,8 @@ import { Account, Keypair, Networks, Operation, TransactionBuilder, xdr, type Tr
 import { createLogger } from "../src/log.ts";
 import type { Gateway, Sent } from "../src/network/gateway.ts";
 import type { Confirmed } from "../src/network/ledger-watcher.ts";
-import { RETRY_POLICY, Submitter, type Submission } from "../src/network/submitter.ts";
+import { Submitter } from "../src/network/submitter.ts";
+import { RETRY_POLICY, type Submission } from "../src/network/submit-protocol.ts";
 import { drive, type StepAnswers } from "../src/relay/submit-steps.ts";
 import { RelayError } from "../src/errors.ts";
 import { signedOf } from "../src/stellar/envelope.ts";
