@@ -1,9 +1,9 @@
 /**
- * Drives a submission's run (src/network/submitter.ts, its steps in submit-protocol.ts): the run asks for what it needs as steps,
- * and the relay answers each from its own parts here (its envelope built and signed by the
- * channel, its intent written to the store, its acceptance told, its channel's sequence number
- * re-read, its applied transaction looked up). The network's loop holds no function of the relay's:
- * control comes back here at every step.
+ * Drives a submission's run (src/network/submitter.ts; its steps in submit-protocol.ts): the run
+ * asks for what it needs as steps, and the relay answers each from its own parts here (its envelope
+ * built and signed by the channel, its intent written to the store, its acceptance told, its
+ * channel's sequence number re-read, its applied transaction looked up). The network's loop holds
+ * no function of the relay's: control comes back here at every step.
  */
 import type { Confirmed } from "../network/ledger-watcher.ts";
 import type { Step, StepAnswer, Steps, Submitted } from "../network/submit-protocol.ts";
