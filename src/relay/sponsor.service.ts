@@ -259,7 +259,7 @@ export class SponsorService {
     const running = this.inflight.get(key);
     if (running) return await this.join(key, running, hooks); // another request pays for it; this one's reservation is released by the caller
     this.submitting.started(key, hooks);
-    const run = this.exclusive(gw, job, () => this.once(gw, job, h.plan, h.reservation));
+    const run = this.exclusive(gw, job, () => this.once(gw, job, h.plan, h.reservation), hooks);
     this.inflight.set(key, run);
     // joined until its outcome is written: a request after the answer finds it here, then in the database
     void run
@@ -282,7 +282,7 @@ export class SponsorService {
    * submission may take); while another instance holds it, waits for that run's recorded outcome,
    * and runs `fn` if the lease frees without one. 504 with the hash if neither comes in time.
    */
-  private async exclusive(gw: Gateway, job: Job, fn: () => Promise<Outcome>): Promise<Outcome> {
+  private async exclusive(gw: Gateway, job: Job, fn: () => Promise<Outcome>, hooks?: SponsorHooks): Promise<Outcome> {
     const shared = this.deps.shared;
     if (!shared) return await fn();
     const name = `inner:${gw.name}:${job.innerHash}`;
@@ -299,6 +299,8 @@ export class SponsorService {
       const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
       const answered = finalOutcome(prior);
       if (answered) return answered;
+      // the other instance's run was accepted by the network: an asynchronous request is answered now
+      if (prior?.status === "submitted") hooks?.accepted?.({ hash: prior.hash, innerHash: job.innerHash });
       if (Date.now() > deadline)
         throw new RelayError("SUBMISSION_TIMEOUT", "another instance is still submitting this transaction", {
           hash: prior?.hash ?? job.innerHash,

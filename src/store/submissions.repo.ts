@@ -320,6 +320,7 @@ interface SubmissionRow {
   released_ms: number | null;
   outcome: unknown;
   fee_charged: string | null;
+  status: string;
 }
 
 function rowRecord(r: SubmissionRow): SubmissionRecord {
@@ -336,5 +337,6 @@ function rowRecord(r: SubmissionRow): SubmissionRecord {
     releasedAt: r.released_ms === null ? null : new Date(r.released_ms),
     outcome: readOutcome(r.outcome),
     feeCharged: r.fee_charged === null ? null : BigInt(r.fee_charged),
+    status: r.status,
   };
 }

@@ -183,7 +183,7 @@ export const submissionsByInnerHash = new BatchStatement<"networks" | "hashes">(
   (col) => sql`select s.* from unnest(${col("networks", "text")}, ${col("hashes", "text")}) as t (network, inner_hash)
     join lateral (select s.id, s.network, s.inner_hash, s.hash, s.caller, s.project_id, s.max_fee::text as max_fee,
         s.envelope, s.sent_ledger, (extract(epoch from s.released_at) * 1000)::float8 as released_ms, s.outcome,
-        s.fee_charged::text as fee_charged
+        s.fee_charged::text as fee_charged, s.status
       from ${submissions} s where s.network = t.network and s.inner_hash = t.inner_hash limit 1) s on true`,
 );
 /** The network took these fee-bumps: each attempt's answer, and its submission submitted (if it was pending). */

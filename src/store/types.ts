@@ -44,6 +44,8 @@ export interface SubmissionRecord extends Omit<SubmissionIntent, "envelope" | "s
   releasedAt: Date | null;
   outcome: Outcome | null;
   feeCharged: bigint | null;
+  /** Its lifecycle status (actors/submission.machine.ts), where the read says it. */
+  status?: string;
 }
 
 export interface SubmissionStore {

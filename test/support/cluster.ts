@@ -30,6 +30,8 @@ export interface ClusterOptions {
   testnetChannels?: number;
   /** Extra environment of every instance (overrides the defaults below). */
   env?: Record<string, string>;
+  /** The upstream networks' ledger interval (default LEDGER_CLOSE_MS, 500 ms). */
+  ledgerCloseMs?: number;
 }
 
 /** A standalone localnet the instances use as an upstream network. */
@@ -91,7 +93,11 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   teardown.add(() => dropSchema(TEST_DATABASE_URL, schema));
   teardown.add(() => deleteRedisKeys(prefix));
   try {
-    const [testnet, mainnet] = await Promise.all([startNet("testnet", teardown), startNet("mainnet", teardown)]);
+    const close = String(opts.ledgerCloseMs ?? LEDGER_CLOSE_MS);
+    const [testnet, mainnet] = await Promise.all([
+      startNet("testnet", teardown, close),
+      startNet("mainnet", teardown, close),
+    ]);
     const nets = { testnet, mainnet };
     const shared = clusterEnv({ nets, schema, prefix, ...opts });
     for (let k = 0; k < opts.instances; k++) {
@@ -165,8 +171,8 @@ function clusterEnv(o: ClusterOptions & { nets: Record<NetworkName, ClusterNet>;
 }
 
 /** A standalone localnet with `name`'s public passphrase and a funded funder; stopped by `teardown`. */
-async function startNet(name: NetworkName, teardown: Teardown): Promise<ClusterNet> {
-  const proc = await spawnLocalnet({ LOCALNET_PASSPHRASE: PASSPHRASES[name], LEDGER_CLOSE_MS });
+async function startNet(name: NetworkName, teardown: Teardown, closeMs: string): Promise<ClusterNet> {
+  const proc = await spawnLocalnet({ LOCALNET_PASSPHRASE: PASSPHRASES[name], LEDGER_CLOSE_MS: closeMs });
   teardown.add(() => proc.kill("SIGTERM"));
   const fund = async (kp: Keypair) => {
     const res = await fetch(`${proc.url}/friendbot?addr=${kp.publicKey()}`);
