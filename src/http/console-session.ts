@@ -13,6 +13,7 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { RelayError } from "../errors.ts";
 import { HttpError } from "./errors.ts";
+import { wrongAdminToken } from "../relay/admin-guesses.ts";
 
 export const SESSION_COOKIE = "relay_console";
 /** The cookie is sent to the admin API only. */
@@ -166,15 +167,7 @@ export function adminAuthenticator(deps: { adminToken: string; sessions?: Consol
     if (authorization !== null || signIn || !deps.sessions) {
       const m = /^Bearer (.+)$/.exec(authorization ?? "");
       if (m && timingSafeEqual(sha256(m[1]!), admin)) return { by: "token" };
-      const wait = limiter.waitSeconds(ip);
-      if (wait > 0)
-        throw new RelayError(
-          "RATE_LIMIT_EXCEEDED",
-          `too many wrong admin tokens from this address: try again in ${wait} s`,
-          { reason: "sign_in_failures" },
-          { retryAfter: wait },
-        );
-      if (authorization !== null || signIn) limiter.failed(ip);
+      wrongAdminToken(limiter, ip, authorization !== null || signIn, "admin tokens");
       throw unauthorized("the admin API needs Authorization: Bearer <ADMIN_TOKEN>");
     }
     const id = readCookie(request, SESSION_COOKIE);

@@ -20,16 +20,7 @@ import type { ProjectActors } from "../project-actors.ts";
 import type { ProjectsService } from "../projects.service.ts";
 import { PROJECT_POLICY_DEFAULTS } from "../policy.ts";
 import { ChannelsError } from "./channels-protocol.ts";
-
-/**
- * Wrong admin secrets per client IP: the admin API's limiter (SignInLimiter, src/http/console-session.ts), the
- * same instance, so that guesses at the token on either surface count together.
- */
-export interface AdminGuesses {
-  /** Seconds until `ip` may guess again; 0: it may now. */
-  waitSeconds(ip: string): number;
-  failed(ip: string): void;
-}
+import { type AdminGuesses, wrongAdminToken } from "../admin-guesses.ts";
 
 export interface ManagementDeps {
   adminToken?: string;
@@ -63,15 +54,7 @@ export class ChannelsManagement {
   private authorize(m: Record<string, unknown>, admin: Buffer, ip: string): void {
     const secret = typeof m.adminSecret === "string" ? m.adminSecret : "";
     if (secret && timingSafeEqual(digest(secret), admin)) return;
-    const wait = this.deps.adminGuesses.waitSeconds(ip);
-    if (wait > 0)
-      throw new RelayError(
-        "RATE_LIMIT_EXCEEDED",
-        `too many wrong admin secrets from this address: try again in ${wait} s`,
-        { reason: "sign_in_failures" },
-        { retryAfter: wait },
-      );
-    if (secret) this.deps.adminGuesses.failed(ip);
+    wrongAdminToken(this.deps.adminGuesses, ip, secret !== "", "admin secrets");
     throw new ChannelsError("UNAUTHORIZED", 401, "Unauthorized: adminSecret must be the relay's ADMIN_TOKEN");
   }
 
