@@ -29,8 +29,14 @@ interface Setup {
 let stopAll: (() => void) | null = null;
 afterEach(() => stopAll?.());
 
-/** `opaque`: the upstream's cursors are tokens of its own, not TOIDs; `now`: the network's clock (ms). */
-function setup(accounts: number, opts: { opaque?: boolean; now?: () => number } = {}): Setup {
+/**
+ * `opaque`: the upstream's cursors are tokens of its own, not TOIDs; `now`: the network's clock (ms);
+ * `refusePaging`: while it answers true, getTransactions is a JSON-RPC error.
+ */
+function setup(
+  accounts: number,
+  opts: { opaque?: boolean; now?: () => number; refusePaging?: () => boolean } = {},
+): Setup {
   const users = Array.from({ length: accounts }, () => Keypair.random());
   const net = new Localnet({
     passphrase: Networks.STANDALONE,
@@ -45,7 +51,15 @@ function setup(accounts: number, opts: { opaque?: boolean; now?: () => number } 
   const inFlight = { now: 0, most: 0 };
   const tokens = new Map<string, string>();
   const transport = async (body: string) => {
-    const req = JSON.parse(body) as { method: string; params: { pagination?: { cursor?: string } } };
+    const req = JSON.parse(body) as {
+      id: unknown;
+      method: string;
+      params: { startLedger?: number; pagination?: { cursor?: string } };
+    };
+    if (req.method === "getTransactions" && opts.refusePaging?.()) {
+      const error = { code: -32600, message: "start ledger must be between the oldest and the latest ledger" };
+      return { status: 200, text: JSON.stringify({ jsonrpc: "2.0", id: req.id, error }) };
+    }
     const cursor = req.params.pagination?.cursor;
     calls.push(cursor ? `${req.method}@cursor` : req.method);
     if (cursor && opts.opaque) req.params.pagination!.cursor = tokens.get(cursor) ?? "x";
@@ -292,10 +306,10 @@ describe("bounds: when no later ledger can include a transaction", () => {
     const waiting = s.payment(0); // a watched hash keeps the watcher reading ledgers
     const w = s.watcher.watch(waiting.hash, 5000);
     const maxTime = BigInt(clock / 1000) + 5n;
-    const byTime = s.watcher.beyond({ maxTime, maxLedger: 0 }, 5000);
+    const byTime = s.watcher.beyond({ maxTime, maxLedger: 0 }, s.watcher.readMark(), 5000);
     const maxLedger = s.net.header.sequence + 3;
-    const byLedger = s.watcher.beyond({ maxTime: 0n, maxLedger }, 5000);
-    const none = s.watcher.beyond({ maxTime: 0n, maxLedger: 0 }, 5000);
+    const byLedger = s.watcher.beyond({ maxTime: 0n, maxLedger }, s.watcher.readMark(), 5000);
+    const none = s.watcher.beyond({ maxTime: 0n, maxLedger: 0 }, s.watcher.readMark(), 5000);
 
     clock += 5000; // closes at maxTime: still valid for it
     await closeWith(s, []);
@@ -311,13 +325,40 @@ describe("bounds: when no later ledger can include a transaction", () => {
     w.cancel();
   });
 
+  test("ledgers the network would not page are not read: a waiter marked before them never counts them", async () => {
+    let refuse = false;
+    const s = setup(2, { refusePaging: () => refuse });
+    await s.watcher.start();
+    const w = s.watcher.watch(s.payment(0).hash, 5000); // a hash waits: the watcher reads ledgers
+    const mark = s.watcher.readMark();
+    const maxLedger = s.net.header.sequence + 2;
+    const marked = s.watcher.beyond({ maxTime: 0n, maxLedger }, mark, 2000);
+    await closeWith(s, []); // read: the ledger before maxLedger, but the cursor was lost below
+    expect(await settled(marked.promise)).toBe(true);
+
+    const mark2 = s.watcher.readMark();
+    const later = s.watcher.beyond({ maxTime: 0n, maxLedger: s.net.header.sequence + 2 }, mark2, 2000);
+    refuse = true;
+    for (let i = 0; i < 2; i++) {
+      // refused: a page after a cursor drops the cursor; one from the ledger after the last read skips them
+      s.net.closeLedger();
+      await poll(s);
+    }
+    expect(s.watcher.readMark()).toBeGreaterThan(mark2); // skipped
+    refuse = false;
+    await closeWith(s, []);
+    expect(await settled(later.promise)).toBeNull(); // past the bound, but a ledger of it was never read
+    later.cancel();
+    w.cancel();
+  });
+
   test("a waiter is cancelled, or stopped with the watcher: false", async () => {
     const s = setup(1);
     await s.watcher.start();
-    const a = s.watcher.beyond({ maxTime: 0n, maxLedger: s.net.header.sequence + 10 }, 5000);
+    const a = s.watcher.beyond({ maxTime: 0n, maxLedger: s.net.header.sequence + 10 }, 0, 5000);
     a.cancel();
     expect(await a.promise).toBe(false);
-    const b = s.watcher.beyond({ maxTime: 0n, maxLedger: s.net.header.sequence + 10 }, 5000);
+    const b = s.watcher.beyond({ maxTime: 0n, maxLedger: s.net.header.sequence + 10 }, 0, 5000);
     s.watcher.stop();
     expect(await b.promise).toBe(false);
   });

@@ -230,3 +230,30 @@ test("bounds that pass while it waits: expired as soon as the ledger past them i
   expect(attempts).toHaveLength(1);
   for (let i = 0; i < 2; i++) r.close();
 });
+
+test("bounds passed before it is sent: answered expired without a send, and kept to be looked up", async () => {
+  const { testKey } = await r.project();
+  const user = await r.funded();
+  const latest = (await r.rpc.getLatestLedger()).sequence;
+  const tx = new TransactionBuilder(await r.rpc.getAccount(user.publicKey()), {
+    fee: "100",
+    networkPassphrase: r.passphrase,
+  })
+    .addOperation(Operation.payment({ destination: Keypair.random().publicKey(), asset: Asset.native(), amount: "1" }))
+    .setTimeout(60)
+    .setLedgerbounds(0, latest - 1) // no ledger from latest - 1 on can include it
+    .build();
+  tx.sign(user);
+  const innerHash = Buffer.from(tx.hash()).toString("hex");
+  const res = await r.post(
+    "/v1/sponsor",
+    { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" },
+    { "x-api-key": testKey },
+  );
+  expect(res.status).toBe(422);
+  expect(res.body.error.details).toMatchObject({ status: "expired", innerHash, maxLedger: latest - 1 });
+  const seen = await r.http.get(`/v1/transactions/${innerHash}`, { "x-api-key": testKey });
+  expect(seen.status).toBe(200);
+  expect(seen.body).toMatchObject({ status: "expired", innerHash, attempts: [] });
+  expect(seen.body.error.code).toBe("SUBMISSION_FAILED");
+});

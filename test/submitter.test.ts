@@ -276,3 +276,10 @@ test("an intent the caller cannot record is thrown into the run: nothing is sent
   await expect(run).rejects.toThrow("database down");
   expect(sent).toHaveLength(0);
 });
+
+test("an expiry's message names a maxTime no date can hold by its number (no error of its own)", async () => {
+  const { expired } = await import("../src/relay/sponsor/outcomes.ts");
+  const e = expired("aa".repeat(32), 100n, 10, { maxTime: 2n ** 64n - 1n, maxLedger: 5 });
+  expect(e.message).toContain(`maxTime ${2n ** 64n - 1n} (unix seconds)`);
+  expect(e.details).toMatchObject({ status: "expired", maxLedger: 5, maxTime: String(2n ** 64n - 1n) });
+});

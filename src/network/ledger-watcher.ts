@@ -60,6 +60,8 @@ export class LedgerWatcher {
   private last = 0;
   /** The close time of a ledger read up to `last` (unix seconds; that of `last` when the upstream said it). */
   private lastCloseTime: bigint | null = null;
+  /** Times ledgers were passed over unread while hashes waited (the network would not page them). */
+  private skips = 0;
   /** Where the last transaction read left getTransactions' pagination; null: none to follow. */
   private cursor: string | null = null;
   /** The low bits of the upstream's TOID cursors; undefined: not known yet, null: not TOIDs. */
@@ -140,11 +142,18 @@ export class LedgerWatcher {
 
   /**
    * Resolves true once the ledgers read (every transaction in them seen) reach past `bounds`: no
-   * later ledger can include a transaction with them. False after `timeoutMs`, `cancel()` or `stop()`.
+   * later ledger can include a transaction with them. A transaction sent after the watcher's
+   * `readMark()` is known to be in none of those ledgers only if none was skipped since: then it
+   * never resolves true. False after `timeoutMs`, `cancel()` or `stop()`.
    */
-  beyond(bounds: ValidUntil, timeoutMs: number): ReadWait {
+  beyond(bounds: ValidUntil, mark: number, timeoutMs: number): ReadWait {
     const none = bounds.maxTime === 0n && bounds.maxLedger === 0;
-    return this.readWaiters.wait(() => this.past(bounds), none ? 0 : timeoutMs);
+    return this.readWaiters.wait(() => this.skips === mark && this.past(bounds), none ? 0 : timeoutMs);
+  }
+
+  /** A mark for `beyond`: ledgers skipped after it are not counted as read. */
+  readMark(): number {
+    return this.skips;
   }
 
   /**
@@ -289,7 +298,10 @@ export class LedgerWatcher {
           "ledgers skipped: the network would not page them",
         );
         this.cursor = null;
-        if (start.startLedger !== undefined) this.last = Math.max(this.last, this.latestLedger);
+        if (start.startLedger !== undefined && this.latestLedger > this.last) {
+          this.last = this.latestLedger;
+          this.skips++; // what a waiter learns from the ledgers read no longer covers these
+        }
         return;
       }
       this.sighted(page.latestLedger, startedAt);

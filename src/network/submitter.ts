@@ -112,7 +112,8 @@ class Run {
     const tryAgainUntil = Date.now() + policy.tryAgainLaterMs;
     let next = s.resumed?.envelope;
     // bounds that have passed already: no ledger can take it, and the network would ban the envelope
-    if (!s.resumed && s.validUntil && gw.watcher.past(s.validUntil)) return yield* this.expired();
+    // (nothing of this run was sent, and once() looked an earlier run up: no look-up is needed)
+    if (!s.resumed && s.validUntil && gw.watcher.past(s.validUntil)) return this.expiredResult();
     for (let attempt = 0, badSeq = 0, lost = 0; ; attempt++) {
       const envelope = next ?? (yield* this.build(this.rate));
       next = undefined;
@@ -286,7 +287,8 @@ class Run {
   private expiry(): { promise: Promise<typeof EXPIRED>; cancel(): void } {
     const never = new Promise<typeof EXPIRED>(() => {});
     if (!this.s.validUntil) return { promise: never, cancel: () => {} };
-    const w = this.gw.watcher.beyond(this.s.validUntil, this.left());
+    // marked before anything is sent: a ledger skipped after that may hold it
+    const w = this.gw.watcher.beyond(this.s.validUntil, this.gw.watcher.readMark(), this.left());
     return { promise: w.promise.then((past) => (past ? EXPIRED : never)), cancel: w.cancel };
   }
 
@@ -295,14 +297,18 @@ class Run {
    * unread); unknown when the network cannot be asked.
    */
   private async *expired(): Steps {
-    const hash = this.hash || this.s.innerHash!; // nothing sent yet: known by its inner hash
     let c: Confirmed | null;
     try {
-      c = yield* this.lookup(hash);
+      c = yield* this.lookup(this.hash);
     } catch {
       return this.unknown("network_unavailable");
     }
     if (c) return { kind: "applied", confirmed: c };
+    return this.expiredResult();
+  }
+
+  private expiredResult(): Submitted {
+    const hash = this.hash || this.s.innerHash!; // nothing sent yet: known by its inner hash
     const ledger = this.gw.watcher.latestLedger;
     return { kind: "expired", hash, rate: this.rate, accepted: this.accepted, ledger };
   }

@@ -211,9 +211,10 @@ export class SubmissionsRepo implements SubmissionStore {
     caller: string;
     projectId: string | null;
     outcome: Outcome;
+    expired?: boolean;
   }): Promise<void> {
     // a new submission is pending; the refusal is its first move (the machine's)
-    const status = nextStatus("pending", "REJECTED");
+    const status = nextStatus("pending", r.expired ? "EXPIRED" : "REJECTED");
     await this.db.execute(sql`insert into ${submissions}
         (id, network, inner_hash, hash, caller, project_id, max_fee, status, outcome_kind, outcome)
       values (${crypto.randomUUID()}, ${r.network}, ${r.innerHash}, ${r.innerHash}, ${r.caller}, ${r.projectId}, 0,

@@ -73,7 +73,7 @@ export interface SubmissionStore {
   /**
    * A transaction the relay refused before sending anything (its policy, its credits, a suspended
    * project...): kept as a rejected submission with the error it was answered, unless its inner
-   * hash already has one (which it leaves as it is).
+   * hash already has one (which it leaves as it is). `expired`: its bounds had passed (an expired one).
    */
   recordRefusal(r: {
     network: string;
@@ -81,6 +81,7 @@ export interface SubmissionStore {
     caller: string;
     projectId: string | null;
     outcome: Outcome;
+    expired?: boolean;
   }): Promise<void>;
   /** The latest submission of an inner transaction on a network. */
   byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null>;

@@ -78,6 +78,12 @@ export function timedOut(
   return new RelayError("SUBMISSION_TIMEOUT", message, { hash, status, ...(reason ? { reason } : {}), ...fees });
 }
 
+/** Unix seconds as an ISO time, or as the number when no date can hold them (a far-off sentinel). */
+function unixTime(seconds: bigint): string {
+  const d = new Date(Number(seconds) * 1000);
+  return Number.isFinite(d.getTime()) ? d.toISOString() : `${seconds} (unix seconds)`;
+}
+
 /**
  * SUBMISSION_FAILED with status `expired`: the network held the transaction, but read up to `ledger`
  * no ledger included it, and its time or ledger bounds have passed, so none will (tx_too_late).
@@ -85,7 +91,7 @@ export function timedOut(
 export function expired(hash: string, rate: bigint, ledger: number, bounds: ValidUntil, bid?: BidContext): RelayError {
   const { cleared, text } = market(bid);
   const until = [
-    ...(bounds.maxTime > 0n ? [`maxTime ${new Date(Number(bounds.maxTime) * 1000).toISOString()}`] : []),
+    ...(bounds.maxTime > 0n ? [`maxTime ${unixTime(bounds.maxTime)}`] : []),
     ...(bounds.maxLedger > 0 ? [`maxLedger ${bounds.maxLedger}`] : []),
   ].join(", ");
   const message =

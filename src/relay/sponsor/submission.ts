@@ -4,7 +4,7 @@
  * makes the submission submitted (and tells the requests waiting for it, the asynchronous mode),
  * and what the network did becomes the outcome: settled, rejected, 504 or 503.
  */
-import { unavailable } from "../../errors.ts";
+import { type RelayError, unavailable } from "../../errors.ts";
 import type { Gateway, NetworkName } from "../../network/gateway.ts";
 import type { Submitter } from "../../network/submitter.ts";
 import type { Logger } from "../../log.ts";
@@ -148,9 +148,12 @@ export class SubmissionStage {
         case "unknown":
           unresolved = true;
           throw timedOut(r.hash, r.rate, this.deps.submissionTimeoutMs, r.reason, r.accepted, bid());
-        case "expired":
+        case "expired": {
           // in no ledger up to one past its bounds: none will include it, and its hold ends with this answer
-          throw expired(r.hash, r.rate, r.ledger, job.validUntil!, bid());
+          const e = expired(r.hash, r.rate, r.ledger, job.validUntil!, bid());
+          if (!written) await this.keepExpired(gw.name, job.innerHash, reservation, e);
+          throw e;
+        }
         case "busy":
           // the network accepted none of this request's attempts: its reservation is given back now
           await this.settlement.giveBack(reservation, id);
@@ -160,7 +163,8 @@ export class SubmissionStage {
       }
     } finally {
       // a fee-bump answered 504 may still be queued: its channel keeps the hold until the submission is resolved
-      if (unresolved && sender.lease) this.parked.park(id, sender.lease);
+      // (nothing of it was sent when no intent was written: nothing to wait for)
+      if (unresolved && sender.lease && written) this.parked.park(id, sender.lease);
       else sender.end(charged, consumed);
     }
   }
@@ -180,6 +184,14 @@ export class SubmissionStage {
       this.deps.log.warn({ network, submission: id, err: String(e) }, "recording an accepted submission failed");
       tell();
     });
+  }
+  /** A transaction expired before anything of it was sent is kept as an expired submission, to be looked up. */
+  private async keepExpired(network: NetworkName, innerHash: string, r: Reservation, e: RelayError): Promise<void> {
+    const { scope: caller, projectId } = r.payer;
+    const outcome = { kind: "failure" as const, error: e.data() };
+    await this.deps.submissions
+      .recordRefusal({ network, innerHash, caller, projectId, outcome, expired: true })
+      .catch((err) => this.deps.log.warn({ network, innerHash, err: String(err) }, "recording an expiry failed"));
   }
   private submitter(network: NetworkName): Submitter {
     const s = this.deps.submitters[network];
