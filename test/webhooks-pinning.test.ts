@@ -197,6 +197,19 @@ describe("webhook deliveries are pinned to the checked address", () => {
     expectSigned(rx.seen[0]!, got.eventId);
   });
 
+  test("an address that refuses the connection: the host's next checked address gets the delivery, once", async () => {
+    const rx = receiver("127.0.0.1"); // nothing listens on ::1 at its port: a dual-stack name whose IPv6 side is down
+    const port = rx.port;
+    const got = await deliver(`http://dual.test:${port}/hook`, {
+      lookup: scripted(() => ["::1", "127.0.0.1"]).lookup,
+      allowPrivate: true,
+    });
+    expect(got).toMatchObject({ delivered: true, responseStatus: 200 });
+    expect(rx.seen).toHaveLength(1);
+    expect(rx.seen[0]!.host).toBe(`dual.test:${port}`);
+    expectSigned(rx.seen[0]!, got.eventId);
+  });
+
   test("an IPv6 address is connected to in brackets", async () => {
     const rx = receiver("::1");
     const got = await deliver(`http://v6.test:${rx.port}/hook`, {

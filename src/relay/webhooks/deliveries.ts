@@ -15,6 +15,16 @@ import type { ClaimedDelivery, WebhooksRepo } from "../../store/webhooks.repo.ts
 import type { WebhookSecrets } from "./webhooks.service.ts";
 import { type Lookup, type PinnedRequest, pinnedRequest, resolveWebhookTarget, UrlRefused } from "./url-guard.ts";
 
+/** Addresses of a host tried in turn when the connection is refused or unroutable. */
+const MAX_ADDRESSES = 4;
+/** fetch's error codes for a connection that never opened (nothing of the request was received). */
+const CONNECT_FAILURES = new Set([
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "FailedToOpenSocket",
+]);
 /** Requests in flight per webhook. */
 const CONCURRENCY = 4;
 /** Events read per webhook and pass. */
@@ -151,10 +161,12 @@ export class WebhookWorker {
   private async send(d: ClaimedDelivery): Promise<{ status: number | null; error?: string; aborted?: boolean }> {
     const { config } = this.deps;
     if (d.data === null) return { status: null, error: "the event is no longer kept" };
-    let target: PinnedRequest;
+    let targets: PinnedRequest[];
     try {
-      // checked again (the host may point elsewhere now), and the request goes to the address checked
-      target = pinnedRequest(await resolveWebhookTarget(d.url, config.allowPrivate, this.deps.lookup));
+      // checked again (the host may point elsewhere now), and the request goes to an address checked
+      const found = await resolveWebhookTarget(d.url, config.allowPrivate, this.deps.lookup);
+      const addresses = (found.addresses ?? [found.address]).slice(0, MAX_ADDRESSES);
+      targets = addresses.map((address) => pinnedRequest({ ...found, address }));
     } catch (e) {
       return { status: null, error: e instanceof UrlRefused ? `${e.reason}: ${e.message}` : String(e) };
     }
@@ -167,6 +179,24 @@ export class WebhookWorker {
     } catch (e) {
       return { status: null, error: `cannot sign: ${e instanceof Error ? e.message : String(e)}` };
     }
+    let result: { status: number | null; error?: string; aborted?: boolean; connect?: boolean } = { status: null };
+    for (const target of targets) {
+      result = await this.post(target, msgId, now, body, signature);
+      // a connection refused or unroutable (nothing was received): the host's next address
+      if (result.status !== null || result.aborted || !result.connect) break;
+    }
+    return { status: result.status, error: result.error, aborted: result.aborted };
+  }
+
+  /** One POST of a delivery to one checked address. `connect`: it failed before any byte was sent. */
+  private async post(
+    target: PinnedRequest,
+    msgId: string,
+    now: Date,
+    body: string,
+    signature: string,
+  ): Promise<{ status: number | null; error?: string; aborted?: boolean; connect?: boolean }> {
+    const { config } = this.deps;
     try {
       const res = await fetch(target.url, {
         method: "POST",
@@ -189,9 +219,11 @@ export class WebhookWorker {
     } catch (e) {
       const aborted = this.stopping.signal.aborted;
       const timedOut = e instanceof Error && e.name === "TimeoutError";
+      const connect = CONNECT_FAILURES.has(String((e as { code?: unknown })?.code));
       return {
         status: null,
         aborted,
+        connect,
         error: timedOut ? `no answer within ${config.timeoutMs} ms` : e instanceof Error ? e.message : String(e),
       };
     }

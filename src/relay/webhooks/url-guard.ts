@@ -107,7 +107,10 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean, resolv
 /** A webhook URL and the address its request must connect to: one that was checked. */
 export interface WebhookTarget {
   url: URL;
+  /** The first address of the look-up: the one to connect to. */
   address: string;
+  /** Every address of the look-up, in its order (all checked): the others, should `address` refuse the connection. */
+  addresses?: string[];
 }
 
 /**
@@ -123,7 +126,7 @@ export async function resolveWebhookTarget(
   const url = parseWebhookUrl(raw);
   const addresses = await addressesOf(bareHost(url), resolve);
   if (!allowPrivate) refuseNonPublic(url, addresses);
-  return { url, address: addresses[0] as string };
+  return { url, address: addresses[0] as string, addresses };
 }
 
 /** What fetch needs to send a request to a target's address while it still names the target's host. */
