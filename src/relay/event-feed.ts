@@ -154,8 +154,12 @@ export class EventFeed {
     });
   }
 
-  /** One read: the events after the cursor, released in order to their projects' subscribers. */
+  /**
+   * One read: the events after the cursor, released in order to their projects' subscribers. With
+   * none subscribed, the cursor only moves to the events settled by now: none is read.
+   */
   private async read(): Promise<void> {
+    if (!this.subscribers.size) return await this.skipAhead();
     const order = this.order!;
     let rows: FeedEvent[];
     try {
@@ -177,6 +181,19 @@ export class EventFeed {
       const set = this.subscribers.get(e.projectId);
       if (set) for (const s of set) s.push(e);
     }
+  }
+
+  /** Nobody subscribed: the cursor moves to the last event settled (older than the grace), unread. */
+  private async skipAhead(): Promise<void> {
+    try {
+      const settled = await this.repo.settledId(this.graceMs);
+      if (settled > this.order!.cursor) this.order = new EventOrder<FeedEvent>(settled, this.graceMs);
+      this.failing = false;
+    } catch (e) {
+      if (!this.failing) this.log.warn({ err: e instanceof Error ? e.message : String(e) }, "reading events failed");
+      this.failing = true;
+    }
+    this.more = false;
   }
 }
 
