@@ -73,7 +73,7 @@ test("a lower-priority writer waits while another is busy, at most maxDeferMs, t
       batches.push(items);
       return items;
     },
-    { deferWhile: () => first.busy, maxDeferMs: 60 },
+    { deferWhile: () => first.busy, maxDeferMs: 5_000 },
   );
   const hot = first.run(0);
   const waiting = [1, 2].map((i) => after.run(i));
