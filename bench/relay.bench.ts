@@ -9,7 +9,7 @@
  * process (256 requests by default), shared with the relay's own calls to its embedded network:
  * `bun run bench:relay` raises it with BUN_CONFIG_MAX_HTTP_REQUESTS so that the load cannot starve them.
  */
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Asset, Operation, TransactionBuilder, Account } from "@stellar/stellar-sdk";
@@ -18,19 +18,21 @@ import { createLogger } from "../src/log.ts";
 import { startRelay } from "../src/boot.ts";
 import { fastKey, fastSign } from "./keys.ts";
 import type { SendJob, SendReport } from "./send-worker.ts";
+import postgres from "postgres";
 
 const N = Number(process.env.BENCH_USERS ?? 500);
 const ADMIN_TOKEN = "bench-admin-token-0123456789";
+const dataDir = mkdtempSync(join(tmpdir(), "relay-bench-"));
+const databaseUrl = process.env.DATABASE_URL;
+const schema = `bench_${Date.now()}`;
 const relay = await startRelay(
   loadConfig({
     ADMIN_TOKEN,
     PORT: "0",
-    DATA_DIR: mkdtempSync(join(tmpdir(), "relay-bench-")),
+    DATA_DIR: dataDir,
     LEDGER_CLOSE_MS: "0",
     LOCALNET_MAX_TX_SET_SIZE: String(4 * N),
-    ...(process.env.DATABASE_URL
-      ? { DATABASE_URL: process.env.DATABASE_URL, DATABASE_SCHEMA: `bench_${Date.now()}` }
-      : {}),
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl, DATABASE_SCHEMA: schema } : {}),
   }),
   createLogger("silent"),
 );
@@ -118,4 +120,11 @@ console.log(
   `credits: balance ${after.creditBalance}, reserved ${after.creditReserved} (started with ${BigInt(N) * 10_000_000n}; the mainnet fees were charged)`,
 );
 await relay.stop();
+// nothing of the run is left behind: its data folder, and its schema on Postgres
+rmSync(dataDir, { recursive: true, force: true });
+if (databaseUrl) {
+  const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  await sql.unsafe(`drop schema if exists "${schema}" cascade`);
+  await sql.end();
+}
 process.exit(ok ? 0 : 1);
