@@ -4,7 +4,7 @@
  * (not its bid), while cheaper competing transactions wait; an `economy` one waits behind them.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { Account, Asset, Keypair, Operation, TransactionBuilder } from "@stellar/stellar-sdk";
+import { Account, Asset, Keypair, Operation, TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
 import { fundedMainnetUser, mainnetOf, mainnetPayment, rawTransaction } from "./support/mainnet.ts";
 
@@ -43,6 +43,12 @@ async function competing(fees: number[]): Promise<string[]> {
   return hashes;
 }
 
+/** POST /v1/sponsor (or /v1/estimate) of `tx` on testnet with `key`. */
+const sponsor = (tx: Transaction, key: string) =>
+  r.post("/v1/sponsor", { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" }, { "x-api-key": key });
+const estimateOf = (tx: Transaction, key: string) =>
+  r.post("/v1/estimate", { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" }, { "x-api-key": key });
+
 const found = async (hash: string) => (await r.rpc.getTransaction(hash)).status !== "NOT_FOUND";
 
 /** Closes ledgers (testnet's unless `close` says) until `pending` answers (each close after the relay had time to send). */
@@ -63,21 +69,11 @@ test("fast: into the next ledger over cheaper competing traffic, charged the cle
   const { testKey } = await r.project({ policy: { feeStrategy: "fast" } });
   const user = await r.funded();
   const others = await competing([100, 150, 200, 250, 300]);
-  const estimate = await r.post(
-    "/v1/estimate",
-    { transaction: (await r.payment(user)).toEnvelope().toXDR("base64"), network: "testnet" },
-    { "x-api-key": testKey },
-  );
+  const estimate = await estimateOf(await r.payment(user), testKey);
   expect(estimate.body.explanation).toContain("fast strategy");
   // the queue holds 8 operations: 5 competitors (each 1 operation) bidding 100 to 300 fill more than a ledger
   const tx = await r.payment(user);
-  const { res, closes } = await closeUntil(
-    r.post(
-      "/v1/sponsor",
-      { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" },
-      { "x-api-key": testKey },
-    ),
-  );
+  const { res, closes } = await closeUntil(sponsor(tx, testKey));
   expect(res.status).toBe(200);
   expect(res.body.ledger).toBe(closes[0]); // the first ledger closed after it was sent
   // 4 operations a ledger: the fee-bump (2) and the two best competitors; the clearing rate is 250
@@ -95,19 +91,9 @@ test("economy: the fee statistic's median; under surge it waits behind better bi
   const user = await r.funded();
   await competing([400, 500, 600, 700]); // a full ledger of better bids (funded first, then sent)
   const tx = await r.payment(user);
-  const estimate = await r.post(
-    "/v1/estimate",
-    { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" },
-    { "x-api-key": testKey },
-  );
+  const estimate = await estimateOf(tx, testKey);
   expect(estimate.body.explanation).toContain("economy strategy");
-  const { res, closes } = await closeUntil(
-    r.post(
-      "/v1/sponsor",
-      { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" },
-      { "x-api-key": testKey },
-    ),
-  );
+  const { res, closes } = await closeUntil(sponsor(tx, testKey));
   expect(res.status).toBe(200);
   expect(res.body.ledger).toBeGreaterThan(closes[0]!); // not the next ledger: the competitors took it
   expect(res.body.ledger).toBeLessThanOrEqual(closes[0]! + 2);
@@ -156,11 +142,7 @@ test("a bid the policy caps under the clearing rate: 504 with the bid, the cap a
   const user = await r.funded();
   await competing([300, 400, 500, 600]); // a full ledger of bids above the cap
   const tx = await r.payment(user);
-  const pending = r.post(
-    "/v1/sponsor",
-    { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" },
-    { "x-api-key": testKey },
-  );
+  const pending = sponsor(tx, testKey);
   await Bun.sleep(300);
   r.close(); // the competitors fill it, clearing at 300; no other ledger closes before the relay's deadline
   const res = await pending;
@@ -193,11 +175,7 @@ test("bounds that pass while it waits: expired as soon as the ledger past them i
     .build();
   tx.sign(user);
   const innerHash = Buffer.from(tx.hash()).toString("hex");
-  const pending = r.post(
-    "/v1/sponsor",
-    { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" },
-    { "x-api-key": testKey },
-  );
+  const pending = sponsor(tx, testKey);
   await Bun.sleep(300);
   r.close(); // the competitors fill ledger `next`; its bounds end with it
   const res = await pending; // answered at that ledger, not at SUBMISSION_TIMEOUT_MS (a 504)
@@ -218,11 +196,7 @@ test("bounds that pass while it waits: expired as soon as the ledger past them i
   const seen = await r.http.get(`/v1/transactions/${innerHash}`, { "x-api-key": testKey });
   expect(seen.body).toMatchObject({ status: "expired", innerHash });
   // no ledger can take it any more: sent again, it is answered expired at once, without a send
-  const again = await r.post(
-    "/v1/sponsor",
-    { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" },
-    { "x-api-key": testKey },
-  );
+  const again = await sponsor(tx, testKey);
   expect(again.status).toBe(422);
   expect(again.body.error.details.result_codes.transaction).toBe("tx_too_late");
   expect(again.body.error.details.status).toBe("expired");
@@ -245,11 +219,7 @@ test("bounds passed before it is sent: answered expired without a send, and kept
     .build();
   tx.sign(user);
   const innerHash = Buffer.from(tx.hash()).toString("hex");
-  const res = await r.post(
-    "/v1/sponsor",
-    { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" },
-    { "x-api-key": testKey },
-  );
+  const res = await sponsor(tx, testKey);
   expect(res.status).toBe(422);
   expect(res.body.error.details).toMatchObject({ status: "expired", innerHash, maxLedger: latest - 1 });
   const seen = await r.http.get(`/v1/transactions/${innerHash}`, { "x-api-key": testKey });
