@@ -9,37 +9,18 @@
  * failed poll (logged, shown in `lastError`) and never moves the cursor: the next good poll scans
  * from where the last good one ended.
  */
-import { resultSummary } from "../stellar/xdr.ts";
 import { RpcFailure, messageOf, type RpcClient } from "./rpc-client.ts";
 import { LatestLedger, TransactionsPage } from "./rpc-schemas.ts";
 import { cursorAt, LedgerSizes, PAGE, type Position, toidLow } from "./tx-pages.ts";
 import { ClearingRates } from "./clearing-rates.ts";
 import { CloseClock } from "./close-clock.ts";
-import { ReadWaiters, type ReadWait } from "./read-waiters.ts";
+import { pastBounds, ReadWaiters, type ReadWait, type ValidUntil } from "./read-waiters.ts";
+import { HashWaiters, type Confirmed, type ReadTx } from "./hash-waiters.ts";
 import type { Static } from "@sinclair/typebox";
 import type { Logger } from "../log.ts";
 import type { WatcherMetrics } from "../metrics.ts";
 
-/** A transaction found in a closed ledger. */
-export interface Confirmed {
-  /** The hash of what was applied (a fee-bump's outer hash). */
-  hash: string;
-  /** A fee-bump's inner transaction hash; null for a plain transaction. */
-  innerHash: string | null;
-  successful: boolean;
-  ledger: number;
-  resultXdr: string;
-  feeCharged: bigint;
-}
-
-/**
- * The last moment a transaction may be included (its preconditions): no ledger closing after
- * `maxTime` (unix seconds; 0: none), none from `maxLedger` on (0: none).
- */
-export interface ValidUntil {
-  maxTime: bigint;
-  maxLedger: number;
-}
+export type { Confirmed, ValidUntil };
 
 type Page = Static<typeof TransactionsPage>;
 type PageTx = NonNullable<Page["transactions"]>[number];
@@ -48,8 +29,10 @@ interface Fetch {
   at: Position | null;
   page: Promise<Page>;
 }
+
 export class LedgerWatcher {
-  private readonly pending = new Map<string, Set<(c: Confirmed) => void>>();
+  /** Who waits for which hash. */
+  private readonly pending = new HashWaiters();
   /** Who waits for a ledger, or for bounds, to be passed by what is read. */
   private readonly readWaiters = new ReadWaiters();
   /** When ledgers were first seen, and when the next one is expected. */
@@ -116,20 +99,7 @@ export class LedgerWatcher {
    * so that no ledger can be missed.
    */
   watch(hash: string, timeoutMs: number): { promise: Promise<Confirmed | null>; cancel: () => void } {
-    let done!: (c: Confirmed | null) => void;
-    const promise = new Promise<Confirmed | null>((resolve) => {
-      let set = this.pending.get(hash);
-      if (!set) this.pending.set(hash, (set = new Set()));
-      done = (c) => {
-        clearTimeout(timer);
-        set!.delete(done);
-        if (!set!.size && this.pending.get(hash) === set) this.pending.delete(hash);
-        resolve(c);
-      };
-      const timer = setTimeout(() => done(null), timeoutMs);
-      set.add(done);
-    });
-    return { promise, cancel: () => done(null) };
+    return this.pending.watch(hash, timeoutMs);
   }
 
   /**
@@ -161,8 +131,7 @@ export class LedgerWatcher {
    * passed). Behind the network by up to a poll, never ahead of it.
    */
   past(b: ValidUntil): boolean {
-    const time = b.maxTime > 0n && this.lastCloseTime !== null && this.lastCloseTime > b.maxTime;
-    return time || (b.maxLedger > 0 && this.last + 1 >= b.maxLedger);
+    return pastBounds(b, this.last, this.lastCloseTime);
   }
 
   /** Polls now (e.g. when an embedded network says a ledger closed). */
@@ -366,27 +335,10 @@ export class LedgerWatcher {
     this.lastPollStartedAt = startedAt;
   }
 
-  private resolve(t: { status: string; txHash: string; ledger: number; resultXdr: string; createdAt?: unknown }): void {
-    let summary;
+  private resolve(t: ReadTx & { createdAt?: unknown }): void {
     try {
-      summary = resultSummary(t.resultXdr, false);
-      const waiting = [
-        ...(this.pending.get(t.txHash) ?? []),
-        ...(summary.innerHash ? (this.pending.get(summary.innerHash) ?? []) : []),
-      ];
-      if (!waiting.length) return;
-      summary = resultSummary(t.resultXdr); // a waiter's result is decoded whole before it is believed
-      const c: Confirmed = {
-        hash: t.txHash,
-        innerHash: summary.innerHash,
-        successful: t.status === "SUCCESS",
-        ledger: t.ledger,
-        resultXdr: t.resultXdr,
-        feeCharged: summary.feeCharged,
-      };
-      for (const fn of waiting) fn(c);
       // the ledger's close time (unix seconds, as the network reports it) to now: when the waiting requests learn their outcome
-      if (this.metrics && Number(t.createdAt) > 0)
+      if (this.pending.found(t) && this.metrics && Number(t.createdAt) > 0)
         this.metrics.confirmationDelay(this.opts.network, Date.now() / 1000 - Number(t.createdAt));
     } catch {
       this.opts.log.warn(

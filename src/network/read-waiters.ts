@@ -4,6 +4,25 @@
  * of its own. A waiter resolves true when its condition holds, false on its timeout, its cancel or
  * the watcher's stop.
  */
+/**
+ * The last moment a transaction may be included (its preconditions): no ledger closing after
+ * `maxTime` (unix seconds; 0: none), none from `maxLedger` on (0: none).
+ */
+export interface ValidUntil {
+  maxTime: bigint;
+  maxLedger: number;
+}
+
+/**
+ * Whether ledgers read up to `last`, the last of which closed at `closeTime` (unix seconds; null:
+ * unknown), reach past `b`: stellar-core refuses a transaction in a ledger that closes after its
+ * maxTime, or whose sequence is maxLedger or more.
+ */
+export function pastBounds(b: ValidUntil, last: number, closeTime: bigint | null): boolean {
+  const time = b.maxTime > 0n && closeTime !== null && closeTime > b.maxTime;
+  return time || (b.maxLedger > 0 && last + 1 >= b.maxLedger);
+}
+
 export interface ReadWait {
   promise: Promise<boolean>;
   cancel(): void;
