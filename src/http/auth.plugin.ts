@@ -17,7 +17,8 @@ import { type AdminAuth, type ConsoleSessions, type SignInLimiter, adminAuthenti
 import { clientIp } from "./caller.ts";
 import { HttpError } from "./errors.ts";
 import { endOfTurn } from "./turn.ts";
-import { ProjectsService, type Principal } from "../relay/projects.service.ts";
+import { checkNetwork, defaultNetwork, type Principal } from "../relay/principal.ts";
+import type { ProjectsService } from "../relay/projects.service.ts";
 import type { NetworkName } from "../network/gateway.ts";
 import type { ProjectActor, ProjectActors } from "../relay/project-actors.ts";
 import { requestPath } from "./request-path.ts";
@@ -47,8 +48,8 @@ export const callerContext = new Elysia({ name: "caller-context" }).resolve({ as
 
 /** The network of a simulate or estimate request: the one named, else the caller's (checked against its key). */
 export function callerNetwork(principal: Principal, requested: NetworkName | undefined): NetworkName {
-  const network = requested ?? ProjectsService.defaultNetwork(principal);
-  ProjectsService.checkNetwork(principal, network);
+  const network = requested ?? defaultNetwork(principal);
+  checkNetwork(principal, network);
   return network;
 }
 

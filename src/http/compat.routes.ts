@@ -14,7 +14,7 @@ import { callerContext } from "./auth.plugin.ts";
 import { SignInLimiter } from "./console-session.ts";
 import { requestContext } from "./errors.plugin.ts";
 import type { ErrorDialect } from "./errors.plugin.ts";
-import { ProjectsService, type Principal } from "../relay/projects.service.ts";
+import { checkNetwork, type Principal } from "../relay/principal.ts";
 import type { NetworkName } from "../network/gateway.ts";
 import {
   CHANNELS_PREFIX,
@@ -107,7 +107,7 @@ function checkCaller(principal: Principal, network: NetworkName): void {
       undefined,
       "UNAUTHORIZED",
     );
-  ProjectsService.checkNetwork(principal, network);
+  checkNetwork(principal, network);
 }
 
 export function compatRoutes(deps: ManagementDeps & ChannelsServiceDeps) {

@@ -7,7 +7,7 @@ import { callerContext } from "./auth.plugin.ts";
 import { bodyHash, checkIdempotencyKey, type Idempotency } from "../relay/idempotency.ts";
 import type { SponsorService } from "../relay/sponsor.service.ts";
 import type { SponsorHooks } from "../relay/sponsor/submission.ts";
-import { ProjectsService } from "../relay/projects.service.ts";
+import { checkNetwork } from "../relay/principal.ts";
 import { RelayError, validationError } from "../errors.ts";
 import { requestContext } from "./errors.plugin.ts";
 import type { Outcome } from "../store/types.ts";
@@ -62,7 +62,7 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
     .post(
       "/v1/sponsor",
       async ({ body, request, set, principal, annotate }) => {
-        ProjectsService.checkNetwork(principal, body.network);
+        checkNetwork(principal, body.network);
         if ((body.transaction === undefined) === (body.operation === undefined)) {
           throw validationError(
             "send either transaction (a signed transaction) or operation (an invokeHostFunction operation with signed authorization entries)",

@@ -4,27 +4,18 @@
  * project's actor so that it takes effect at once.
  */
 import { RelayError, validationError } from "../errors.ts";
-import type { NetworkName } from "../network/gateway.ts";
 import type { ProjectsRepo, ProjectRow, KeyRow, KeyEnvironment, ProjectStatus } from "../store/projects.repo.ts";
+import type { Principal } from "./principal.ts";
 import type { CreditsRepo, JournalEntry } from "../store/credits.repo.ts";
 import type { SubmissionsRepo } from "../store/submissions.repo.ts";
 import type { Logger } from "../log.ts";
 import { ask } from "../../actors/ask.ts";
 import { utcDay, type ProjectReply } from "../../actors/project.machine.ts";
-import { KEY_NETWORK, generateKey, hashKey, keyEnvironment, keyPrefix } from "./api-keys.ts";
+import { generateKey, hashKey, keyEnvironment, keyPrefix } from "./api-keys.ts";
 import { effectivePolicy, mergeOverrides, policyView, type Policy, type PolicyPatch } from "./policy.ts";
-import { replyError, type Payer, type ProjectActor, type ProjectActors } from "./project-actors.ts";
+import { replyError, type ProjectActor, type ProjectActors } from "./project-actors.ts";
 import type { CreatedKeyView, CreditBalance, CreditEntryView, CreditJournal, KeyView } from "../models.ts";
 import type { ProjectView } from "../admin-models.ts";
-
-/** The caller of a /v1 request, resolved from its API key or client IP. */
-export interface Principal {
-  projectId: string | null;
-  /** The key's environment; null for the anonymous testnet relay. */
-  environment: KeyEnvironment | null;
-  actor: ProjectActor;
-  payer: Payer;
-}
 
 const NEGATIVE_CACHE_MS = 10_000;
 const NEGATIVE_CACHE_MAX = 10_000;
@@ -138,27 +129,6 @@ export class ProjectsService {
     if (this.unknown.size >= NEGATIVE_CACHE_MAX) this.unknown.clear();
     this.unknown.set(hash, Date.now() + NEGATIVE_CACHE_MS);
     return null;
-  }
-
-  /** Which networks a principal may use; no key means the open testnet relay. */
-  static checkNetwork(p: Principal, network: NetworkName): void {
-    if (p.environment === null) {
-      if (network !== "testnet") throw unauthorized("mainnet requires an API key: send X-API-Key with an sr_live_ key");
-      return;
-    }
-    const allowed = KEY_NETWORK[p.environment];
-    if (allowed !== network) {
-      throw new RelayError(
-        "FORBIDDEN",
-        `this API key (sr_${p.environment}_) is for ${allowed} only; ${network} needs an sr_${p.environment === "test" ? "live" : "test"}_ key`,
-        { reason: "wrong_network", keyNetwork: allowed, network },
-      );
-    }
-  }
-
-  /** The network a principal's requests go to when they name none. */
-  static defaultNetwork(p: Principal): NetworkName {
-    return p.environment ? KEY_NETWORK[p.environment] : "testnet";
   }
 
   // ---- projects ---------------------------------------------------------------------------------

@@ -1,0 +1,38 @@
+/**
+ * The caller of a /v1 request (its project and key environment, or the anonymous testnet relay)
+ * and the networks it may use.
+ */
+import { RelayError } from "../errors.ts";
+import type { NetworkName } from "../network/gateway.ts";
+import type { KeyEnvironment } from "../store/projects.repo.ts";
+import { KEY_NETWORK } from "./api-keys.ts";
+import type { Payer, ProjectActor } from "./project-actors.ts";
+
+/** The caller of a /v1 request, resolved from its API key or client IP. */
+export interface Principal {
+  projectId: string | null;
+  /** The key's environment; null for the anonymous testnet relay. */
+  environment: KeyEnvironment | null;
+  actor: ProjectActor;
+  payer: Payer;
+}
+
+/** Which networks a principal may use; no key means the open testnet relay. */
+export function checkNetwork(p: Principal, network: NetworkName): void {
+  if (p.environment === null) {
+    if (network !== "testnet")
+      throw new RelayError("UNAUTHORIZED", "mainnet requires an API key: send X-API-Key with an sr_live_ key");
+    return;
+  }
+  const allowed = KEY_NETWORK[p.environment];
+  if (allowed !== network) {
+    throw new RelayError(
+      "FORBIDDEN",
+      `this API key (sr_${p.environment}_) is for ${allowed} only; ${network} needs an sr_${p.environment === "test" ? "live" : "test"}_ key`,
+      { reason: "wrong_network", keyNetwork: allowed, network },
+    );
+  }
+}
+
+/** The network a principal's requests go to when they name none. */
+export const defaultNetwork = (p: Principal): NetworkName => (p.environment ? KEY_NETWORK[p.environment] : "testnet");
