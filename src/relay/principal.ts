@@ -1,12 +1,14 @@
 /**
- * The caller of a /v1 request (its project and key environment, or the anonymous testnet relay)
- * and the networks it may use.
+ * The caller of a /v1 request (its project and key environment, or the anonymous testnet relay),
+ * who pays for it, and the networks it may use.
  */
 import { RelayError } from "../errors.ts";
 import type { NetworkName } from "../network/gateway.ts";
 import type { KeyEnvironment } from "../store/projects.repo.ts";
 import { KEY_NETWORK } from "./api-keys.ts";
-import type { Payer, ProjectActor } from "./project-actors.ts";
+import type { ProjectActor } from "./project-actors.ts";
+import type { SpendRequest } from "./policy.ts";
+import type { FeeStrategy } from "./fee-strategy.ts";
 
 /** The caller of a /v1 request, resolved from its API key or client IP. */
 export interface Principal {
@@ -15,6 +17,19 @@ export interface Principal {
   environment: KeyEnvironment | null;
   actor: ProjectActor;
   payer: Payer;
+}
+
+/** Who pays for a request: a project, or the anonymous relay for one client IP. */
+export interface Payer {
+  projectId: string | null;
+  /** Idempotency and submission scope: `project:<id>` or `ip:<address>`. */
+  scope: string;
+  /** Policy check and fee reservation in one event; resolves with the fee the relay may spend. */
+  reserve(id: string, credits: boolean, request: SpendRequest): Promise<bigint>;
+  /** Ends a reservation with what the journal released and the network charged. */
+  settle(id: string, s: { charged: bigint; released: bigint; journaled: boolean }): void;
+  /** The policy's fee strategy (absent: the default, fast). */
+  feeStrategy?(): FeeStrategy;
 }
 
 /** Which networks a principal may use; no key means the open testnet relay. */

@@ -27,28 +27,13 @@ import { ask } from "../../actors/ask.ts";
 import { RelayError } from "../errors.ts";
 import type { CheckpointStore } from "../store/checkpoints.ts";
 import type { Logger } from "../log.ts";
-import type { Policy, SpendRequest } from "./policy.ts";
-import type { FeeStrategy } from "./fee-strategy.ts";
+import type { Policy } from "./policy.ts";
+import type { Payer } from "./principal.ts";
+import { restorable, withoutHolds } from "./project-checkpoints.ts";
 
 export type ProjectActor = Actor<typeof projectMachine>;
 
-/** Who pays for a request: a project, or the anonymous relay for one client IP. */
-export interface Payer {
-  projectId: string | null;
-  /** Idempotency and submission scope: `project:<id>` or `ip:<address>`. */
-  scope: string;
-  /** Policy check and fee reservation in one event; resolves with the fee the relay may spend. */
-  reserve(id: string, credits: boolean, request: SpendRequest): Promise<bigint>;
-  /** Ends a reservation with what the journal released and the network charged. */
-  settle(id: string, s: { charged: bigint; released: bigint; journaled: boolean }): void;
-  /** The policy's fee strategy (absent: the default, fast). */
-  feeStrategy?(): FeeStrategy;
-}
-
-/**
- * Limits shared by every instance (Redis): a rate-limit bucket and a day's spend per project or
- * client IP.
- */
+/** Limits shared by every instance (Redis): a rate bucket and a day's spend per project or client IP. */
 export interface SharedLimits {
   take(name: string, perSecond: number, burst: number): Promise<{ taken: boolean; tokens: number }>;
   reserveSpend(name: string, grant: bigint, seed: bigint): Promise<{ spent: bigint; held: bigint }>;
@@ -360,20 +345,4 @@ export class ProjectActors {
     for (const c of this.anonymous.values()) (await c.ready).stop();
     if (this.overflow) (await this.overflow).stop();
   }
-}
-
-/**
- * A checkpoint without the open holds: they die with the process (a restored actor is sent SYNC,
- * which clears them), and a busy project holds thousands, which each checkpoint would otherwise
- * walk and serialize (they are left out before the snapshot is persisted, not after).
- */
-function withoutHolds(actor: ProjectActor): unknown {
-  const s = actor.getSnapshot();
-  return projectMachine.getPersistedSnapshot({ ...s, context: { ...s.context, holds: new Map(), held: 0n } });
-}
-
-/** A checkpoint made ready to restore: an empty Map of holds (JSON keeps none; older checkpoints held a plain object). */
-function restorable(checkpoint: unknown): never {
-  const c = checkpoint as { context: Record<string, unknown> };
-  return { ...c, context: { ...c.context, holds: new Map(), held: 0n } } as never;
 }

@@ -26,7 +26,7 @@ import { decodeOperation } from "./invoke.ts";
 import { feeBumpJob, operationJob, type Job } from "./jobs.ts";
 import type { FeePlan, FeePlanner } from "./fee-plan.ts";
 import type { ChannelPool } from "./pool/channel-pool.ts";
-import type { Payer } from "./project-actors.ts";
+import type { Payer } from "./principal.ts";
 import type { SponsorMetrics } from "../metrics.ts";
 import { Admission, type Reservation } from "./sponsor/admission.ts";
 import { innerHashTaken } from "../store/write-errors.ts";

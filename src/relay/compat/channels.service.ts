@@ -14,7 +14,7 @@ import { RelayError } from "../../errors.ts";
 import type { NetworkName } from "../../network/gateway.ts";
 import { BASE_FEE } from "../../stellar/protocol.ts";
 import type { Outcome } from "../../store/types.ts";
-import type { Payer } from "../project-actors.ts";
+import type { Payer } from "../principal.ts";
 import type { SponsorService } from "../sponsor.service.ts";
 import type { TransactionsService } from "../transactions.service.ts";
 import { describeEvents } from "../simulate.service.ts";

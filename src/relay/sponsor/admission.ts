@@ -12,7 +12,7 @@ import { jobFee, type Job } from "../jobs.ts";
 import type { FeePlan, FeePlanner } from "../fee-plan.ts";
 import { describeEvents } from "../simulate.service.ts";
 import type { ChannelPool } from "../pool/channel-pool.ts";
-import type { Payer } from "../project-actors.ts";
+import type { Payer } from "../principal.ts";
 
 /** Sponsoring draws on credits on mainnet only. */
 export const CREDIT_NETWORK: NetworkName = "mainnet";
