@@ -5,8 +5,7 @@
  */
 import { Keypair } from "@stellar/stellar-sdk";
 import { createActor } from "xstate";
-import type { ChannelRef } from "../../../actors/pool.machine.ts";
-import { available, channelMachine } from "../../../actors/channel.machine.ts";
+import { channelMachine } from "../../../actors/channel.machine.ts";
 import type { Logger } from "../../log.ts";
 import type { PoolView } from "../../models.ts";
 import type { FeePercentile, Gateway, NetworkName } from "../../network/gateway.ts";
@@ -18,7 +17,7 @@ import { Channels } from "./channels.ts";
 import { type FeeLease, Leases, type OwnLease } from "./leases.ts";
 import { ACCOUNT_RESERVE, Reconciler, type SharedChannels } from "./reconciler.ts";
 import { type Coordination, Ownership } from "./ownership.ts";
-import { wholePool } from "./pool-view.ts";
+import { countsOf, heldChannel, type HeldChannel, wholePool } from "./pool-view.ts";
 import type { ChannelRow } from "../../store/channels.repo.ts";
 
 /** A change to a network's pool that every instance applies (several instances share Redis). */
@@ -312,8 +311,7 @@ export class ChannelPool {
   /** The channels this instance holds. */
   list(): Omit<PoolView, "channels"> & { channels: HeldChannel[] } {
     const holder = this.instance;
-    const channels = Object.entries(this.channels.refs()).map(([pk, ref]) => ({ ...view(pk, ref), holder }));
-    const count = (state: string) => channels.filter((c) => c.state === state).length;
+    const channels = Object.entries(this.channels.refs()).map(([pk, ref]) => heldChannel(pk, ref, holder));
     const funderBalance = this.channels.funderActor?.getSnapshot().context.balance ?? 0n;
     return {
       network: this.network,
@@ -323,11 +321,7 @@ export class ChannelPool {
       current: this.channels.liveCount(),
       channels,
       totals: {
-        count: channels.length,
-        active: count("active"),
-        creating: count("creating"),
-        draining: count("draining"),
-        balance: sum(channels.map((c) => BigInt(c.balance))).toString(),
+        ...countsOf(channels),
         inFlight: {
           count: channels.reduce((a, c) => a + c.inFlight.count, 0),
           fees: sum(channels.map((c) => BigInt(c.inFlight.fees))).toString(),
@@ -348,19 +342,4 @@ export class ChannelPool {
     );
     this.refused = 0;
   }
-}
-
-/** A channel this instance holds: everything about it is known here. */
-export type HeldChannel = ReturnType<typeof view> & { holder: string | null };
-
-function view(pk: string, ref: ChannelRef) {
-  const s = ref.getSnapshot();
-  return {
-    publicKey: pk,
-    state: String(s.value),
-    balance: s.context.balance.toString(),
-    available: (s.value === "creating" ? 0n : available(s.context)).toString(),
-    sequence: s.context.seq.toString(),
-    inFlight: { count: s.context.holds.size, fees: s.context.held.toString() },
-  };
 }

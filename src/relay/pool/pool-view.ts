@@ -5,6 +5,8 @@
  * a round) and its balance and sequence number read from the network. Totals count every channel;
  * fees in flight are known only for this instance's.
  */
+import type { ChannelRef } from "../../../actors/pool.machine.ts";
+import { available } from "../../../actors/channel.machine.ts";
 import type { ChannelView, PoolView } from "../../models.ts";
 import type { Gateway } from "../../network/gateway.ts";
 import type { ChannelsRepo } from "../../store/channels.repo.ts";
@@ -45,18 +47,33 @@ export async function wholePool(local: PoolView, deps: PoolViewDeps): Promise<Po
     };
   });
   const channels = [...local.channels, ...others];
+  const counts = countsOf(channels);
+  return { ...local, current: counts.active + counts.creating, channels, totals: { ...local.totals, ...counts } };
+}
+
+/** How many channels there are in each state, and their balance (one not known counts as 0). */
+export function countsOf(channels: { state: string; balance: string | null }[]) {
   const count = (state: string) => channels.filter((c) => c.state === state).length;
   return {
-    ...local,
-    current: count("active") + count("creating"),
-    channels,
-    totals: {
-      ...local.totals,
-      count: channels.length,
-      active: count("active"),
-      creating: count("creating"),
-      draining: count("draining"),
-      balance: sum(channels.map((c) => BigInt(c.balance ?? 0))).toString(),
-    },
+    count: channels.length,
+    active: count("active"),
+    creating: count("creating"),
+    draining: count("draining"),
+    balance: sum(channels.map((c) => BigInt(c.balance ?? 0))).toString(),
   };
 }
+
+/** A channel this instance holds: everything about it is known here (from its actor). */
+export function heldChannel(pk: string, ref: ChannelRef, holder: string | null) {
+  const s = ref.getSnapshot();
+  return {
+    publicKey: pk,
+    state: String(s.value),
+    balance: s.context.balance.toString(),
+    available: (s.value === "creating" ? 0n : available(s.context)).toString(),
+    sequence: s.context.seq.toString(),
+    inFlight: { count: s.context.holds.size, fees: s.context.held.toString() },
+    holder,
+  };
+}
+export type HeldChannel = ReturnType<typeof heldChannel>;
