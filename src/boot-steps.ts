@@ -21,7 +21,7 @@ export const SERVER_BODY_LIMIT = 2 ** 30;
  * margin is closed; Elysia's 30 s would cut a 504 answered after SUBMISSION_TIMEOUT_MS's 30 s.
  */
 export function listenOn(app: ReturnType<typeof createApp>, config: Config): void {
-  const idleTimeout = Math.min(255, Math.ceil(config.SUBMISSION_TIMEOUT_MS / 1000) + 30);
+  const idleTimeout = Math.min(255, Math.ceil((config.SUBMISSION_TIMEOUT_MS + config.SEQUENCE_HOLD_MS) / 1000) + 30);
   try {
     app.listen({ port: config.PORT, maxRequestBodySize: SERVER_BODY_LIMIT, reusePort: false, idleTimeout });
   } catch (e) {

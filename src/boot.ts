@@ -209,6 +209,11 @@ async function start(
     config: {
       maxFeeRate: BigInt(config.MAX_FEE_RATE),
       submissionTimeoutMs: config.SUBMISSION_TIMEOUT_MS,
+      order: {
+        holdMs: config.SEQUENCE_HOLD_MS,
+        perPayer: config.SEQUENCE_MAX_HELD_PER_PROJECT,
+        perAccount: config.SEQUENCE_MAX_HELD_PER_ACCOUNT,
+      },
     },
     shared: cluster,
   });
@@ -305,6 +310,7 @@ async function start(
     // new /v1 requests get 503; those in flight finish while the networks and watchers are still up
     if (!(await lifecycle.drain(config.SHUTDOWN_GRACE_MS)))
       log.warn({ inFlight: lifecycle.inFlight }, "shutdown grace ended with requests in flight");
+    sponsor.stop();
     await sponsor.written();
     await events.stop(); // a last read, then every event stream ends (clients resume elsewhere with Last-Event-ID)
     await Promise.all(Object.values(pools).map((p) => p.stop())); // with others: hands its channels back

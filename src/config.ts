@@ -65,6 +65,11 @@ export const ConfigSchema = Type.Object({
   CHANNEL_ENCRYPTION_KEY: Type.Optional(Type.String({ minLength: 32 })),
   SUBMISSION_TIMEOUT_MS: NumberFromEnv(30_000, 1),
   TRY_AGAIN_LATER_MS: NumberFromEnv(10_000, 0),
+  /** Order flow: how long a transaction is held for its predecessor in its source account's order. */
+  SEQUENCE_HOLD_MS: NumberFromEnv(30_000, 0),
+  /** Order flow: transactions held at once per project (or anonymous client IP), and per source account. */
+  SEQUENCE_MAX_HELD_PER_PROJECT: NumberFromEnv(1_000, 1),
+  SEQUENCE_MAX_HELD_PER_ACCOUNT: NumberFromEnv(100, 1),
   FEE_PERCENTILE: oneOf(PERCENTILES, "p70"),
   MAX_FEE_RATE: NumberFromEnv(100_000, 100),
   IDEMPOTENCY_TTL_MS: NumberFromEnv(24 * 3600 * 1000, 1),

@@ -5,8 +5,10 @@
  * - PENDING or DUPLICATE: wait for the ledger watcher. A fee-bump that waits `replaceAfterLedgers`
  *   ledgers (the submission's, from its fee strategy, else the policy's) is replaced by one bidding
  *   `replaceMultiplier` times its rate, up to the cap.
- * - TRY_AGAIN_LATER: back off and send again until `tryAgainLaterMs` has passed (a fee-bump is
- *   wrapped anew one stroop higher: a dropped one is banned by its hash).
+ * - TRY_AGAIN_LATER: send again after the next ledger or a back-off, until `tryAgainLaterMs` has passed
+ *   with no ledger closing (each ledger starts it anew, within the deadline: the source account's
+ *   transaction queued elsewhere is applied); a fee-bump is wrapped anew one stroop higher (a dropped
+ *   one is banned by its hash).
  * - tx_insufficient_fee: double the rate, up to the cap.
  * - tx_bad_seq: re-read the source's sequence number (`resync`), up to `badSeqRetries` times.
  * - No usable answer (a timeout, a closed connection, garbage): the same envelope is sent again, up to
@@ -109,7 +111,8 @@ class Run {
 
   private async *loop(): Steps {
     const { gw, s, policy } = this;
-    const tryAgainUntil = Date.now() + policy.tryAgainLaterMs;
+    let tryAgainUntil = Date.now() + policy.tryAgainLaterMs;
+    let tryAgainLedger = gw.watcher.latestLedger;
     let next = s.resumed?.envelope;
     // bounds that have passed already: no ledger can take it, and the network would ban the envelope
     // (nothing of this run was sent, and once() looked an earlier run up: no look-up is needed)
@@ -143,9 +146,18 @@ class Run {
       }
       if (!this.inner) watch.cancel();
       if (sent.status === "TRY_AGAIN_LATER") {
+        // a ledger closed since: the queue moved (a transaction of the same account, queued elsewhere, was
+        // applied), so the time to try again starts anew, within the submission's deadline
+        if (sent.latestLedger > tryAgainLedger) {
+          tryAgainLedger = sent.latestLedger;
+          tryAgainUntil = Math.min(s.deadline, Date.now() + policy.tryAgainLaterMs);
+        }
         if (Date.now() + 250 > tryAgainUntil)
           return this.mayBeQueued ? yield* this.queued() : { kind: "busy", hash: this.hash };
-        await Bun.sleep(Math.min(250 * 2 ** Math.min(attempt, 3), Math.max(0, tryAgainUntil - Date.now())));
+        // again after the next ledger (what is queued for the account then is applied), or a back-off
+        const backOff = Math.min(250 * 2 ** Math.min(attempt, 3), Math.max(0, tryAgainUntil - Date.now()));
+        const seen = Math.max(sent.latestLedger, gw.watcher.latestLedger);
+        await Promise.race([Bun.sleep(backOff), gw.watcher.passed(seen, backOff)]);
         // a fee-bump banned by its hash (dropped from a queue) is wrapped anew: one stroop more is another hash
         if (this.inner && this.rate < s.cap) this.rate += 1n;
         continue;

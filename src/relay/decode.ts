@@ -4,7 +4,18 @@
  * is unwrapped: the relay re-wraps its inner transaction and drops the client's outer signature.
  */
 import { TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
-import { BASE64, X, Op, SOROBAN_OPS, fromB64, invokedContract, toB64, type EnvelopeW } from "../stellar/xdr.ts";
+import {
+  BASE64,
+  X,
+  Op,
+  SOROBAN_OPS,
+  fromB64,
+  invokedContract,
+  muxedToAddress,
+  rawToAddress,
+  toB64,
+  type EnvelopeW,
+} from "../stellar/xdr.ts";
 import { innerBytes, innerHashOf, type InnerBytes } from "../stellar/envelope.ts";
 import { validationError } from "../errors.ts";
 import { MAX_OPS_PER_TX } from "../stellar/protocol.ts";
@@ -29,6 +40,11 @@ export interface DecodedTx {
   resourceFee: bigint;
   /** Its preconditions' upper bounds (0: none): past them no ledger can include it. */
   validUntil: ValidUntil;
+  /**
+   * Its place in its source account's order (G-address and sequence number); null when a minSeqNum
+   * precondition lets it skip numbers (the network then takes it out of order).
+   */
+  order: { account: string; seq: bigint } | null;
 }
 
 const OP_NAMES: Record<number, string> = Object.fromEntries(Object.entries(Op).map(([name, n]) => [n, name]));
@@ -79,7 +95,16 @@ export function decodeTransaction(
     ),
     resourceFee: data && data.v === 1 ? data.sorobanData.resourceFee : 0n,
     validUntil: upperBounds(wire),
+    order: orderOf(wire),
   };
+}
+
+/** The inner transaction's source account and sequence number, unless a minSeqNum lets it skip numbers. */
+function orderOf(wire: EnvelopeW): DecodedTx["order"] {
+  if (wire.type === 0) return { account: rawToAddress(wire.v0.tx.sourceAccountEd25519), seq: wire.v0.tx.seqNum };
+  const tx = (wire.type === 5 ? wire.feeBump.tx.innerTx.v1 : wire.v1).tx;
+  if (tx.cond.type === 2 && tx.cond.v2.minSeqNum !== null && tx.cond.v2.minSeqNum !== undefined) return null;
+  return { account: muxedToAddress(tx.sourceAccount), seq: tx.seqNum };
 }
 
 /** The inner transaction's maxTime and maxLedger (0: none). */

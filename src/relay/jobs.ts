@@ -40,6 +40,8 @@ export interface Job {
   resourceFee: bigint;
   /** The client's time and ledger bounds: past them the submission has expired (absent: the relay's own). */
   validUntil?: ValidUntil;
+  /** A client's transaction in its source account's order (absent: the relay's own source, or no order). */
+  order?: { account: string; seq: bigint };
   /**
    * `resume`: the envelope an earlier run of this submission sent last (base64), if any; `parked`:
    * that run's fee source lease, still held (in this process) because its fee-bump may be queued.
@@ -61,6 +63,7 @@ export function feeBumpJob(d: DecodedTx, passphrase: string): Job {
     feeOps,
     resourceFee: d.resourceFee,
     validUntil: d.validUntil,
+    ...(d.order ? { order: d.order } : {}),
     sender: async (pool, maxFee, resume, parked) => {
       const before = resume ? resumable(resume, passphrase, d.innerHash) : null;
       const lease = parked ?? ((before && pool.keep(before.feeSource, maxFee)) || (await pool.assign(maxFee)));

@@ -17,7 +17,7 @@
 import { RelayError, isRetryable, unavailable, type ErrorCode } from "../errors.ts";
 import type { Gateway, NetworkName } from "../network/gateway.ts";
 import type { Submitter } from "../network/submitter.ts";
-import type { Outcome, SettledCredits, SubmissionStore } from "../store/types.ts";
+import type { Outcome, SettledCredits, SubmissionRecord, SubmissionStore } from "../store/types.ts";
 import type { Logger } from "../log.ts";
 import { decodeTransaction } from "./decode.ts";
 import { innerRate } from "./fee-bump.ts";
@@ -34,6 +34,8 @@ import { finalOutcome, mayStillBeQueued, outcomeOf, withIdentity } from "./spons
 import { ParkedLeases } from "./sponsor/parked-leases.ts";
 import { Settlement } from "./sponsor/settlement.ts";
 import { SubmissionStage, type SponsorHooks } from "./sponsor/submission.ts";
+import { Ordering, orderResult } from "./order/ordering.ts";
+import type { OrderLimits, OrderedTx } from "./order/sequence-gate.ts";
 
 export { outcomeOf } from "./sponsor/outcomes.ts";
 export type { SponsorHooks } from "./sponsor/submission.ts";
@@ -42,6 +44,8 @@ export interface SponsorConfig {
   /** Highest inclusion rate (stroops per operation) the relay bids when the network asks for more. */
   maxFeeRate: bigint;
   submissionTimeoutMs: number;
+  /** Order flow: how long and how many transactions are held for their predecessors. */
+  order: OrderLimits;
 }
 
 export interface SponsorDeps {
@@ -81,8 +85,10 @@ export class SponsorService {
   private readonly admission: Admission;
   private readonly settlement: Settlement;
   private readonly submitting: SubmissionStage;
+  private readonly ordering: Ordering;
 
   constructor(private readonly deps: SponsorDeps) {
+    this.ordering = new Ordering(deps.config.order, deps.log);
     const parked = new ParkedLeases();
     this.admission = new Admission({ fees: deps.fees, maxFeeRate: deps.config.maxFeeRate });
     this.settlement = new Settlement({ ...deps, shared: Boolean(deps.shared) }, parked);
@@ -102,10 +108,12 @@ export class SponsorService {
   async sponsor(transaction: string, network: NetworkName, payer: Payer, hooks?: SponsorHooks): Promise<Outcome> {
     let reservation: { reservation: Reservation; plan: FeePlan } | undefined;
     let innerHash: string | undefined;
+    let order: { gw: Gateway; account: string; seq: bigint } | null = null;
     try {
       const gw = this.gateway(network);
       const d = decodeTransaction(transaction, gw.passphrase, { signatures: true, sorobanData: true });
       innerHash = d.innerHash;
+      order = d.order && { gw, ...d.order };
       const job = feeBumpJob(d, gw.passphrase);
       reservation = await this.admission.reserve(
         gw,
@@ -118,6 +126,8 @@ export class SponsorService {
       );
       return this.observed(network, await this.dedup(gw, job, reservation, hooks), innerHash);
     } catch (e) {
+      // refused by the relay before it was sent: the transactions held after it in its account's order learn it
+      if (order && !reservation) this.ordering.gate(order.gw).refusedBefore(order.account, order.seq);
       return this.observed(
         network,
         await this.refused(network, innerHash, payer, outcomeOf(e), !reservation),
@@ -208,6 +218,14 @@ export class SponsorService {
     if (done.settled || done.released) this.deps.log.info({ network, ...done }, "unsettled submissions recovered");
     return done;
   }
+  /** What a transaction held for its predecessor waits for (null: not held by this instance). */
+  waitingFor(network: NetworkName, innerHash: string) {
+    return this.ordering.waiting(network, innerHash);
+  }
+  /** Stops holding transactions (shutdown): those held are answered 503, nothing of them sent. */
+  stop(): void {
+    this.ordering.stop();
+  }
   /** Resolves once the outcomes answered so far are written (before shutdown, or a read of the balances). */
   written(): Promise<void> {
     return this.settlement.written();
@@ -239,6 +257,13 @@ export class SponsorService {
     return outcome;
   }
 
+  private async keepRefused(network: NetworkName, innerHash: string, payer: Payer, outcome: Outcome): Promise<Outcome> {
+    const { scope: caller, projectId } = payer;
+    await this.deps.submissions
+      .recordRefusal({ network, innerHash, caller, projectId, outcome })
+      .catch((e) => this.deps.log.warn({ network, innerHash, err: String(e) }, "recording a refusal failed"));
+    return outcome;
+  }
   /** Reports a request's outcome to the metrics and answers it, with the inner hash and status where it is about one. */
   private observed(network: NetworkName, outcome: Outcome, innerHash?: string): Outcome {
     this.deps.metrics?.sponsorOutcome(network, outcome);
@@ -286,10 +311,11 @@ export class SponsorService {
     const shared = this.deps.shared;
     if (!shared) return await fn();
     const name = `inner:${gw.name}:${job.innerHash}`;
-    const { submissionTimeoutMs } = this.deps.config;
-    const deadline = Date.now() + submissionTimeoutMs;
+    // a transaction may be held for its predecessors before its submission's time begins
+    const runMs = this.deps.config.submissionTimeoutMs + (job.order ? this.ordering.holdMs : 0);
+    const deadline = Date.now() + runMs;
     for (;;) {
-      if (await shared.claim(name, submissionTimeoutMs + SHARED_MARGIN_MS)) {
+      if (await shared.claim(name, runMs + SHARED_MARGIN_MS)) {
         try {
           return await fn();
         } finally {
@@ -310,6 +336,36 @@ export class SponsorService {
     }
   }
   /**
+   * Submits, and tells the account's order what became of the transaction's sequence number. One
+   * refused as out of order while a predecessor is still to come is held again, and sent when it may.
+   */
+  private async inOrder(
+    gw: Gateway,
+    job: Job,
+    plan: FeePlan,
+    reservation: Reservation,
+    id: string,
+    resume: SubmissionRecord | null,
+    fresh: boolean,
+    ordered: OrderedTx | null,
+  ): Promise<Outcome> {
+    for (let first = true; ; first = false) {
+      let outcome: Outcome | RelayError;
+      try {
+        outcome = await this.submitting.submit(gw, job, plan, reservation, id, first ? resume : null, fresh && first);
+      } catch (e) {
+        if (!ordered || !(e instanceof RelayError)) throw e;
+        outcome = e;
+      }
+      if (ordered) {
+        const heldAgain = await this.ordering.gate(gw).ended(ordered, orderResult(outcome));
+        if (heldAgain) continue; // its predecessor is applied now: sent again
+      }
+      if (outcome instanceof RelayError) throw outcome;
+      return outcome;
+    }
+  }
+  /**
    * One submission per inner hash: reuse a recorded outcome, settle one the network applied, or
    * submit (a recorded intent resumes: its last envelope is sent again first).
    */
@@ -325,9 +381,18 @@ export class SponsorService {
     const id = prior?.id ?? crypto.randomUUID();
     // its last envelope may still be queued: it is sent again first, and errors are checked against the network
     const resume = prior && !prior.outcome && !prior.releasedAt ? prior : null;
+    // a client's transaction waits for its predecessors in its account's order (one resumed may be queued: not held)
+    const ordered: OrderedTx | null =
+      job.order && !resume
+        ? { ...job.order, id: job.innerHash, scope: reservation.payer.scope, maxTime: job.validUntil?.maxTime ?? 0n }
+        : null;
     try {
-      return await this.submitting.submit(gw, job, plan, reservation, id, resume, prior === null);
+      if (ordered) await this.ordering.gate(gw).enter(ordered);
+      return await this.inOrder(gw, job, plan, reservation, id, resume, prior === null, ordered);
     } catch (e) {
+      // held and refused before anything was sent: kept as a rejected submission, to be looked up
+      if (ordered && prior === null && !(await this.deps.submissions.byInnerHash(gw.name, job.innerHash)))
+        return await this.keepRefused(gw.name, job.innerHash, reservation.payer, outcomeOf(e));
       // a row of this inner hash written meanwhile (a refusal, by another request or instance): resume it
       if (prior === null && !again && innerHashTaken(e)) return await this.once(gw, job, plan, reservation, true);
       const o = outcomeOf(e);
