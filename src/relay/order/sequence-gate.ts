@@ -6,8 +6,9 @@
  * holds it, refuses it, reads the account's sequence number from the network when the chain must say
  * (a predecessor sent by another instance, or outside the relay: read once per ledger while one waits).
  *
- * A held transaction waits at most SEQUENCE_HOLD_MS or until its own maxTime, then it is refused as
- * tx_bad_seq naming the number it waited for. Holds count per paying project (or client IP) and per
+ * A held transaction waits until its own maxTime at most, and at most SEQUENCE_HOLD_MS without
+ * progress on its account (a gap never filled), then it is refused as tx_bad_seq naming the number it
+ * waited for. Holds count per paying project (or client IP) and per
  * account, with limits (429 past them).
  */
 import { createActor, type Actor } from "xstate";
@@ -56,6 +57,7 @@ interface Waiter {
   tx: OrderedTx;
   resolve(): void;
   reject(e: RelayError): void;
+  /** Gives up on it: SEQUENCE_HOLD_MS without progress on its account, or its maxTime. */
   timer: ReturnType<typeof setTimeout>;
 }
 
@@ -85,14 +87,34 @@ export class SequenceGate {
   async enter(tx: OrderedTx): Promise<void> {
     if (this.stopped) return;
     this.checkLimits(tx);
-    const held = new Promise<void>((resolve, reject) => {
-      const holdMs = Math.max(0, Math.min(this.deps.limits.holdMs, untilMaxTime(tx.maxTime)));
-      const timer = setTimeout(() => this.timedOut(tx), holdMs);
-      this.waiters.set(tx.id, { tx, resolve, reject, timer });
-      this.heldBy.set(tx.scope, (this.heldBy.get(tx.scope) ?? 0) + 1);
-    });
+    const held = this.hold(tx);
     this.send(tx.account, { type: "ARRIVE", id: tx.id, seq: tx.seq });
     return await held;
+  }
+
+  /**
+   * Holds `tx` until it is released; it gives up after SEQUENCE_HOLD_MS without progress on its account
+   * (the timer starts anew whenever one of the account's numbers is used), or at its maxTime.
+   */
+  private hold(tx: OrderedTx): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.waiters.set(tx.id, { tx, resolve, reject, timer: this.timer(tx) });
+      this.heldBy.set(tx.scope, (this.heldBy.get(tx.scope) ?? 0) + 1);
+    });
+  }
+
+  private timer(tx: OrderedTx): ReturnType<typeof setTimeout> {
+    const holdMs = Math.max(0, Math.min(this.deps.limits.holdMs, untilMaxTime(tx.maxTime)));
+    return setTimeout(() => this.timedOut(tx), holdMs);
+  }
+
+  /** The account moved on (a number used): its held transactions' time without progress starts anew. */
+  private progressed(account: string): void {
+    for (const w of this.waiters.values()) {
+      if (w.tx.account !== account) continue;
+      clearTimeout(w.timer);
+      w.timer = this.timer(w.tx);
+    }
   }
 
   /**
@@ -127,12 +149,7 @@ export class SequenceGate {
           return false;
         }
         this.checkLimits(tx);
-        const again = new Promise<void>((resolve, reject) => {
-          const holdMs = Math.max(0, Math.min(this.deps.limits.holdMs, untilMaxTime(tx.maxTime)));
-          const timer = setTimeout(() => this.timedOut(tx), holdMs);
-          this.waiters.set(tx.id, { tx, resolve, reject, timer });
-          this.heldBy.set(tx.scope, (this.heldBy.get(tx.scope) ?? 0) + 1);
-        });
+        const again = this.hold(tx);
         this.send(tx.account, { type: "GAP", id: tx.id, seq: tx.seq, chainSeq });
         await again;
         return true;
@@ -182,8 +199,10 @@ export class SequenceGate {
       actor = createActor(accountMachine, { input: { account } }).start();
       this.accounts.set(account, actor);
     }
+    const before = actor.getSnapshot().context.chainSeq;
     actor.send(event);
     const snap = actor.getSnapshot();
+    if (snap.context.chainSeq !== before) this.progressed(account);
     for (const tx of snap.context.go) this.release(tx.id)?.resolve();
     for (const r of snap.context.refused) this.release(r.id)?.reject(predecessorRejected(account, r.rejected));
     if (idle(snap.context)) {
@@ -258,8 +277,9 @@ const badSeq = (message: string, details: Record<string, unknown>) =>
 function neverCame(tx: OrderedTx, chain: bigint | null, holdMs: number): RelayError {
   const wanted = waitsFor(tx.seq);
   return badSeq(
-    `held ${Math.round(holdMs / 1000)} s (or to its maxTime) for sequence number ${wanted} of ${tx.account}, ` +
-      "which never came: send the missing transaction first, or build this one from the account's current sequence",
+    `held for sequence number ${wanted} of ${tx.account}, which never came (${Math.round(holdMs / 1000)} s ` +
+      "without progress on the account, or its maxTime passed): send the missing transaction first, or build " +
+      "this one from the account's current sequence",
     {
       reason: "sequence_gap",
       account: tx.account,
