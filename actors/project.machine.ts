@@ -171,7 +171,7 @@ export const projectMachine = setup({
     reserve: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "RESERVE") return;
       const fail = (error: ReplyError) => enqueue.emit({ type: "reply", id: event.id, ok: false, error });
-      const checked = checkRules(c.policy, event.request);
+      const checked = checkRules(c.policy, event.request, event.now);
       if ("rule" in checked)
         return fail({
           code: "POLICY_VIOLATION",

@@ -9,6 +9,78 @@ import { PolicyView, ProjectView as BaseProjectView } from "./models.ts";
 
 const nullableString = () => Type.Union([Type.String(), Type.Null()]);
 
+// ---- sponsorship rules: allowlists, a time window, per end-user caps (src/relay/sponsorship-rules.ts) ---------------
+
+const CONTRACT = "^C[A-Z2-7]{55}$";
+const ADDRESS = "^[GC][A-Z2-7]{55}$";
+const ASSET = "^(native|[A-Za-z0-9]{1,12}:G[A-Z2-7]{55})$";
+const FUNCTION = "^[A-Za-z0-9_]{1,32}$";
+const ISO_TIME = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\\.[0-9]+)?)?(Z|[+-][0-9]{2}:[0-9]{2})$";
+const STROOPS = "^[0-9]{1,18}$";
+
+const nullableRule = <T extends ReturnType<typeof Type.Object> | ReturnType<typeof Type.String>>(s: T) =>
+  Type.Optional(Type.Union([s, Type.Null()]));
+
+export const AllowSchema = Type.Object(
+  {
+    contracts: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            contract: Type.String({ pattern: CONTRACT, description: "a contract (C...)" }),
+            functions: Type.Optional(
+              Type.Array(Type.String({ pattern: FUNCTION }), { uniqueItems: true, maxItems: 100 }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        { maxItems: 1000, description: "contracts (and, if given, their functions) invokeHostFunction may call" },
+      ),
+    ),
+    destinations: Type.Optional(
+      Type.Array(Type.String({ pattern: ADDRESS }), {
+        uniqueItems: true,
+        maxItems: 1000,
+        description: "accounts (G...) or contracts (C...) that value may be sent to",
+      }),
+    ),
+    assets: Type.Optional(
+      Type.Array(Type.String({ pattern: ASSET }), {
+        uniqueItems: true,
+        maxItems: 1000,
+        description: '"native" or "CODE:ISSUER"',
+      }),
+    ),
+  },
+  { additionalProperties: false, description: "An absent list allows everything; a present one only what it lists" },
+);
+
+export const PerUserSchema = Type.Object(
+  {
+    maxTransactionsPerDay: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
+    maxFeePerDay: Type.Optional(Type.String({ pattern: STROOPS, description: "stroops (decimal string)" })),
+  },
+  { additionalProperties: false, description: "Caps per end user (the inner transaction's source) per UTC day" },
+);
+
+const IsoTime = Type.String({ pattern: ISO_TIME, description: "ISO 8601, with a time zone" });
+
+/** The policy patch's fields for these rules (the admin API's). */
+export const RULES_PATCH = {
+  allow: nullableRule(AllowSchema),
+  activeFrom: nullableRule(IsoTime),
+  activeUntil: nullableRule(IsoTime),
+  perUser: nullableRule(PerUserSchema),
+};
+
+/** The policy view's fields for these rules. */
+export const RULES_VIEW = {
+  allow: Type.Union([AllowSchema, Type.Null()], { description: "null: no allowlist" }),
+  activeFrom: Type.Union([Type.String(), Type.Null()], { description: "ISO 8601; null: no start" }),
+  activeUntil: Type.Union([Type.String(), Type.Null()], { description: "ISO 8601; null: no end" }),
+  perUser: Type.Union([PerUserSchema, Type.Null()], { description: "null: no per-user caps" }),
+};
+
 /** A project's effective policy as the admin API answers it. */
 export const ProjectPolicyView = Type.Object(
   {
@@ -16,6 +88,7 @@ export const ProjectPolicyView = Type.Object(
     lowBalanceAlert: Type.Union([Type.String({ pattern: "^[0-9]{1,18}$" }), Type.Null()], {
       description: "stroops: a credits.low webhook event when the mainnet balance falls below; null: no alert",
     }),
+    ...RULES_VIEW,
   },
   { $id: "Policy", description: "The effective policy: the defaults and the project's overrides" },
 );

@@ -43,7 +43,9 @@ const json = async (url: string, init?: RequestInit) => {
   return { status: r.status, body: (await r.json().catch(() => null)) as any };
 };
 
-test("kill -9 in the middle of one account's burst: each lands once, in order, charged once", { timeout: 120_000 }, async () => {
+test("kill -9 in the middle of one account's burst: each lands once, in order, charged once", {
+  timeout: 120_000,
+}, async () => {
   const server = new rpc.Server(net.rpcUrl, { allowHttp: true });
   const [funder, user] = [Keypair.random(), Keypair.random()];
   for (const kp of [funder, user]) {

@@ -55,15 +55,32 @@ describe("RESERVE: policy and credits in one event", () => {
       [{ maxOperations: 1 }, { ...payment, operationTypes: ["payment", "payment"] }, "maxOperations"],
       [{ allowedOperations: ["createAccount"] }, payment, "allowedOperations"],
       [
-        { allowedContractIds: ["CA"] },
+        { allow: { contracts: [{ contract: "CA" }] } },
         { ...payment, operationTypes: ["invokeHostFunction"], contractIds: ["CB"] },
-        "allowedContractIds",
+        "allow.contracts",
       ],
       [
-        { allowedContractIds: ["CA"] },
+        { allow: { contracts: [{ contract: "CA" }] } },
         { ...payment, operationTypes: ["invokeHostFunction"], contractIds: [null] },
-        "allowedContractIds",
+        "allow.contracts",
       ],
+      [
+        { allow: { contracts: [{ contract: "CA", functions: ["swap"] }] } },
+        { ...payment, operations: [{ type: "invokeHostFunction", contract: "CA", function: "drain" }] },
+        "allow.contracts",
+      ],
+      [
+        { allow: { destinations: ["GA"] } },
+        { ...payment, operations: [{ type: "payment", destination: "GB", asset: "native" }] },
+        "allow.destinations",
+      ],
+      [
+        { allow: { assets: ["native"] } },
+        { ...payment, operations: [{ type: "payment", destination: "GB", asset: "USD:GI" }] },
+        "allow.assets",
+      ],
+      [{ activeFrom: T0 + 1 }, payment, "activeFrom"],
+      [{ activeUntil: T0 }, payment, "activeUntil"],
       [{ maxFee: 199n }, payment, "maxFee"],
       [{ dailySpendLimit: 1000n }, payment, "dailySpendLimit"],
     ];

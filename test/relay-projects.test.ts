@@ -36,6 +36,10 @@ const DEFAULTS = {
   dailySpendLimit: null,
   lowBalanceAlert: null,
   feeStrategy: "fast",
+  allow: null,
+  activeFrom: null,
+  activeUntil: null,
+  perUser: null,
 };
 
 /** A classic transaction of `ops` payments to the localnet root, signed. */
@@ -367,13 +371,13 @@ describe.each(databaseKinds)("projects over HTTP (%s)", (kind) => {
       expectOk(await sponsor(await r.payment(user), key(p.testKey)));
     });
 
-    test("allowedContractIds", async () => {
+    test("allowedContractIds (kept as allow.contracts)", async () => {
       const p = await r.project({ policy: { allowedContractIds: [OTHER_CONTRACT] } });
       const user = await r.funded();
       const call = await preparedEcho(r, user);
       const res = await sponsor(call, key(p.testKey));
       expectError(res, 403, "POLICY_VIOLATION");
-      expect(res.body.error.details).toEqual({ rule: "allowedContractIds", contractId: TEST_CONTRACT_ID });
+      expect(res.body.error.details).toEqual({ rule: "allow.contracts", value: TEST_CONTRACT_ID, operation: 0 });
       expect(res.body.error.message).toContain(TEST_CONTRACT_ID);
       // classic operations call no contract: not affected
       expectOk(await sponsor(await payments(r, await r.funded(), 1), key(p.testKey)));

@@ -5,11 +5,12 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { PolicyPatch as BasePolicyPatch } from "../models.ts";
-import type { ProjectPolicyView } from "../admin-models.ts";
+import { RULES_PATCH, type ProjectPolicyView } from "../admin-models.ts";
 import type { Policy } from "../../actors/policy.ts";
 import type { PolicyOverrides } from "../store/policy-overrides.ts";
 import { MAX_OPS_PER_TX } from "../stellar/protocol.ts";
 import { asFeeStrategy, DEFAULT_FEE_STRATEGY } from "./fee-strategy.ts";
+import { effectivePerUser, effectiveRules, type RulesOverrides } from "./sponsorship-rules.ts";
 
 export { checkRules, type Policy, type PolicyRule, type SpendRequest, type Violation } from "../../actors/policy.ts";
 export type { PolicyOverrides } from "../store/policy-overrides.ts";
@@ -32,6 +33,7 @@ export const PolicyPatch = Type.Object(
         Type.Null(),
       ]),
     ),
+    ...RULES_PATCH,
   },
   { additionalProperties: false },
 );
@@ -50,6 +52,10 @@ export const PROJECT_POLICY_DEFAULTS: Policy = {
   dailySpendLimit: null,
   lowBalanceAlert: null,
   feeStrategy: DEFAULT_FEE_STRATEGY,
+  allow: null,
+  activeFrom: null,
+  activeUntil: null,
+  perUser: null,
 };
 /** The open testnet relay's defaults, per client IP (ANONYMOUS_POLICY overrides them). */
 export const ANONYMOUS_POLICY_DEFAULTS: Policy = {
@@ -62,6 +68,10 @@ export const ANONYMOUS_POLICY_DEFAULTS: Policy = {
   dailySpendLimit: 100_000_000n,
   lowBalanceAlert: null,
   feeStrategy: DEFAULT_FEE_STRATEGY,
+  allow: null,
+  activeFrom: null,
+  activeUntil: null,
+  perUser: null,
 };
 
 /** The anonymous relay's policy: its defaults with the ANONYMOUS_POLICY overrides (config's anonymousPolicyPatch). */
@@ -77,20 +87,33 @@ export function mergeOverrides(current: PolicyOverrides, patch: PolicyPatch): Po
     if (v === null) delete next[k];
     else next[k] = v;
   }
+  // superseded: a list of contracts is kept as allow.contracts (without functions)
+  if ("allowedContractIds" in next) {
+    const ids = next.allowedContractIds as string[];
+    delete next.allowedContractIds;
+    if (patch.allow?.contracts === undefined)
+      next.allow = { ...(next.allow as object | undefined), contracts: ids.map((contract) => ({ contract })) };
+  } else if (patch.allowedContractIds === null && next.allow) {
+    const { contracts: _, ...rest } = next.allow as Record<string, unknown>;
+    next.allow = rest;
+  }
   return next as WithoutNulls<PolicyPatch> satisfies PolicyOverrides;
 }
 
 export function effectivePolicy(defaults: Policy, o: PolicyOverrides | PolicyPatch): Policy {
+  const rules = effectiveRules(o as RulesOverrides, defaults);
   return {
     requestsPerSecond: o.requestsPerSecond ?? defaults.requestsPerSecond,
     burst: o.burst ?? defaults.burst,
     maxFee: o.maxFee != null ? BigInt(o.maxFee) : defaults.maxFee,
     allowedOperations: (o.allowedOperations as string[] | null | undefined) ?? defaults.allowedOperations,
-    allowedContractIds: (o.allowedContractIds as string[] | null | undefined) ?? defaults.allowedContractIds,
     maxOperations: o.maxOperations ?? defaults.maxOperations,
     dailySpendLimit: o.dailySpendLimit != null ? BigInt(o.dailySpendLimit) : defaults.dailySpendLimit,
     lowBalanceAlert: o.lowBalanceAlert != null ? BigInt(o.lowBalanceAlert) : defaults.lowBalanceAlert,
     feeStrategy: o.feeStrategy != null ? asFeeStrategy(o.feeStrategy) : defaults.feeStrategy,
+    ...rules,
+    allowedContractIds: rules.allow?.contracts?.map((c) => c.contract) ?? null,
+    perUser: effectivePerUser(o as RulesOverrides) ?? defaults.perUser,
   };
 }
 
@@ -99,4 +122,10 @@ export const policyView = (p: Policy): ProjectPolicyView => ({
   maxFee: p.maxFee.toString(),
   dailySpendLimit: p.dailySpendLimit === null ? null : p.dailySpendLimit.toString(),
   lowBalanceAlert: p.lowBalanceAlert === null ? null : p.lowBalanceAlert.toString(),
+  activeFrom: p.activeFrom === null ? null : new Date(p.activeFrom).toISOString(),
+  activeUntil: p.activeUntil === null ? null : new Date(p.activeUntil).toISOString(),
+  perUser: p.perUser && {
+    ...(p.perUser.maxTransactionsPerDay !== null ? { maxTransactionsPerDay: p.perUser.maxTransactionsPerDay } : {}),
+    ...(p.perUser.maxFeePerDay !== null ? { maxFeePerDay: p.perUser.maxFeePerDay.toString() } : {}),
+  },
 });

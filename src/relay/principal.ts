@@ -7,7 +7,7 @@ import type { NetworkName } from "../network/gateway.ts";
 import type { KeyEnvironment } from "../store/projects.repo.ts";
 import { KEY_NETWORK } from "./api-keys.ts";
 import type { ProjectActor } from "./project-actors.ts";
-import type { SpendRequest } from "./policy.ts";
+import type { Policy, SpendRequest } from "./policy.ts";
 import type { FeeStrategy } from "./fee-strategy.ts";
 
 /** The caller of a /v1 request, resolved from its API key or client IP. */
@@ -30,6 +30,8 @@ export interface Payer {
   settle(id: string, s: { charged: bigint; released: bigint; journaled: boolean }): void;
   /** The policy's fee strategy (absent: the default, fast). */
   feeStrategy?(): FeeStrategy;
+  /** The payer's policy now. */
+  policy?(): Policy;
 }
 
 /** Which networks a principal may use; no key means the open testnet relay. */

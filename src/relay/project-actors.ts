@@ -258,6 +258,7 @@ export class ProjectActors {
       },
       settle: (id, s) => this.settle(actor, id, s),
       feeStrategy: () => actor.getSnapshot().context.policy.feeStrategy,
+      policy: () => actor.getSnapshot().context.policy,
     };
   }
 

@@ -12,7 +12,15 @@ import type { Logger } from "../log.ts";
 import { ask } from "../../actors/ask.ts";
 import { utcDay, type ProjectReply } from "../../actors/project.machine.ts";
 import { generateKey, hashKey, keyEnvironment, keyPrefix } from "./api-keys.ts";
-import { effectivePolicy, mergeOverrides, policyView, type Policy, type PolicyPatch } from "./policy.ts";
+import {
+  effectivePolicy,
+  mergeOverrides,
+  policyView,
+  type Policy,
+  type PolicyOverrides,
+  type PolicyPatch,
+} from "./policy.ts";
+import { windowProblem } from "./sponsorship-rules.ts";
 import { replyError, type ProjectActor, type ProjectActors } from "./project-actors.ts";
 import type { CreatedKeyView, CreditBalance, CreditEntryView, CreditJournal, KeyView } from "../models.ts";
 import type { ProjectView } from "../admin-models.ts";
@@ -158,7 +166,9 @@ export class ProjectsService {
   }
 
   async create(name: string, patch: PolicyPatch = {}): Promise<ProjectView> {
-    const row = await this.deps.projects.create({ id: crypto.randomUUID(), name, policy: mergeOverrides({}, patch) });
+    const policy = mergeOverrides({}, patch);
+    this.checkWindow(policy);
+    const row = await this.deps.projects.create({ id: crypto.randomUUID(), name, policy });
     await this.deps.actors.start({
       id: row.id,
       status: row.status,
@@ -191,6 +201,7 @@ export class ProjectsService {
   ): Promise<ProjectView> {
     const current = await this.row(id);
     const policy = change.policy ? mergeOverrides(current.policy, change.policy) : undefined;
+    if (policy) this.checkWindow(policy);
     const row = (await this.deps.projects.update(id, {
       ...(change.name !== undefined ? { name: change.name } : {}),
       ...(change.status ? { status: change.status } : {}),
@@ -208,6 +219,16 @@ export class ProjectsService {
     });
     await this.tell({ topic: "project", projectId: id });
     return this.view(row);
+  }
+
+  /** A time window that cannot be: 400 naming the field. */
+  private checkWindow(o: PolicyOverrides): void {
+    const { activeFrom, activeUntil } = effectivePolicy(this.deps.defaults, o);
+    const problem = windowProblem(activeFrom, activeUntil);
+    if (problem) {
+      const field = problem.startsWith("activeUntil") ? "policy.activeUntil" : "policy.activeFrom";
+      throw validationError(`${field}: ${problem}`, { field, reason: "bad_time_window" });
+    }
   }
 
   // ---- keys ---------------------------------------------------------------------------------------

@@ -19,7 +19,9 @@ import type { Gateway, NetworkName } from "../network/gateway.ts";
 import type { Submitter } from "../network/submitter.ts";
 import type { Outcome, SettledCredits, SubmissionRecord, SubmissionStore } from "../store/types.ts";
 import type { Logger } from "../log.ts";
-import { decodeTransaction } from "./decode.ts";
+import { decodeTransaction, sdkInner } from "./decode.ts";
+import { summarize, summarizeAll } from "./touches.ts";
+import { Operation, type Transaction } from "@stellar/stellar-sdk";
 import { innerRate } from "./fee-bump.ts";
 import { BASE_FEE } from "../stellar/protocol.ts";
 import { decodeOperation } from "./invoke.ts";
@@ -115,15 +117,13 @@ export class SponsorService {
       innerHash = d.innerHash;
       order = d.order && { gw, ...d.order };
       const job = feeBumpJob(d, gw.passphrase);
-      reservation = await this.admission.reserve(
-        gw,
-        job,
-        payer,
-        max(BASE_FEE, innerRate(d)),
-        d.isSoroban,
-        d.operationTypes,
-        d.contractIds,
-      );
+      reservation = await this.admission.reserve(gw, job, payer, {
+        floor: max(BASE_FEE, innerRate(d)),
+        soroban: d.isSoroban,
+        operationTypes: d.operationTypes,
+        contractIds: d.contractIds,
+        operations: () => summarizeAll(sdkInner(d, gw.passphrase).operations),
+      });
       return this.observed(network, await this.dedup(gw, job, reservation, hooks), innerHash);
     } catch (e) {
       // refused by the relay before it was sent: the transactions held after it in its account's order learn it
@@ -174,15 +174,13 @@ export class SponsorService {
       }
       const sim = await this.admission.simulateOperation(gw, pool, op);
       const job = operationJob(op, sim, gw.passphrase);
-      reservation = await this.admission.reserve(
-        gw,
-        job,
-        payer,
-        BASE_FEE,
-        true,
-        ["invokeHostFunction"],
-        op.contractIds,
-      );
+      reservation = await this.admission.reserve(gw, job, payer, {
+        floor: BASE_FEE,
+        soroban: true,
+        operationTypes: ["invokeHostFunction"],
+        contractIds: op.contractIds,
+        operations: () => [summarize(Operation.fromXDRObject(op.operation) as Transaction["operations"][number])],
+      });
       return this.observed(network, await this.dedup(gw, job, reservation, hooks), innerHash);
     } catch (e) {
       return this.observed(network, outcomeOf(e), innerHash);

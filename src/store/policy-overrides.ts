@@ -11,4 +11,14 @@ export interface PolicyOverrides {
   lowBalanceAlert?: string;
   /** `fast` or `economy` (src/relay/fee-strategy.ts). */
   feeStrategy?: "fast" | "economy";
+  /** Allowlists (src/relay/sponsorship-rules.ts); `allowedContractIds` is kept as allow.contracts. */
+  allow?: {
+    contracts?: { contract: string; functions?: string[] }[];
+    destinations?: string[];
+    assets?: string[];
+  };
+  /** ISO 8601. */
+  activeFrom?: string;
+  activeUntil?: string;
+  perUser?: { maxTransactionsPerDay?: number; maxFeePerDay?: string };
 }

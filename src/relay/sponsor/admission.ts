@@ -13,6 +13,7 @@ import type { FeePlan, FeePlanner } from "../fee-plan.ts";
 import { describeEvents } from "../simulate.service.ts";
 import type { ChannelPool } from "../pool/channel-pool.ts";
 import type { Payer } from "../principal.ts";
+import type { OpSummary } from "../../../actors/policy.ts";
 
 /** Sponsoring draws on credits on mainnet only. */
 export const CREDIT_NETWORK: NetworkName = "mainnet";
@@ -31,6 +32,17 @@ export interface Reservation {
 
 const max = (...xs: bigint[]) => xs.reduce((a, b) => (a > b ? a : b));
 
+/** What a request asks to reserve for. */
+export interface Wanted {
+  /** The lowest rate it may bid (stroops per operation). */
+  floor: bigint;
+  soroban: boolean;
+  operationTypes: string[];
+  contractIds: (string | null)[];
+  /** What it touches, operation by operation (made only when the policy asks). */
+  operations(): OpSummary[];
+}
+
 export class Admission {
   constructor(private readonly deps: { fees: FeePlanner; maxFeeRate: bigint }) {}
 
@@ -39,20 +51,20 @@ export class Admission {
     gw: Gateway,
     job: Job,
     payer: Payer,
-    floor: bigint,
-    soroban: boolean,
-    operationTypes: string[],
-    contractIds: (string | null)[],
+    want: Wanted,
   ): Promise<{ reservation: Reservation; plan: FeePlan }> {
     // at least `floor`, at most MAX_FEE_RATE; the policy's strategy (fast or economy)
-    const plan = await this.deps.fees.plan(gw, floor, soroban, payer.feeStrategy?.());
+    const plan = await this.deps.fees.plan(gw, want.floor, want.soroban, payer.feeStrategy?.());
     const credits = gw.name === CREDIT_NETWORK && payer.projectId !== null;
     const id = crypto.randomUUID();
+    // what it touches, operation by operation, when an allowlist asks (decoding it costs on the hot path)
+    const operations = payer.policy?.().allow ? want.operations() : undefined;
     const grant = await payer.reserve(id, credits, {
-      operationTypes,
-      contractIds,
+      operationTypes: want.operationTypes,
+      contractIds: want.contractIds,
       minFee: jobFee(job, plan.floor),
       maxFee: jobFee(job, max(plan.rate, this.deps.maxFeeRate)), // bids rise under surge up to MAX_FEE_RATE
+      ...(operations ? { operations } : {}),
     });
     return { reservation: { id, payer, credits, grant, journaled: false, done: false }, plan };
   }
