@@ -39,6 +39,8 @@ export interface AccountContext {
   go: HeldTx[];
   /** Decided by the last event: refused, their predecessor `rejected` having been refused before any ledger. */
   refused: { id: string; rejected: bigint }[];
+  /** Numbers refused before any ledger (and not used since): a later arrival after one is refused too. */
+  rejected: bigint[];
 }
 
 export type AccountEvent =
@@ -58,10 +60,17 @@ function decide(c: Omit<AccountContext, "go" | "refused">, refused: AccountConte
   let held = c.held;
   let inFlight = c.inFlight;
   const go: HeldTx[] = [];
+  const rejected = c.chainSeq === null ? c.rejected : c.rejected.filter((r) => r > c.chainSeq!);
   if (c.chainSeq !== null) {
     const chain = c.chainSeq;
     go.push(...held.filter((h) => h.seq <= chain));
     held = held.filter((h) => h.seq > chain);
+  }
+  // after a number refused before any ledger nothing can go until that number comes again
+  const gap = rejected.length ? rejected.reduce((a, b) => (a < b ? a : b)) : null;
+  if (gap !== null) {
+    refused = [...refused, ...held.filter((h) => h.seq > gap).map((h) => ({ id: h.id, rejected: gap }))];
+    held = held.filter((h) => h.seq <= gap);
   }
   if (inFlight === null && held.length) {
     const next = c.chainSeq === null ? held[0]! : held.find((h) => h.seq === c.chainSeq! + 1n);
@@ -71,7 +80,7 @@ function decide(c: Omit<AccountContext, "go" | "refused">, refused: AccountConte
       held = held.filter((h) => h !== next);
     }
   }
-  return { ...c, held, inFlight, go, refused };
+  return { ...c, held, inFlight, go, refused, rejected };
 }
 
 /** The in-flight transaction ends if it is `id`. */
@@ -85,13 +94,24 @@ export const accountMachine = setup({
   },
 }).createMachine({
   id: "account",
-  context: ({ input }) => ({ account: input.account, chainSeq: null, inFlight: null, held: [], go: [], refused: [] }),
+  context: ({ input }) => ({
+    account: input.account,
+    chainSeq: null,
+    inFlight: null,
+    held: [],
+    go: [],
+    refused: [],
+    rejected: [],
+  }),
   initial: "active",
   states: {
     active: {
       on: {
         ARRIVE: {
-          actions: assign(({ context: c, event: e }) => decide({ ...c, held: sorted([...c.held, e]) })),
+          // a number refused before comes again: it may go, and what follows it too
+          actions: assign(({ context: c, event: e }) =>
+            decide({ ...c, held: sorted([...c.held, e]), rejected: c.rejected.filter((r) => r !== e.seq) }),
+          ),
         },
         APPLIED: {
           actions: assign(({ context: c, event: e }) =>
@@ -104,10 +124,7 @@ export const accountMachine = setup({
             const same = (h: HeldTx | null) => h !== null && h.seq === e.seq && h.id !== e.id;
             if (same(c.inFlight) || c.held.some(same)) return decide({ ...c, inFlight: landed(c, e.id) });
             // its successors cannot go before the same number is used by another transaction
-            const after = c.held.filter((h) => h.seq > e.seq);
-            const refused = after.map((h) => ({ id: h.id, rejected: e.seq }));
-            const held = c.held.filter((h) => h.seq <= e.seq);
-            return decide({ ...c, held, inFlight: landed(c, e.id) }, refused);
+            return decide({ ...c, inFlight: landed(c, e.id), rejected: [...c.rejected, e.seq] });
           }),
         },
         UNKNOWN: {

@@ -21,6 +21,8 @@ import type { ProjectActors } from "./relay/project-actors.ts";
 import type { Gateway, NetworkName } from "./network/gateway.ts";
 import type { SponsorService } from "./relay/sponsor.service.ts";
 import type { TransactionsService } from "./relay/transactions.service.ts";
+import type { UserCaps } from "./relay/user-caps.ts";
+import { userRoutes } from "./http/users.routes.ts";
 import { adminTransactionRoutes, transactionRoutes } from "./http/transactions.routes.ts";
 import type { SimulateService } from "./relay/simulate.service.ts";
 import type { ChannelPool } from "./relay/pool/channel-pool.ts";
@@ -44,6 +46,8 @@ import { MemoryCheckpoints } from "./store/checkpoints.ts";
 export const VERSION = "0.1.0";
 
 export interface AppDeps {
+  /** End users' days (the policy's perUser caps). */
+  userCaps?: UserCaps;
   /** Embedded localnets by network (networks with an upstream RPC URL have none). */
   localnets: Partial<Record<NetworkName, Localnet>>;
   gateways: Partial<Record<NetworkName, Gateway>>;
@@ -130,6 +134,7 @@ export function createApp(deps: AppDeps) {
     .use(compatRoutes({ ...deps, fees: deps.simulate.fees, adminGuesses: adminLimiter }))
     .use(eventsRoutes({ events: deps.events, heartbeatMs: deps.eventsHeartbeatMs ?? 15_000 }))
     .use(deps.adminToken ? adminRoutes(deps) : new Elysia())
+    .use(deps.adminToken && deps.userCaps ? userRoutes({ ...deps, userCaps: deps.userCaps }) : new Elysia())
     .use(deps.adminToken ? channelRoutes(deps) : new Elysia())
     .use(deps.adminToken && deps.webhooks ? webhookRoutes({ webhooks: deps.webhooks }) : new Elysia())
     .use(deps.adminToken ? adminTransactionRoutes(deps) : new Elysia())

@@ -9,6 +9,8 @@ import { createRpcMethods, inProcessTransport } from "./localnet/rpc.ts";
 import { Submitter } from "./network/submitter.ts";
 import { RETRY_POLICY } from "./network/submit-protocol.ts";
 import { Gateway, NETWORKS, type NetworkName } from "./network/gateway.ts";
+import { UserCaps } from "./relay/user-caps.ts";
+import { UserDaysRepo } from "./store/user-days.repo.ts";
 import { SponsorService } from "./relay/sponsor.service.ts";
 import { TransactionsService } from "./relay/transactions.service.ts";
 import { SubmissionViews } from "./store/submission-views.repo.ts";
@@ -196,6 +198,7 @@ async function start(
   const pruneTimer = setInterval(prune, 3600_000);
   opened.push(() => clearInterval(pruneTimer));
   goOn();
+  const userCaps = new UserCaps(new UserDaysRepo(database.db));
   const fees = new FeePlanner({ feePercentile: config.FEE_PERCENTILE, maxFeeRate: BigInt(config.MAX_FEE_RATE) });
   const sponsor = new SponsorService({
     gateways,
@@ -206,6 +209,7 @@ async function start(
     metrics,
     fees,
     settleProject: (projectId, s) => actors.settleJournaled(projectId, s),
+    userCaps,
     config: {
       maxFeeRate: BigInt(config.MAX_FEE_RATE),
       submissionTimeoutMs: config.SUBMISSION_TIMEOUT_MS,
@@ -247,6 +251,7 @@ async function start(
     gateways,
     publicUrl: () => `http://localhost:${app.server?.port ?? config.PORT}`,
     sponsor,
+    userCaps,
     transactions: new TransactionsService(
       new SubmissionViews(database.db, NETWORKS),
       () => sponsor.written(),

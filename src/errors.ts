@@ -15,6 +15,7 @@ export const ERROR_CODES = [
   "SIMULATION_FAILED",
   "IDEMPOTENCY_KEY_REUSED",
   "RATE_LIMIT_EXCEEDED",
+  "USER_LIMIT_EXCEEDED",
   "INTERNAL_ERROR",
   "NETWORK_UNAVAILABLE",
   "SUBMISSION_TIMEOUT",
@@ -35,6 +36,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   SIMULATION_FAILED: "the contract failed or panicked in simulation (details.events)",
   IDEMPOTENCY_KEY_REUSED: "this idempotency key was used with another body",
   RATE_LIMIT_EXCEEDED: "the project's or client IP's request bucket is empty: retry after Retry-After seconds",
+  USER_LIMIT_EXCEEDED:
+    "this end user reached a perUser cap of the project's policy today (details.user, limit, resetAt): retry after Retry-After seconds",
   INTERNAL_ERROR: "a bug in the relay: nothing about it is in the answer, it is logged with the request id",
   NETWORK_UNAVAILABLE: "the network cannot be reached or answers unusably: retry after Retry-After seconds",
   SUBMISSION_TIMEOUT:

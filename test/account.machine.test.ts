@@ -47,6 +47,16 @@ describe("account order", () => {
     expect(idle(r.c)).toBe(true);
   });
 
+  test("a number refused before: a later arrival after it is refused at once; the number coming again clears it", () => {
+    const { step } = account();
+    step({ type: "ARRIVE", id: "a", seq: 11n });
+    step({ type: "REJECTED", id: null, seq: 12n }); // refused by the relay (policy, a cap) before it was held
+    expect(step({ type: "ARRIVE", id: "c", seq: 13n }).refused).toEqual(["c"]);
+    step({ type: "ARRIVE", id: "b", seq: 12n }); // sent again, valid this time
+    expect(step({ type: "ARRIVE", id: "c2", seq: 13n }).refused).toEqual([]);
+    expect(step({ type: "APPLIED", id: "a", seq: 11n }).go).toEqual(["b"]);
+  });
+
   test("a refused copy of a transaction still held refuses nothing", () => {
     const { step } = account();
     step({ type: "ARRIVE", id: "a", seq: 11n });

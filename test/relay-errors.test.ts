@@ -21,6 +21,7 @@ test("every error code has its status and the spec's envelope with the request i
     SIMULATION_FAILED: 422,
     IDEMPOTENCY_KEY_REUSED: 422,
     RATE_LIMIT_EXCEEDED: 429,
+    USER_LIMIT_EXCEEDED: 429,
     INTERNAL_ERROR: 500,
     NETWORK_UNAVAILABLE: 503,
     SUBMISSION_TIMEOUT: 504,

@@ -45,6 +45,8 @@ export interface DecodedTx {
    * precondition lets it skip numbers (the network then takes it out of order).
    */
   order: { account: string; seq: bigint } | null;
+  /** The inner transaction's source account (G..., a muxed one's account): its end user. */
+  source: string;
 }
 
 const OP_NAMES: Record<number, string> = Object.fromEntries(Object.entries(Op).map(([name, n]) => [n, name]));
@@ -96,6 +98,10 @@ export function decodeTransaction(
     resourceFee: data && data.v === 1 ? data.sorobanData.resourceFee : 0n,
     validUntil: upperBounds(wire),
     order: orderOf(wire),
+    source:
+      wire.type === 0
+        ? rawToAddress(wire.v0.tx.sourceAccountEd25519)
+        : muxedToAddress((wire.type === 5 ? wire.feeBump.tx.innerTx.v1 : wire.v1).tx.sourceAccount),
   };
 }
 

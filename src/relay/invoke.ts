@@ -13,6 +13,8 @@ export interface DecodedOperation {
   /** SHA-256 of the operation's XDR: a resubmitted operation is the same sponsored request. */
   hash: string;
   contractIds: (string | null)[];
+  /** The end user: the address whose credentials sign the first authorization entry (null: none). */
+  signer: string | null;
 }
 
 const invalid = (reason: string, message: string) =>
@@ -67,5 +69,27 @@ export function decodeOperation(b64: string, isRelayAccount: (address: string) =
     operation: xdr.Operation.fromXDR(Buffer.from(bytes)),
     hash: new Bun.CryptoHasher("sha256").update(bytes).digest("hex"),
     contractIds: [invokedContract(hostFunction)],
+    signer: auth.length ? credentialAddress(auth[0]!.credentials) : null,
   };
 }
+
+/** The address whose credentials sign an entry (classic, CAP-71's V2 or with delegates), as G... or C.... */
+function credentialAddress(c: object): string | null {
+  const { type } = c as { type: number };
+  const v = c as Record<string, unknown>;
+  const creds = (type === 1 ? v.address : type === 2 ? v.addressV2 : type === 3 ? v.addressWithDelegates : null) as {
+    address?: ScAddressW;
+    addressCredentials?: { address: ScAddressW };
+  } | null;
+  const a = creds?.address ?? creds?.addressCredentials?.address;
+  if (!a) return null;
+  if (a.type === 0) return StrKey.encodeEd25519PublicKey(Buffer.from(a.accountId.ed25519));
+  if (a.type === 1) return StrKey.encodeContract(Buffer.from(a.contractId));
+  if (a.type === 2) return StrKey.encodeEd25519PublicKey(Buffer.from(a.muxedAccount.ed25519));
+  return null; // a claimable balance or a liquidity pool: no end user
+}
+
+type ScAddressW =
+  | { type: 0; accountId: { ed25519: Uint8Array } }
+  | { type: 1; contractId: Uint8Array }
+  | { type: 2; muxedAccount: { ed25519: Uint8Array } };

@@ -37,6 +37,7 @@ import { ParkedLeases } from "./sponsor/parked-leases.ts";
 import { Settlement } from "./sponsor/settlement.ts";
 import { SubmissionStage, type SponsorHooks } from "./sponsor/submission.ts";
 import { Ordering, orderResult } from "./order/ordering.ts";
+import type { UserCaps } from "./user-caps.ts";
 import type { OrderLimits, OrderedTx } from "./order/sequence-gate.ts";
 
 export { outcomeOf } from "./sponsor/outcomes.ts";
@@ -64,6 +65,8 @@ export interface SponsorDeps {
   settleProject(projectId: string, s: SettledCredits): void;
   /** Outcomes and fees paid, for GET /metrics. */
   metrics?: SponsorMetrics;
+  /** End users' days (the policy's perUser caps). */
+  userCaps?: UserCaps;
   /** Several instances: one runs an inner transaction at a time (a lease), the others wait for its outcome. */
   shared?: {
     claim(name: string, ttlMs: number): Promise<boolean>;
@@ -92,7 +95,7 @@ export class SponsorService {
   constructor(private readonly deps: SponsorDeps) {
     this.ordering = new Ordering(deps.config.order, deps.log);
     const parked = new ParkedLeases();
-    this.admission = new Admission({ fees: deps.fees, maxFeeRate: deps.config.maxFeeRate });
+    this.admission = new Admission({ fees: deps.fees, maxFeeRate: deps.config.maxFeeRate, userCaps: deps.userCaps });
     this.settlement = new Settlement({ ...deps, shared: Boolean(deps.shared) }, parked);
     this.submitting = new SubmissionStage(
       { ...deps, submissionTimeoutMs: deps.config.submissionTimeoutMs },
@@ -123,6 +126,7 @@ export class SponsorService {
         operationTypes: d.operationTypes,
         contractIds: d.contractIds,
         operations: () => summarizeAll(sdkInner(d, gw.passphrase).operations),
+        user: d.source,
       });
       return this.observed(network, await this.dedup(gw, job, reservation, hooks), innerHash);
     } catch (e) {
@@ -180,6 +184,7 @@ export class SponsorService {
         operationTypes: ["invokeHostFunction"],
         contractIds: op.contractIds,
         operations: () => [summarize(Operation.fromXDRObject(op.operation) as Transaction["operations"][number])],
+        user: op.signer,
       });
       return this.observed(network, await this.dedup(gw, job, reservation, hooks), innerHash);
     } catch (e) {

@@ -247,3 +247,23 @@ export const webhookDeliveries = pgTable(
     index("webhook_deliveries_webhook_due").on(t.webhookId, t.nextAt).where(sql`state = 'pending'`),
   ],
 );
+
+/**
+ * What each end user of a project (the inner transaction's source, or a func+auth call's first signer)
+ * was sponsored per UTC day, for the policy's perUser caps: transactions counted and fees held at
+ * admission (one statement checks and adds, so that instances sharing the database never overshoot),
+ * then settled with what the network charged.
+ */
+export const userDays = pgTable(
+  "user_days",
+  {
+    projectId: text("project_id").notNull(),
+    account: text("account").notNull(),
+    /** The UTC day, YYYY-MM-DD. */
+    day: text("day").notNull(),
+    transactions: integer("transactions").notNull().default(0),
+    feeCharged: bigint("fee_charged", { mode: "bigint" }).notNull().default(sql`0`),
+    feeHeld: bigint("fee_held", { mode: "bigint" }).notNull().default(sql`0`),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.account, t.day] })],
+);

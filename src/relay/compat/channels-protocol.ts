@@ -202,6 +202,7 @@ function translate(e: ErrorData): Translated {
     case "PAYLOAD_TOO_LARGE":
       return code("INVALID_PARAMS", 413, d);
     case "RATE_LIMIT_EXCEEDED":
+    case "USER_LIMIT_EXCEEDED":
       return code("RATE_LIMIT_EXCEEDED", 429, d);
     case "IDEMPOTENCY_KEY_REUSED":
       return code("INVALID_PARAMS", 422, d);

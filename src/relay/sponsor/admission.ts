@@ -14,6 +14,7 @@ import { describeEvents } from "../simulate.service.ts";
 import type { ChannelPool } from "../pool/channel-pool.ts";
 import type { Payer } from "../principal.ts";
 import type { OpSummary } from "../../../actors/policy.ts";
+import type { UserCaps, UserHold } from "../user-caps.ts";
 
 /** Sponsoring draws on credits on mainnet only. */
 export const CREDIT_NETWORK: NetworkName = "mainnet";
@@ -28,6 +29,8 @@ export interface Reservation {
   done: boolean;
   /** The outcome's write, when it was answered before its outcome was durable (settled when it ends). */
   writing?: Promise<void>;
+  /** Its count and fee hold against its end user's day (the policy's perUser caps). */
+  user?: UserHold;
 }
 
 const max = (...xs: bigint[]) => xs.reduce((a, b) => (a > b ? a : b));
@@ -41,10 +44,12 @@ export interface Wanted {
   contractIds: (string | null)[];
   /** What it touches, operation by operation (made only when the policy asks). */
   operations(): OpSummary[];
+  /** Its end user (the policy's perUser caps), if it has one. */
+  user: string | null;
 }
 
 export class Admission {
-  constructor(private readonly deps: { fees: FeePlanner; maxFeeRate: bigint }) {}
+  constructor(private readonly deps: { fees: FeePlanner; maxFeeRate: bigint; userCaps?: UserCaps }) {}
 
   /** Plans the fee and has the payer's actor check the policy and reserve the most this request may pay. */
   async reserve(
@@ -66,7 +71,18 @@ export class Admission {
       maxFee: jobFee(job, max(plan.rate, this.deps.maxFeeRate)), // bids rise under surge up to MAX_FEE_RATE
       ...(operations ? { operations } : {}),
     });
-    return { reservation: { id, payer, credits, grant, journaled: false, done: false }, plan };
+    const reservation: Reservation = { id, payer, credits, grant, journaled: false, done: false };
+    const policy = payer.policy?.();
+    if (policy?.perUser && payer.projectId && want.user && this.deps.userCaps) {
+      try {
+        const hold = await this.deps.userCaps.reserve(payer.projectId, want.user, policy, grant, Date.now());
+        if (hold) reservation.user = hold;
+      } catch (e) {
+        payer.settle(id, { released: 0n, charged: 0n, journaled: false }); // nothing of it was sent
+        throw e;
+      }
+    }
+    return { reservation, plan };
   }
   /** Simulates the operation from a relay channel account in enforce mode: its resource fee and Soroban data. */
   async simulateOperation(

@@ -13,6 +13,7 @@ import type { ChannelPool } from "../pool/channel-pool.ts";
 import { CREDIT_NETWORK, type Reservation } from "./admission.ts";
 import { outcomeOf } from "./outcomes.ts";
 import type { ParkedLeases } from "./parked-leases.ts";
+import type { UserCaps } from "../user-caps.ts";
 
 export interface SettlementDeps {
   submissions: SubmissionStore;
@@ -23,6 +24,8 @@ export interface SettlementDeps {
   /** Several instances share the database: outcomes are written before they are answered. */
   shared: boolean;
   log: Logger;
+  /** End users' days (the policy's perUser caps). */
+  userCaps?: UserCaps;
 }
 
 export class Settlement {
@@ -150,11 +153,12 @@ export class Settlement {
   ): void {
     const owner = s.projectId ?? null;
     if (reservation && network !== CREDIT_NETWORK)
-      this.endReservation(reservation, {
-        released: 0n,
-        charged: owner === reservation.payer.projectId ? feeCharged : 0n,
-      });
-    else if (reservation && owner === reservation.payer.projectId) this.endReservation(reservation, s);
+      this.endReservation(
+        reservation,
+        { released: 0n, charged: owner === reservation.payer.projectId ? feeCharged : 0n },
+        feeCharged,
+      );
+    else if (reservation && owner === reservation.payer.projectId) this.endReservation(reservation, s, feeCharged);
     else if (owner && network === CREDIT_NETWORK) this.deps.settleProject(owner, s);
   }
   /** Drops what is left of a request's reservation once its outcome's write (if any) has ended. */
@@ -163,11 +167,19 @@ export class Settlement {
     if (reservation.writing) void reservation.writing.finally(drop);
     else drop();
   }
-  /** Ends a reservation once: the journal's release and charge (credits) or the fee paid (for the daily spend). */
-  endReservation(reservation: Reservation, s: SettledCredits): void {
+  /**
+   * Ends a reservation once: the journal's release and charge (credits) or the fee paid (for the daily
+   * spend); `fee`, what the network charged for its transaction (its end user's day counts it).
+   */
+  endReservation(reservation: Reservation, s: SettledCredits, fee = s.charged): void {
     if (reservation.done) return;
     reservation.done = true;
     reservation.payer.settle(reservation.id, { ...s, journaled: reservation.journaled });
+    const user = reservation.user;
+    if (user && this.deps.userCaps)
+      void this.deps.userCaps
+        .settle(user, fee)
+        .catch((e) => this.deps.log.warn({ err: String(e), user: user.key.account }, "settling a user's day failed"));
   }
 }
 
