@@ -37,6 +37,14 @@ export interface Policy {
   activeUntil: number | null;
   /** Caps per end user per UTC day (checked outside the actor, exact across instances); null: none. */
   perUser: { maxTransactionsPerDay: number | null; maxFeePerDay: bigint | null } | null;
+  /** The app's approval server, asked before sponsoring (src/relay/approval.ts); null: none. */
+  approval: {
+    url: string;
+    timeoutMs: number;
+    onFailure: "deny" | "approve";
+    /** The whsec_ secret, sealed for the project. */
+    sealedSecret: string;
+  } | null;
 }
 
 export interface Allow {

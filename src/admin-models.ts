@@ -65,12 +65,35 @@ export const PerUserSchema = Type.Object(
 
 const IsoTime = Type.String({ pattern: ISO_TIME, description: "ISO 8601, with a time zone" });
 
+export const ApprovalSchema = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 2048, description: "http(s) URL of the app's approval server" }),
+    timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, description: "default 2000" })),
+    onFailure: Type.Optional(
+      Type.Union([Type.Literal("deny"), Type.Literal("approve")], {
+        description: "on a timeout or a non-2xx answer (default deny)",
+      }),
+    ),
+  },
+  { additionalProperties: false, description: "Ask the app's server before sponsoring (a signed POST)" },
+);
+
+export const ApprovalView = Type.Object({
+  url: Type.String(),
+  timeoutMs: Type.Integer(),
+  onFailure: Type.Union([Type.Literal("deny"), Type.Literal("approve")]),
+  secret: Type.Optional(
+    Type.String({ description: "whsec_…: in the answer that set the approval URL only (verify requests with it)" }),
+  ),
+});
+
 /** The policy patch's fields for these rules (the admin API's). */
 export const RULES_PATCH = {
   allow: nullableRule(AllowSchema),
   activeFrom: nullableRule(IsoTime),
   activeUntil: nullableRule(IsoTime),
   perUser: nullableRule(PerUserSchema),
+  approval: nullableRule(ApprovalSchema),
 };
 
 /** The policy view's fields for these rules. */
@@ -79,6 +102,7 @@ export const RULES_VIEW = {
   activeFrom: Type.Union([Type.String(), Type.Null()], { description: "ISO 8601; null: no start" }),
   activeUntil: Type.Union([Type.String(), Type.Null()], { description: "ISO 8601; null: no end" }),
   perUser: Type.Union([PerUserSchema, Type.Null()], { description: "null: no per-user caps" }),
+  approval: Type.Union([ApprovalView, Type.Null()], { description: "null: no approval call" }),
 };
 
 /** A project's effective policy as the admin API answers it. */

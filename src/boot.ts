@@ -10,6 +10,7 @@ import { Submitter } from "./network/submitter.ts";
 import { RETRY_POLICY } from "./network/submit-protocol.ts";
 import { Gateway, NETWORKS, type NetworkName } from "./network/gateway.ts";
 import { UserCaps } from "./relay/user-caps.ts";
+import { Approvals } from "./relay/approval.ts";
 import { UserDaysRepo } from "./store/user-days.repo.ts";
 import { SponsorService } from "./relay/sponsor.service.ts";
 import { TransactionsService } from "./relay/transactions.service.ts";
@@ -156,7 +157,10 @@ async function start(
     log,
     cluster,
   );
+  const approvals = new Approvals({ box, allowPrivate: config.WEBHOOK_ALLOW_PRIVATE, log, metrics });
   const projects = new ProjectsService({
+    approvals,
+    allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
     projects: new ProjectsRepo(database.db),
     credits: new CreditsRepo(database.db),
     submissions,
@@ -210,6 +214,7 @@ async function start(
     fees,
     settleProject: (projectId, s) => actors.settleJournaled(projectId, s),
     userCaps,
+    approvals,
     config: {
       maxFeeRate: BigInt(config.MAX_FEE_RATE),
       submissionTimeoutMs: config.SUBMISSION_TIMEOUT_MS,

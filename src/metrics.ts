@@ -92,6 +92,21 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
   readonly registry = new Registry();
   private sources: MetricSources = {};
 
+  private readonly approvals = new Histogram({
+    name: "relay_approval_duration_seconds",
+    help:
+      "Calls to projects' approval servers (a policy's approval), by outcome: approved, denied, or " +
+      "unavailable (a timeout, an error or another answer: the policy's onFailure decided).",
+    labelNames: ["outcome"] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5],
+    registers: [this.registry],
+  });
+
+  /** One approval call: its outcome and how long it took. */
+  approval(outcome: "approved" | "denied" | "unavailable", seconds: number): void {
+    this.approvals.observe({ outcome }, seconds);
+  }
+
   private readonly httpRequests = new Counter({
     name: "relay_http_requests_total",
     help: 'HTTP requests answered, by method, route pattern ("unmatched": no route) and status.',

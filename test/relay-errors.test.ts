@@ -15,6 +15,7 @@ test("every error code has its status and the spec's envelope with the request i
     INSUFFICIENT_CREDITS: 402,
     FORBIDDEN: 403,
     POLICY_VIOLATION: 403,
+    SPONSORSHIP_DENIED: 403,
     NOT_FOUND: 404,
     PAYLOAD_TOO_LARGE: 413,
     SUBMISSION_FAILED: 422,

@@ -12,6 +12,7 @@ import { signedOf, type Signed } from "../stellar/envelope.ts";
 import type { DecodedOperation } from "./invoke.ts";
 import type { ChannelPool, FeeLease } from "./pool/channel-pool.ts";
 import type { ValidUntil } from "../network/ledger-watcher.ts";
+import type { OpSummary } from "../../actors/policy.ts";
 
 /** The channel account that sends one submission: a fee-bump's fee source, or an own transaction's source. */
 export interface Sender {
@@ -42,6 +43,8 @@ export interface Job {
   validUntil?: ValidUntil;
   /** A client's transaction in its source account's order (absent: the relay's own source, or no order). */
   order?: { account: string; seq: bigint };
+  /** Its end user and what it touches, operation by operation (made on demand: policies and approvals ask). */
+  about?: { user: string | null; operations(): OpSummary[] };
   /**
    * `resume`: the envelope an earlier run of this submission sent last (base64), if any; `parked`:
    * that run's fee source lease, still held (in this process) because its fee-bump may be queued.

@@ -10,7 +10,7 @@ import type { Policy } from "../../actors/policy.ts";
 import type { PolicyOverrides } from "../store/policy-overrides.ts";
 import { MAX_OPS_PER_TX } from "../stellar/protocol.ts";
 import { asFeeStrategy, DEFAULT_FEE_STRATEGY } from "./fee-strategy.ts";
-import { effectivePerUser, effectiveRules, type RulesOverrides } from "./sponsorship-rules.ts";
+import { effectiveApproval, effectivePerUser, effectiveRules, type RulesOverrides } from "./sponsorship-rules.ts";
 
 export { checkRules, type Policy, type PolicyRule, type SpendRequest, type Violation } from "../../actors/policy.ts";
 export type { PolicyOverrides } from "../store/policy-overrides.ts";
@@ -39,9 +39,6 @@ export const PolicyPatch = Type.Object(
 );
 export type PolicyPatch = Static<typeof PolicyPatch>;
 
-/** Stored overrides (the store's PolicyOverrides) are a patch without nulls. */
-type WithoutNulls<T> = { [K in keyof T]: Exclude<T[K], null> };
-
 export const PROJECT_POLICY_DEFAULTS: Policy = {
   requestsPerSecond: 50,
   burst: 100,
@@ -56,6 +53,7 @@ export const PROJECT_POLICY_DEFAULTS: Policy = {
   activeFrom: null,
   activeUntil: null,
   perUser: null,
+  approval: null,
 };
 /** The open testnet relay's defaults, per client IP (ANONYMOUS_POLICY overrides them). */
 export const ANONYMOUS_POLICY_DEFAULTS: Policy = {
@@ -72,6 +70,7 @@ export const ANONYMOUS_POLICY_DEFAULTS: Policy = {
   activeFrom: null,
   activeUntil: null,
   perUser: null,
+  approval: null,
 };
 
 /** The anonymous relay's policy: its defaults with the ANONYMOUS_POLICY overrides (config's anonymousPolicyPatch). */
@@ -97,7 +96,9 @@ export function mergeOverrides(current: PolicyOverrides, patch: PolicyPatch): Po
     const { contracts: _, ...rest } = next.allow as Record<string, unknown>;
     next.allow = rest;
   }
-  return next as WithoutNulls<PolicyPatch> satisfies PolicyOverrides;
+  // an approval arrives here with its secret sealed (ProjectsService); never one without
+  if (next.approval && !(next.approval as { sealedSecret?: string }).sealedSecret) delete next.approval;
+  return next as PolicyOverrides;
 }
 
 export function effectivePolicy(defaults: Policy, o: PolicyOverrides | PolicyPatch): Policy {
@@ -114,6 +115,7 @@ export function effectivePolicy(defaults: Policy, o: PolicyOverrides | PolicyPat
     ...rules,
     allowedContractIds: rules.allow?.contracts?.map((c) => c.contract) ?? null,
     perUser: effectivePerUser(o as RulesOverrides) ?? defaults.perUser,
+    approval: effectiveApproval(o as RulesOverrides) ?? defaults.approval,
   };
 }
 
@@ -124,6 +126,7 @@ export const policyView = (p: Policy): ProjectPolicyView => ({
   lowBalanceAlert: p.lowBalanceAlert === null ? null : p.lowBalanceAlert.toString(),
   activeFrom: p.activeFrom === null ? null : new Date(p.activeFrom).toISOString(),
   activeUntil: p.activeUntil === null ? null : new Date(p.activeUntil).toISOString(),
+  approval: p.approval && { url: p.approval.url, timeoutMs: p.approval.timeoutMs, onFailure: p.approval.onFailure },
   perUser: p.perUser && {
     ...(p.perUser.maxTransactionsPerDay !== null ? { maxTransactionsPerDay: p.perUser.maxTransactionsPerDay } : {}),
     ...(p.perUser.maxFeePerDay !== null ? { maxFeePerDay: p.perUser.maxFeePerDay.toString() } : {}),

@@ -12,15 +12,9 @@ import type { Logger } from "../log.ts";
 import { ask } from "../../actors/ask.ts";
 import { utcDay, type ProjectReply } from "../../actors/project.machine.ts";
 import { generateKey, hashKey, keyEnvironment, keyPrefix } from "./api-keys.ts";
-import {
-  effectivePolicy,
-  mergeOverrides,
-  policyView,
-  type Policy,
-  type PolicyOverrides,
-  type PolicyPatch,
-} from "./policy.ts";
-import { windowProblem } from "./sponsorship-rules.ts";
+import { effectivePolicy, policyView, type Policy, type PolicyPatch } from "./policy.ts";
+import type { Approvals } from "./approval.ts";
+import { PolicyChanges, withSecret } from "./policy-changes.ts";
 import { replyError, type ProjectActor, type ProjectActors } from "./project-actors.ts";
 import type { CreatedKeyView, CreditBalance, CreditEntryView, CreditJournal, KeyView } from "../models.ts";
 import type { ProjectView } from "../admin-models.ts";
@@ -58,6 +52,7 @@ export class ProjectsService {
   private readonly unknown = new Map<string, number>();
   /** Keys revoked by this process: a lookup that read the row before the revocation must not cache it. */
   private readonly revoked = new Set<string>();
+  private readonly changes: PolicyChanges;
 
   constructor(
     private readonly deps: {
@@ -69,8 +64,14 @@ export class ProjectsService {
       log: Logger;
       /** Several instances reserve the credits: the balance shown is the journal's, not this instance's actor's. */
       sharedCredits?: boolean;
+      /** Seals approval secrets (a policy's approval server). */
+      approvals?: Approvals;
+      /** WEBHOOK_ALLOW_PRIVATE: approval URLs may be private addresses too. */
+      allowPrivate?: boolean;
     },
-  ) {}
+  ) {
+    this.changes = new PolicyChanges(deps.defaults, deps.approvals, deps.allowPrivate ?? false);
+  }
 
   /**
    * Starts an actor for every project with its balance and today's spend from Postgres, and caches the live keys: a key
@@ -166,9 +167,9 @@ export class ProjectsService {
   }
 
   async create(name: string, patch: PolicyPatch = {}): Promise<ProjectView> {
-    const policy = mergeOverrides({}, patch);
-    this.checkWindow(policy);
-    const row = await this.deps.projects.create({ id: crypto.randomUUID(), name, policy });
+    const id = crypto.randomUUID();
+    const { policy, secret } = await this.changes.apply(id, {}, patch);
+    const row = await this.deps.projects.create({ id, name, policy });
     await this.deps.actors.start({
       id: row.id,
       status: row.status,
@@ -177,7 +178,7 @@ export class ProjectsService {
       spent: 0n,
     });
     await this.tell({ topic: "project", projectId: row.id });
-    return this.view(row);
+    return withSecret(await this.view(row), secret);
   }
 
   async list(): Promise<ProjectView[]> {
@@ -200,8 +201,8 @@ export class ProjectsService {
     change: { name?: string; status?: ProjectStatus; policy?: PolicyPatch },
   ): Promise<ProjectView> {
     const current = await this.row(id);
-    const policy = change.policy ? mergeOverrides(current.policy, change.policy) : undefined;
-    if (policy) this.checkWindow(policy);
+    const changed = change.policy ? await this.changes.apply(id, current.policy, change.policy) : null;
+    const policy = changed?.policy;
     const row = (await this.deps.projects.update(id, {
       ...(change.name !== undefined ? { name: change.name } : {}),
       ...(change.status ? { status: change.status } : {}),
@@ -218,17 +219,7 @@ export class ProjectsService {
       status: row.status,
     });
     await this.tell({ topic: "project", projectId: id });
-    return this.view(row);
-  }
-
-  /** A time window that cannot be: 400 naming the field. */
-  private checkWindow(o: PolicyOverrides): void {
-    const { activeFrom, activeUntil } = effectivePolicy(this.deps.defaults, o);
-    const problem = windowProblem(activeFrom, activeUntil);
-    if (problem) {
-      const field = problem.startsWith("activeUntil") ? "policy.activeUntil" : "policy.activeFrom";
-      throw validationError(`${field}: ${problem}`, { field, reason: "bad_time_window" });
-    }
+    return withSecret(await this.view(row), changed?.secret ?? null);
   }
 
   // ---- keys ---------------------------------------------------------------------------------------

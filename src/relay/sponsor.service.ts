@@ -25,7 +25,7 @@ import { Operation, type Transaction } from "@stellar/stellar-sdk";
 import { innerRate } from "./fee-bump.ts";
 import { BASE_FEE } from "../stellar/protocol.ts";
 import { decodeOperation } from "./invoke.ts";
-import { feeBumpJob, operationJob, type Job } from "./jobs.ts";
+import { feeBumpJob, jobFee, operationJob, type Job } from "./jobs.ts";
 import type { FeePlan, FeePlanner } from "./fee-plan.ts";
 import type { ChannelPool } from "./pool/channel-pool.ts";
 import type { Payer } from "./principal.ts";
@@ -38,6 +38,7 @@ import { Settlement } from "./sponsor/settlement.ts";
 import { SubmissionStage, type SponsorHooks } from "./sponsor/submission.ts";
 import { Ordering, orderResult } from "./order/ordering.ts";
 import type { UserCaps } from "./user-caps.ts";
+import type { Approvals } from "./approval.ts";
 import type { OrderLimits, OrderedTx } from "./order/sequence-gate.ts";
 
 export { outcomeOf } from "./sponsor/outcomes.ts";
@@ -67,6 +68,8 @@ export interface SponsorDeps {
   metrics?: SponsorMetrics;
   /** End users' days (the policy's perUser caps). */
   userCaps?: UserCaps;
+  /** The projects' approval servers (a policy's approval). */
+  approvals?: Approvals;
   /** Several instances: one runs an inner transaction at a time (a lease), the others wait for its outcome. */
   shared?: {
     claim(name: string, ttlMs: number): Promise<boolean>;
@@ -119,14 +122,14 @@ export class SponsorService {
       const d = decodeTransaction(transaction, gw.passphrase, { signatures: true, sorobanData: true });
       innerHash = d.innerHash;
       order = d.order && { gw, ...d.order };
-      const job = feeBumpJob(d, gw.passphrase);
+      const about = { user: d.source, operations: () => summarizeAll(sdkInner(d, gw.passphrase).operations) };
+      const job: Job = { ...feeBumpJob(d, gw.passphrase), about };
       reservation = await this.admission.reserve(gw, job, payer, {
         floor: max(BASE_FEE, innerRate(d)),
         soroban: d.isSoroban,
         operationTypes: d.operationTypes,
         contractIds: d.contractIds,
-        operations: () => summarizeAll(sdkInner(d, gw.passphrase).operations),
-        user: d.source,
+        ...about,
       });
       return this.observed(network, await this.dedup(gw, job, reservation, hooks), innerHash);
     } catch (e) {
@@ -177,14 +180,15 @@ export class SponsorService {
         );
       }
       const sim = await this.admission.simulateOperation(gw, pool, op);
-      const job = operationJob(op, sim, gw.passphrase);
+      const summary = () => summarize(Operation.fromXDRObject(op.operation) as Transaction["operations"][number]);
+      const about = { user: op.signer, operations: () => [summary()] };
+      const job: Job = { ...operationJob(op, sim, gw.passphrase), about };
       reservation = await this.admission.reserve(gw, job, payer, {
         floor: BASE_FEE,
         soroban: true,
         operationTypes: ["invokeHostFunction"],
         contractIds: op.contractIds,
-        operations: () => [summarize(Operation.fromXDRObject(op.operation) as Transaction["operations"][number])],
-        user: op.signer,
+        ...about,
       });
       return this.observed(network, await this.dedup(gw, job, reservation, hooks), innerHash);
     } catch (e) {
@@ -368,6 +372,20 @@ export class SponsorService {
       return outcome;
     }
   }
+  /** The project's approval server's yes (src/relay/approval.ts), when its policy has one; throws its no. */
+  private async approve(gw: Gateway, job: Job, plan: FeePlan, reservation: Reservation): Promise<void> {
+    const { payer } = reservation;
+    const approval = payer.policy?.().approval;
+    if (!approval || !payer.projectId || !this.deps.approvals) return;
+    await this.deps.approvals.ask(approval, {
+      project: payer.projectId,
+      network: gw.name,
+      innerHash: job.innerHash,
+      source: job.about?.user ?? null,
+      operations: job.about?.operations() ?? [],
+      estimatedFee: jobFee(job, plan.rate).toString(),
+    });
+  }
   /**
    * One submission per inner hash: reuse a recorded outcome, settle one the network applied, or
    * submit (a recorded intent resumes: its last envelope is sent again first).
@@ -389,12 +407,17 @@ export class SponsorService {
       job.order && !resume
         ? { ...job.order, id: job.innerHash, scope: reservation.payer.scope, maxTime: job.validUntil?.maxTime ?? 0n }
         : null;
+    let entered = false;
     try {
+      // a new submission (or one sent again after a refusal) is put to the project's approval server once
+      if (!resume) await this.approve(gw, job, plan, reservation);
+      entered = true;
       if (ordered) await this.ordering.gate(gw).enter(ordered);
       return await this.inOrder(gw, job, plan, reservation, id, resume, prior === null, ordered);
     } catch (e) {
-      // held and refused before anything was sent: kept as a rejected submission, to be looked up
-      if (ordered && prior === null && !(await this.deps.submissions.byInnerHash(gw.name, job.innerHash)))
+      if (!entered && job.order) this.ordering.gate(gw).refusedBefore(job.order.account, job.order.seq);
+      // refused before anything was sent (denied, or held and refused): kept as a rejected submission, to be looked up
+      if (prior === null && !(await this.deps.submissions.byInnerHash(gw.name, job.innerHash)))
         return await this.keepRefused(gw.name, job.innerHash, reservation.payer, outcomeOf(e));
       // a row of this inner hash written meanwhile (a refusal, by another request or instance): resume it
       if (prior === null && !again && innerHashTaken(e)) return await this.once(gw, job, plan, reservation, true);

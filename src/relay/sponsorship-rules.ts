@@ -4,6 +4,7 @@
  * policy the project's actor applies. Their wire shapes are src/admin-models.ts's (RULES_PATCH, RULES_VIEW).
  */
 import type { Allow, Policy } from "../../actors/policy.ts";
+import { DEFAULT_APPROVAL_TIMEOUT_MS } from "./approval.ts";
 
 export interface PerUser {
   maxTransactionsPerDay: number | null;
@@ -16,6 +17,7 @@ export interface RulesOverrides {
   activeFrom?: string;
   activeUntil?: string;
   perUser?: { maxTransactionsPerDay?: number; maxFeePerDay?: string };
+  approval?: { url: string; timeoutMs?: number; onFailure?: "deny" | "approve"; sealedSecret: string };
   /** Superseded by allow.contracts (read as a list without functions). */
   allowedContractIds?: string[];
 }
@@ -34,6 +36,16 @@ export function effectiveRules(
     allow: allow ?? null,
     activeFrom: time(o.activeFrom) ?? defaults.activeFrom,
     activeUntil: time(o.activeUntil) ?? defaults.activeUntil,
+  };
+}
+
+export function effectiveApproval(o: RulesOverrides): Policy["approval"] {
+  if (!o.approval?.sealedSecret) return null;
+  return {
+    url: o.approval.url,
+    timeoutMs: o.approval.timeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
+    onFailure: o.approval.onFailure ?? "deny",
+    sealedSecret: o.approval.sealedSecret,
   };
 }
 

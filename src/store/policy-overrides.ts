@@ -21,4 +21,6 @@ export interface PolicyOverrides {
   activeFrom?: string;
   activeUntil?: string;
   perUser?: { maxTransactionsPerDay?: number; maxFeePerDay?: string };
+  /** The approval server; its whsec_ secret sealed (never stored in clear). */
+  approval?: { url: string; timeoutMs?: number; onFailure?: "deny" | "approve"; sealedSecret: string };
 }

@@ -201,6 +201,8 @@ function translate(e: ErrorData): Translated {
       return code("NOT_FOUND", 404, d);
     case "PAYLOAD_TOO_LARGE":
       return code("INVALID_PARAMS", 413, d);
+    case "SPONSORSHIP_DENIED":
+      return code("POLICY_VIOLATION", 403, d);
     case "RATE_LIMIT_EXCEEDED":
     case "USER_LIMIT_EXCEEDED":
       return code("RATE_LIMIT_EXCEEDED", 429, d);
