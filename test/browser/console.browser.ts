@@ -2,7 +2,7 @@
  * The operator console in a real browser (Debian's chromium, driven by puppeteer-core), against a
  * relay this test starts: sign in, create a project and keys (one revoked), top up, a policy error
  * beside its field, resize the pool and watch it converge, watch a sponsored transaction appear
- * live and open it, sign out; the cookie's attributes, nothing kept in storage, no request to any
+ * live and open it, sign out, sign out everywhere; the cookie's attributes, nothing kept in storage, no request to any
  * other host (offline), a cross-site form post refused, and the old cookie refused after sign-out.
  * Screenshots of each page go to docs/console/. Run with `bun run test:browser` (not in `bun run test`).
  */
@@ -340,6 +340,28 @@ describe("the operator console in Chromium", () => {
       expect(change.status).toBe(401);
       await page.reload({ waitUntil: "load" });
       await page.waitForSelector(input("Admin token"), { visible: true });
+    },
+    STEP,
+  );
+
+  test(
+    "sign out everywhere ends every console session, another browser's too; the page asks for the token again",
+    async () => {
+      await fill("Admin token", TEST_ADMIN_TOKEN);
+      await press(button("Sign in"));
+      await page.waitForSelector(button("Sign out everywhere"), { visible: true });
+      const other = await fetch(`${r.url}/v1/admin/session`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+      });
+      const otherCookie = other.headers.get("set-cookie")!.split(";")[0]!;
+      expect((await fetch(`${r.url}/v1/admin/session`, { headers: { cookie: otherCookie } })).status).toBe(200);
+      const mine = (await page.cookies(`${r.url}/v1/admin/projects`)).find((c) => c.name === "relay_console")!;
+      await press(button("Sign out everywhere"));
+      await page.waitForSelector(input("Admin token"), { visible: true });
+      await untilText("Every console session has ended.");
+      for (const c of [otherCookie, `${mine.name}=${mine.value}`])
+        expect((await fetch(`${r.url}/v1/admin/session`, { headers: { cookie: c } })).status).toBe(401);
     },
     STEP,
   );
