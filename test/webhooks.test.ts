@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { events } from "../src/store/schema.ts";
+import { resolveWebhookTarget, UrlRefused } from "../src/relay/webhooks/url-guard.ts";
 import { expectError, expectOk, HASH, UUID, until, xdrOf } from "./support/harness.ts";
 import { databaseEnv, databaseKinds, startTestRelay, type TestRelay } from "./support/relay.ts";
 import { type Receiver, startReceiver } from "./support/webhook-receiver.ts";
@@ -58,6 +59,13 @@ describe("webhook registration refuses non-public URLs (WEBHOOK_ALLOW_PRIVATE un
     ["http://[fd00::1]/hook", "private_address", "uniqueLocal"],
     ["http://[fe80::1]/hook", "private_address", "linkLocal"],
     ["http://[::ffff:10.0.0.1]/hook", "private_address", "private"],
+    // IPv6 outside 2000::/3 (IPv4-compatible ::a.b.c.d, which a URL writes ::7f00:1), or reserved in it
+    ["http://[::127.0.0.1]/", "private_address", "notGlobalUnicast"],
+    ["http://[::8.8.8.8]/hook", "private_address", "notGlobalUnicast"],
+    ["http://[::ffff:127.0.0.1]/", "private_address", "loopback"],
+    ["http://[fc00::1]/hook", "private_address", "uniqueLocal"],
+    ["http://[64:ff9b::a00:1]/hook", "private_address", "rfc6052"],
+    ["http://[2001:db8::1]/hook", "private_address", "reserved"],
     ["ftp://example.com/hook", "unsupported_scheme", ""],
     ["file:///etc/passwd", "unsupported_scheme", ""],
     ["javascript:alert(1)", "unsupported_scheme", ""],
@@ -70,11 +78,33 @@ describe("webhook registration refuses non-public URLs (WEBHOOK_ALLOW_PRIVATE un
     expect(res.body.error.message).toContain("url");
   });
 
-  test("a public address is registered (an IP literal: no DNS needed)", async () => {
+  test("a public address is registered (an IP literal: no DNS needed), IPv6 in 2000::/3 too", async () => {
     const res = await r.admin("POST", `/projects/${projectId}/webhooks`, { url: "https://93.184.215.14/hook" });
     expectOk(res, 201);
+    expectOk(await r.admin("POST", `/projects/${projectId}/webhooks`, { url: "https://[2606:4700::1]/hook" }), 201);
     const list = await r.admin("GET", `/projects/${projectId}/webhooks`);
-    expect(list.body.webhooks.map((w: { url: string }) => w.url)).toEqual(["https://93.184.215.14/hook"]);
+    expect(list.body.webhooks.map((w: { url: string }) => w.url).sort()).toEqual([
+      "https://93.184.215.14/hook",
+      "https://[2606:4700::1]/hook",
+    ]);
+  });
+
+  test("a delivery's look-up is judged the same: an IPv6 outside 2000::/3 is refused, a global one passes", async () => {
+    const to = (addresses: string[]) => resolveWebhookTarget("https://hook.example/x", false, async () => addresses);
+    for (const [address, range] of [
+      ["::127.0.0.1", "loopback"], // ipaddr.js reads the dotted form as the IPv4 address
+      ["::7f00:1", "notGlobalUnicast"],
+      ["::808:808", "notGlobalUnicast"],
+      ["::ffff:127.0.0.1", "loopback"],
+      ["fc00::1", "uniqueLocal"],
+      ["2001:db8::1", "reserved"],
+    ]) {
+      const refused = await to([address!]).catch((e) => e);
+      expect(refused).toBeInstanceOf(UrlRefused);
+      expect(refused).toMatchObject({ reason: "private_address", details: { address, range } });
+    }
+    expect((await to(["2606:4700::1"])).address).toBe("2606:4700::1");
+    expect((await to(["::ffff:93.184.215.14"])).address).toBe("::ffff:93.184.215.14");
   });
 });
 
