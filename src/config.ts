@@ -137,7 +137,7 @@ export class ConfigError extends Error {
   }
 }
 
-const SECRET = /SECRET|TOKEN|KEY|DATABASE_URL|REDIS_URL/;
+const SECRET = /SECRET|TOKEN|KEY|DATABASE_URL|REDIS_URL|RPC_URL/;
 
 /** One line for a schema error: the variable, what it must be (allowed values listed), and the value if not secret. */
 function problem(key: string, schema: TSchema | undefined, given: unknown, message: string): string {
