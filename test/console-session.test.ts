@@ -364,12 +364,29 @@ describe("console session on a whole relay", () => {
     120_000,
   );
 
-  test("without ADMIN_TOKEN the console page is served and the session route is 404 (the page says the admin API is disabled)", async () => {
+  test("without ADMIN_TOKEN the console page is served and the admin routes are 404 saying the admin API is off (the page says it is disabled)", async () => {
     const r2 = await startTestRelay({ ADMIN_TOKEN: "" });
     try {
       expect((await fetch(`${r2.url}/console`)).status).toBe(200);
       const res = await fetch(`${r2.url}/v1/admin/session`);
       expect(res.status).toBe(404);
+      // every admin route says why: the admin API is off without ADMIN_TOKEN
+      for (const [method, path] of [
+        ["GET", "/v1/admin/session"],
+        ["GET", "/v1/admin/projects"],
+        ["POST", "/v1/admin/projects"],
+        ["GET", "/v1/admin"],
+      ] as const) {
+        const off = await fetch(`${r2.url}${path}`, {
+          method,
+          headers: { authorization: "Bearer whatever-0123456789" },
+        });
+        expect(off.status).toBe(404);
+        const err = ((await off.json()) as any).error;
+        expect(err.code).toBe("NOT_FOUND");
+        expect(err.message).toContain("ADMIN_TOKEN");
+        expect(err.details).toEqual({ reason: "admin_api_disabled" });
+      }
     } finally {
       await r2.stop();
     }
