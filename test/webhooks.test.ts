@@ -8,8 +8,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { events } from "../src/store/schema.ts";
 import { resolveWebhookTarget, UrlRefused } from "../src/relay/webhooks/url-guard.ts";
+import { WebhookWorker } from "../src/relay/webhooks/deliveries.ts";
 import { expectError, expectOk, HASH, UUID, until, xdrOf } from "./support/harness.ts";
-import { databaseEnv, databaseKinds, startTestRelay, type TestRelay } from "./support/relay.ts";
+import { capturingLogger, databaseEnv, databaseKinds, startTestRelay, type TestRelay } from "./support/relay.ts";
 import { type Receiver, startReceiver } from "./support/webhook-receiver.ts";
 
 const WHSEC = /^whsec_[A-Za-z0-9+/]{43}=$/;
@@ -76,6 +77,8 @@ describe("webhook registration refuses non-public URLs (WEBHOOK_ALLOW_PRIVATE un
     expectError(res, 400, "VALIDATION_ERROR");
     expect(res.body.error.details).toMatchObject({ field: "url", reason, ...(range ? { range } : {}) });
     expect(res.body.error.message).toContain("url");
+    // a private address's refusal says how a receiver on the relay's own network is allowed
+    if (reason === "private_address") expect(res.body.error.message).toContain("WEBHOOK_ALLOW_PRIVATE=true");
   });
 
   test("a public address is registered (an IP literal: no DNS needed), IPv6 in 2000::/3 too", async () => {
@@ -106,6 +109,22 @@ describe("webhook registration refuses non-public URLs (WEBHOOK_ALLOW_PRIVATE un
     expect((await to(["2606:4700::1"])).address).toBe("2606:4700::1");
     expect((await to(["::ffff:93.184.215.14"])).address).toBe("::ffff:93.184.215.14");
   });
+});
+
+test("WEBHOOK_ALLOW_PRIVATE=true: one warning when the delivery worker starts; none without it", async () => {
+  const warnings = async (allowPrivate: boolean) => {
+    const { log, lines } = capturingLogger("info");
+    const config = { pollMs: 60_000, retryBaseMs: 1000, timeoutMs: 1000, allowPrivate };
+    const worker = new WebhookWorker({ repo: {} as never, secrets: {} as never, log, config });
+    worker.start();
+    await worker.stop(); // before its first poll: nothing else is logged
+    return lines.filter((l) => l.level === "warn" || l.level === 40).map((l) => String(l.msg));
+  };
+  const on = await warnings(true);
+  expect(on).toHaveLength(1);
+  expect(on[0]).toContain("WEBHOOK_ALLOW_PRIVATE=true");
+  expect(on[0]).toContain("never in production");
+  expect(await warnings(false)).toEqual([]);
 });
 
 describe.each(databaseKinds)("webhooks (%s)", (kind) => {

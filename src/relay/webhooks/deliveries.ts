@@ -82,6 +82,12 @@ export class WebhookWorker {
   ) {}
 
   start(): void {
+    if (this.deps.config.allowPrivate)
+      this.deps.log.warn(
+        { webhookAllowPrivate: true },
+        "WEBHOOK_ALLOW_PRIVATE=true: webhooks may call loopback, private and link-local addresses " +
+          "(the relay's own network, cloud metadata): for tests and local receivers only, never in production",
+      );
     this.schedule(0);
   }
 

@@ -95,7 +95,8 @@ function refuseNonPublic(url: URL, addresses: string[]): void {
     if (range !== null)
       throw new UrlRefused(
         "private_address",
-        `url: ${url.hostname} is or resolves to a non-public address (${address}, ${range}); webhooks call public addresses only`,
+        `url: ${url.hostname} is or resolves to a non-public address (${address}, ${range}); webhooks call public ` +
+          "addresses only (WEBHOOK_ALLOW_PRIVATE=true lifts this, for tests and receivers on the relay's own network)",
         { address, range },
       );
   }
