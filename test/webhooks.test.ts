@@ -238,10 +238,10 @@ describe.each(databaseKinds)("webhooks (%s)", (kind) => {
     expect(low.received).toHaveLength(0);
   });
 
-  test("500s then 200: retried with backoff, the same webhook-id, then delivered; the deliveries list", async () => {
+  test("503, 503, then 200: retried with backoff, the same webhook-id, then delivered; the list shows each attempt", async () => {
     const p = await r.project();
     const rx = receiver();
-    rx.answer = (n) => new Response("no", { status: n < 2 ? 500 : 200 });
+    rx.answer = (n) => new Response("no", { status: n < 2 ? 503 : 200 });
     const hook = await register(r, p.id, rx);
     const id = await statusEvent(r, p.id, "failed");
     await until("retried until a 200", () => rx.received.length >= 3, 15_000);
@@ -264,11 +264,24 @@ describe.each(databaseKinds)("webhooks (%s)", (kind) => {
         attempts: 3,
         responseStatus: 200,
         lastError: null,
+        attemptLog: [
+          { at: expect.any(String), status: 503, error: "HTTP 503", durationMs: expect.any(Number) },
+          { at: expect.any(String), status: 503, error: "HTTP 503", durationMs: expect.any(Number) },
+          { at: expect.any(String), status: 200, error: null, durationMs: expect.any(Number) },
+        ],
         createdAt: expect.any(String),
         lastAttemptAt: expect.any(String),
         nextAttemptAt: null,
       },
     ]);
+    // in order, each started when the receiver saw it (within the attempt's duration)
+    const log = d.body.deliveries[0].attemptLog as { at: string; durationMs: number }[];
+    for (let i = 0; i < 3; i++) {
+      const at = Date.parse(log[i]!.at);
+      expect(rx.received[i]!.at).toBeGreaterThanOrEqual(at - 5);
+      expect(rx.received[i]!.at).toBeLessThanOrEqual(at + log[i]!.durationMs + 5);
+      expect(log[i]!.durationMs).toBeGreaterThanOrEqual(0);
+    }
     await Bun.sleep(500);
     expect(rx.received).toHaveLength(3); // delivered: never again
   });
@@ -286,6 +299,8 @@ describe.each(databaseKinds)("webhooks (%s)", (kind) => {
     for (const x of d.body.deliveries) {
       expect(x).toMatchObject({ state: "pending", responseStatus: 503, lastError: "HTTP 503" });
       expect(x.attempts).toBeGreaterThanOrEqual(1);
+      expect(x.attemptLog).toHaveLength(x.attempts);
+      for (const a of x.attemptLog) expect(a).toMatchObject({ status: 503, error: "HTTP 503" });
       expect(Date.parse(x.nextAttemptAt)).toBeGreaterThan(Date.parse(x.lastAttemptAt));
     }
     // deleted: its pending deliveries are given up, and nothing more is sent

@@ -689,6 +689,16 @@ async function projectPolicy(box, p, drawHead) {
   box.append(h("h2", null, "Policy"), h("p", { class: "muted" }, "Empty: the relay's default."), f);
 }
 
+/** A delivery's attempts, oldest first: when, the HTTP status or the error, how long it took. */
+const attemptList = (log) =>
+  log.length
+    ? h(
+        "ol",
+        { class: "attempts" },
+        log.map((a) => h("li", null, `${when(a.at)}: ${a.status ?? a.error ?? "no answer"} (${a.durationMs} ms)`)),
+      )
+    : "–";
+
 async function projectWebhooks(box, id) {
   const { webhooks } = await api("GET", `/v1/admin/projects/${id}/webhooks`).catch(() => ({ webhooks: [] }));
   const deliveries = h("div");
@@ -703,6 +713,7 @@ async function projectWebhooks(box, id) {
           ["Attempts", (x) => x.attempts, "num"],
           ["Answer", (x) => x.responseStatus ?? x.lastError ?? ""],
           ["When", (x) => when(x.lastAttemptAt ?? x.createdAt)],
+          ["Each attempt", (x) => attemptList(x.attemptLog ?? [])],
         ],
         d,
         "No deliveries yet.",

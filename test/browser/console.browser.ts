@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { startTestRelay, TEST_ADMIN_TOKEN, type TestRelay } from "../support/relay.ts";
+import { webhookDeliveries } from "../../src/store/schema.ts";
 
 // the callbacks of page.evaluate run in the page: its globals (the project's types have no DOM)
 declare const document: any;
@@ -202,6 +203,38 @@ describe("the operator console in Chromium", () => {
       await untilText("Saved.");
       expect((await r.admin("GET", `/projects/${projectId}`)).body.policy.burst).toBe(20);
       await shot("project");
+    },
+    STEP,
+  );
+
+  test(
+    "webhooks: a delivery shows each attempt, in order, with its status or error and duration",
+    async () => {
+      const hook = await r.admin("POST", `/projects/${projectId}/webhooks`, { url: "https://93.184.215.14/hook" });
+      expect(hook.status).toBe(201);
+      const at = (s: number) => new Date(Date.UTC(2026, 0, 2, 3, 4, s)).toISOString();
+      // a delivery as the worker records it (delivered: the worker leaves it alone)
+      await r.database.insert(webhookDeliveries).values({
+        webhookId: hook.body.id,
+        eventId: 1n,
+        type: "transaction.status",
+        state: "delivered",
+        attempts: 3,
+        responseStatus: 200,
+        attemptLog: [
+          { at: at(1), status: 503, error: "HTTP 503", durationMs: 41 },
+          { at: at(2), status: null, error: "no answer within 10000 ms", durationMs: 10002 },
+          { at: at(3), status: 200, error: null, durationMs: 17 },
+        ],
+      });
+      await page.reload({ waitUntil: "load" });
+      await press(button("Deliveries"));
+      await untilText("(10002 ms)");
+      const items = await page.$$eval("ol.attempts li", (li) => li.map((e) => e.textContent ?? ""));
+      expect(items).toHaveLength(3);
+      expect(items[0]).toContain("503 (41 ms)");
+      expect(items[1]).toContain("no answer within 10000 ms (10002 ms)");
+      expect(items[2]).toContain("200 (17 ms)");
     },
     STEP,
   );
