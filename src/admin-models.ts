@@ -161,6 +161,19 @@ export const CreatedWebhookView = Type.Object(
 );
 export type CreatedWebhookView = Static<typeof CreatedWebhookView>;
 
+/** One attempt of a webhook delivery. */
+export const DeliveryAttemptView = Type.Object(
+  {
+    at: Type.String({ description: "When the attempt started (ISO 8601)" }),
+    status: Type.Union([Type.Integer(), Type.Null()], {
+      description: "The HTTP status answered; null: no answer (refused before sending, unreachable, timed out)",
+    }),
+    error: Type.Union([Type.String(), Type.Null()], { description: "Why it failed; null when delivered" }),
+    durationMs: Type.Integer({ minimum: 0, description: "From the start to the answer (or failure), ms" }),
+  },
+  { $id: "WebhookDeliveryAttempt" },
+);
+
 export const DeliveryView = Type.Object(
   {
     id: Type.String(),
@@ -172,6 +185,11 @@ export const DeliveryView = Type.Object(
     attempts: Type.Integer({ description: "Requests made (or refused before sending: a private address)" }),
     responseStatus: Type.Union([Type.Integer(), Type.Null()], { description: "The last answer's HTTP status" }),
     lastError: nullableString(),
+    attemptLog: Type.Array(DeliveryAttemptView, {
+      description:
+        "Each attempt, oldest first (the last 50; none for attempts made before the relay kept them): " +
+        "when it started, the HTTP status (null: no answer) or the error, and how long it took",
+    }),
     createdAt: Type.String(),
     lastAttemptAt: Type.Union([Type.String(), Type.Null()]),
     nextAttemptAt: Type.Union([Type.String(), Type.Null()], { description: "When a pending delivery is tried next" }),

@@ -102,7 +102,7 @@ export const serveOptions = (log: Logger, hstsMaxAge?: number) => ({
 
 export function createApp(deps: AppDeps) {
   const lifecycle = deps.lifecycle ?? new Lifecycle(() => []);
-  const sessions = deps.sessions ?? new ConsoleSessions(new MemoryCheckpoints(10_000));
+  const sessions = deps.sessions ?? new ConsoleSessions(new MemoryCheckpoints(10_000), deps.adminToken);
   // wrong admin tokens per client IP, on the admin API and as the channels protocol's adminSecret: one count
   const adminLimiter = new SignInLimiter();
   // normalize off: a body with an unknown field is a VALIDATION_ERROR (where its schema says so), never silently dropped

@@ -274,6 +274,7 @@ async function start(
     // console sessions where the checkpoints are: Redis (every instance sees them), else this process
     sessions: new ConsoleSessions(
       checkpoints.kind === "redis" ? checkpoints.store : new MemoryCheckpoints(10_000),
+      config.ADMIN_TOKEN,
       config.ADMIN_SESSION_TTL_S,
     ),
     stats: new AdminStatsRepo(database.db),

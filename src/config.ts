@@ -62,7 +62,8 @@ export const ConfigSchema = Type.Object({
   /** How long a request waits for a channel account that can pay its fee. */
   CHANNEL_WAIT_MS: NumberFromEnv(5000, 0),
   /** 32 bytes, base64 or hex, that seal channel secret keys; default: a key generated into DATA_DIR. */
-  CHANNEL_ENCRYPTION_KEY: Type.Optional(Type.String({ minLength: 32 })),
+  // its length and form are checked by parseKey (deeper): one message that says what it must be
+  CHANNEL_ENCRYPTION_KEY: Type.Optional(Type.String()),
   SUBMISSION_TIMEOUT_MS: NumberFromEnv(30_000, 1),
   TRY_AGAIN_LATER_MS: NumberFromEnv(10_000, 0),
   /** Order flow: how long a transaction is held for its predecessor in its source account's order. */
@@ -142,7 +143,7 @@ export class ConfigError extends Error {
   }
 }
 
-const SECRET = /SECRET|TOKEN|KEY|DATABASE_URL|REDIS_URL/;
+const SECRET = /SECRET|TOKEN|KEY|DATABASE_URL|REDIS_URL|RPC_URL/;
 
 /** One line for a schema error: the variable, what it must be (allowed values listed), and the value if not secret. */
 function problem(key: string, schema: TSchema | undefined, given: unknown, message: string): string {
@@ -157,7 +158,9 @@ function problem(key: string, schema: TSchema | undefined, given: unknown, messa
         ? `must be a whole number from ${schema.minimum ?? 0} to ${schema.maximum}`
         : schema?.type === "number"
           ? `must be a number of at least ${schema.minimum ?? 0}`
-          : message;
+          : schema?.type === "string" && typeof schema.minLength === "number" && schema.minLength > 1
+            ? `must be at least ${schema.minLength} characters`
+            : message;
   return `${key} ${what}${SECRET.test(key) || given === undefined ? "" : ` (got ${JSON.stringify(given)})`}`;
 }
 

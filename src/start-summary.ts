@@ -2,7 +2,8 @@
  * What the relay says while it starts and once it is ready, for the person who started it: what it
  * is doing during a first start (the database created, the channel pools funded), then one line to
  * act on: its URL, where each network points, the store, Redis, the pools and the docs page. Never a
- * password: URLs are shown by host, port and path only.
+ * password: URLs are shown by host, port and path only, and an upstream RPC's by scheme, host and
+ * port (providers put their API keys in the path).
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -14,6 +15,16 @@ export function shownUrl(raw: string): string {
   try {
     const u = new URL(raw);
     return `${u.protocol}//${u.host}${u.pathname === "/" ? "" : u.pathname}`;
+  } catch {
+    return "(not a URL)";
+  }
+}
+
+/** An upstream RPC's URL as shown and logged: scheme, host and port (its path and query may hold a key). */
+export function rpcOrigin(raw: string): string {
+  try {
+    const u = new URL(raw);
+    return `${u.protocol}//${u.host}`;
   } catch {
     return "(not a URL)";
   }
@@ -44,7 +55,7 @@ export interface StartFacts {
 /** The line a person acts on once the relay is ready. */
 export function readyLine(config: Config, f: StartFacts): string {
   const networks = Object.entries(f.networks)
-    .map(([name, n]) => `${name}: ${n!.embedded ? `embedded localnet (${n!.rpc})` : shownUrl(n!.rpc)}`)
+    .map(([name, n]) => `${name}: ${n!.embedded ? `embedded localnet (${n!.rpc})` : rpcOrigin(n!.rpc)}`)
     .join(", ");
   const pools = Object.entries(f.channels)
     .map(([name, n]) => `${name} ${n}`)

@@ -76,3 +76,21 @@ test("a database the relay cannot reach is one line and exit 1", async () => {
   expect(err).toStartWith("cannot start: ");
   expect(err).toContain("ECONNREFUSED");
 });
+
+test("CHANNEL_ENCRYPTION_KEY: a key of the wrong size says what it must be (32 bytes, base64 or hex), never echoed", () => {
+  for (const key of ["abc", "0123456789abcdef0123456789abcdef", "c2hvcnQ="]) {
+    const p = problems({ CHANNEL_ENCRYPTION_KEY: key });
+    expect(p).toHaveLength(1);
+    expect(p[0]).toStartWith("CHANNEL_ENCRYPTION_KEY: must be a 32-byte key, written in base64 (44 characters) or hex");
+    expect(p[0]).toContain("openssl rand -base64 32");
+    expect(p[0]).not.toContain("string length");
+    expect(p[0]).not.toContain(key);
+  }
+  expect(loadConfig({ CHANNEL_ENCRYPTION_KEY: "ab".repeat(32) }).CHANNEL_ENCRYPTION_KEY).toBe("ab".repeat(32));
+  expect(loadConfig({ CHANNEL_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString("base64") })).toBeDefined();
+});
+
+test("a too short token says how long it must be, never echoed", () => {
+  const p = problems({ ADMIN_TOKEN: "short" });
+  expect(p).toEqual(["ADMIN_TOKEN must be at least 16 characters"]);
+});

@@ -11,6 +11,7 @@ import { lightApp } from "./support/app.ts";
 import { startTestRelay, TEST_ADMIN_TOKEN, type TestRelay } from "./support/relay.ts";
 import { ConsoleSessions, SignInLimiter } from "../src/http/console-session.ts";
 import { MemoryCheckpoints } from "../src/store/checkpoints.ts";
+import { clearPrefix, REDIS_URL, redisUp } from "./support/redis.ts";
 
 const LIGHT_TOKEN = "light-app-admin-token-0123";
 const light = lightApp({ trustProxy: true });
@@ -181,11 +182,47 @@ describe("console session", () => {
   });
 
   test("a session expires after its TTL (ADMIN_SESSION_TTL_S)", async () => {
-    const sessions = new ConsoleSessions(new MemoryCheckpoints(), 1);
+    const sessions = new ConsoleSessions(new MemoryCheckpoints(), "token-a", 1);
     const s = await sessions.open();
     expect(await sessions.find(s.id)).toMatchObject({ csrfToken: s.csrfToken });
     await Bun.sleep(1100);
     expect(await sessions.find(s.id)).toBeNull();
+  });
+
+  test("a session is tied to the admin token that opened it: the same store with another token does not find it", async () => {
+    const store = new MemoryCheckpoints();
+    const s = await new ConsoleSessions(store, "token-one-0123456789").open();
+    expect(await new ConsoleSessions(store, "token-one-0123456789").find(s.id)).not.toBeNull();
+    expect(await new ConsoleSessions(store, "token-two-0123456789").find(s.id)).toBeNull();
+    expect(await new ConsoleSessions(store, undefined).find(s.id)).toBeNull();
+    // the store holds neither the token nor anything that checks a guess at it without the session id
+    const dump = JSON.stringify([...(store as any).map.values()]);
+    expect(dump).not.toContain("token-one");
+    expect(dump).not.toContain(s.id);
+  });
+
+  test("DELETE /v1/admin/sessions ends every console session (this one and others); new sign-ins work", async () => {
+    const a = await signIn(freshIp());
+    const b = await signIn(freshIp());
+    const res = await send("DELETE", "/v1/admin/sessions", { cookie: a.cookie, "x-csrf-token": a.body.csrfToken });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ended: "all" });
+    expect(res.headers.get("set-cookie")).toStartWith("relay_console=;");
+    for (const { cookie } of [a, b]) {
+      const got = await send("GET", "/v1/admin/session", { cookie });
+      expect(got.status).toBe(401);
+      expect(((await got.json()) as any).error.code).toBe("UNAUTHORIZED");
+    }
+    const c = await signIn(freshIp());
+    expect((await send("GET", "/v1/admin/session", { cookie: c.cookie })).status).toBe(200);
+    // with the bearer token too; without a CSRF token a session cannot
+    expect((await send("DELETE", "/v1/admin/sessions", { cookie: c.cookie })).status).toBe(403);
+    expect((await send("GET", "/v1/admin/session", { cookie: c.cookie })).status).toBe(200);
+    const byToken = await send("DELETE", "/v1/admin/sessions", { authorization: `Bearer ${LIGHT_TOKEN}` });
+    expect(byToken.status).toBe(200);
+    expect(byToken.headers.get("set-cookie")).toBeNull();
+    expect((await send("GET", "/v1/admin/session", { cookie: c.cookie })).status).toBe(401);
+    expect((await send("DELETE", "/v1/admin/sessions")).status).toBe(401);
   });
 
   test("signing in needs the bearer token: a cookie alone cannot open a session; a bad or missing cookie is 401", async () => {
@@ -289,12 +326,67 @@ describe("console session on a whole relay", () => {
     ).toBe(401);
   });
 
-  test("without ADMIN_TOKEN the console page is served and the session route is 404 (the page says the admin API is disabled)", async () => {
+  test.skipIf(!redisUp)(
+    "a session opened with token 1 is refused after a restart with token 2 (sessions in Redis); token 1 again finds it",
+    async () => {
+      const prefix = `relay-test-session-${crypto.randomUUID().slice(0, 8)}:`;
+      const redis = { REDIS_URL, REDIS_PREFIX: prefix };
+      let relay = await startTestRelay({ ...redis, ADMIN_TOKEN: "first-admin-token-0123456789" });
+      try {
+        const signed = await fetch(`${relay.url}/v1/admin/session`, {
+          method: "POST",
+          headers: { authorization: "Bearer first-admin-token-0123456789" },
+        });
+        expect(signed.status).toBe(201);
+        const cookie = signed.headers.get("set-cookie")!.split(";")[0]!;
+        const { csrfToken } = (await signed.json()) as { csrfToken: string };
+        const use = (r: TestRelay) =>
+          Promise.all([
+            fetch(`${r.url}/v1/admin/session`, { headers: { cookie } }).then((x) => x.status),
+            fetch(`${r.url}/v1/admin/projects`, {
+              method: "POST",
+              headers: { cookie, "x-csrf-token": csrfToken, "content-type": "application/json" },
+              body: JSON.stringify({ name: "with an old session" }),
+            }).then((x) => x.status),
+          ]);
+        expect(await use(relay)).toEqual([200, 201]);
+        await relay.stop({ keepData: true });
+        relay = await startTestRelay({ ...relay.env, ADMIN_TOKEN: "second-admin-token-0123456789" });
+        expect(await use(relay)).toEqual([401, 401]);
+        await relay.stop({ keepData: true });
+        relay = await startTestRelay({ ...relay.env, ADMIN_TOKEN: "first-admin-token-0123456789" });
+        expect(await use(relay)).toEqual([200, 201]);
+      } finally {
+        await relay.stop();
+        await clearPrefix(prefix);
+      }
+    },
+    120_000,
+  );
+
+  test("without ADMIN_TOKEN the console page is served and the admin routes are 404 saying the admin API is off (the page says it is disabled)", async () => {
     const r2 = await startTestRelay({ ADMIN_TOKEN: "" });
     try {
       expect((await fetch(`${r2.url}/console`)).status).toBe(200);
       const res = await fetch(`${r2.url}/v1/admin/session`);
       expect(res.status).toBe(404);
+      // every admin route says why: the admin API is off without ADMIN_TOKEN
+      for (const [method, path] of [
+        ["GET", "/v1/admin/session"],
+        ["GET", "/v1/admin/projects"],
+        ["POST", "/v1/admin/projects"],
+        ["GET", "/v1/admin"],
+      ] as const) {
+        const off = await fetch(`${r2.url}${path}`, {
+          method,
+          headers: { authorization: "Bearer whatever-0123456789" },
+        });
+        expect(off.status).toBe(404);
+        const err = ((await off.json()) as any).error;
+        expect(err.code).toBe("NOT_FOUND");
+        expect(err.message).toContain("ADMIN_TOKEN");
+        expect(err.details).toEqual({ reason: "admin_api_disabled" });
+      }
     } finally {
       await r2.stop();
     }

@@ -7,8 +7,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { events } from "../src/store/schema.ts";
+import { resolveWebhookTarget, UrlRefused } from "../src/relay/webhooks/url-guard.ts";
+import { WebhookWorker } from "../src/relay/webhooks/deliveries.ts";
 import { expectError, expectOk, HASH, UUID, until, xdrOf } from "./support/harness.ts";
-import { databaseEnv, databaseKinds, startTestRelay, type TestRelay } from "./support/relay.ts";
+import { capturingLogger, databaseEnv, databaseKinds, startTestRelay, type TestRelay } from "./support/relay.ts";
 import { type Receiver, startReceiver } from "./support/webhook-receiver.ts";
 
 const WHSEC = /^whsec_[A-Za-z0-9+/]{43}=$/;
@@ -58,6 +60,13 @@ describe("webhook registration refuses non-public URLs (WEBHOOK_ALLOW_PRIVATE un
     ["http://[fd00::1]/hook", "private_address", "uniqueLocal"],
     ["http://[fe80::1]/hook", "private_address", "linkLocal"],
     ["http://[::ffff:10.0.0.1]/hook", "private_address", "private"],
+    // IPv6 outside 2000::/3 (IPv4-compatible ::a.b.c.d, which a URL writes ::7f00:1), or reserved in it
+    ["http://[::127.0.0.1]/", "private_address", "notGlobalUnicast"],
+    ["http://[::8.8.8.8]/hook", "private_address", "notGlobalUnicast"],
+    ["http://[::ffff:127.0.0.1]/", "private_address", "loopback"],
+    ["http://[fc00::1]/hook", "private_address", "uniqueLocal"],
+    ["http://[64:ff9b::a00:1]/hook", "private_address", "rfc6052"],
+    ["http://[2001:db8::1]/hook", "private_address", "reserved"],
     ["ftp://example.com/hook", "unsupported_scheme", ""],
     ["file:///etc/passwd", "unsupported_scheme", ""],
     ["javascript:alert(1)", "unsupported_scheme", ""],
@@ -68,14 +77,54 @@ describe("webhook registration refuses non-public URLs (WEBHOOK_ALLOW_PRIVATE un
     expectError(res, 400, "VALIDATION_ERROR");
     expect(res.body.error.details).toMatchObject({ field: "url", reason, ...(range ? { range } : {}) });
     expect(res.body.error.message).toContain("url");
+    // a private address's refusal says how a receiver on the relay's own network is allowed
+    if (reason === "private_address") expect(res.body.error.message).toContain("WEBHOOK_ALLOW_PRIVATE=true");
   });
 
-  test("a public address is registered (an IP literal: no DNS needed)", async () => {
+  test("a public address is registered (an IP literal: no DNS needed), IPv6 in 2000::/3 too", async () => {
     const res = await r.admin("POST", `/projects/${projectId}/webhooks`, { url: "https://93.184.215.14/hook" });
     expectOk(res, 201);
+    expectOk(await r.admin("POST", `/projects/${projectId}/webhooks`, { url: "https://[2606:4700::1]/hook" }), 201);
     const list = await r.admin("GET", `/projects/${projectId}/webhooks`);
-    expect(list.body.webhooks.map((w: { url: string }) => w.url)).toEqual(["https://93.184.215.14/hook"]);
+    expect(list.body.webhooks.map((w: { url: string }) => w.url).sort()).toEqual([
+      "https://93.184.215.14/hook",
+      "https://[2606:4700::1]/hook",
+    ]);
   });
+
+  test("a delivery's look-up is judged the same: an IPv6 outside 2000::/3 is refused, a global one passes", async () => {
+    const to = (addresses: string[]) => resolveWebhookTarget("https://hook.example/x", false, async () => addresses);
+    for (const [address, range] of [
+      ["::127.0.0.1", "loopback"], // ipaddr.js reads the dotted form as the IPv4 address
+      ["::7f00:1", "notGlobalUnicast"],
+      ["::808:808", "notGlobalUnicast"],
+      ["::ffff:127.0.0.1", "loopback"],
+      ["fc00::1", "uniqueLocal"],
+      ["2001:db8::1", "reserved"],
+    ]) {
+      const refused = await to([address!]).catch((e) => e);
+      expect(refused).toBeInstanceOf(UrlRefused);
+      expect(refused).toMatchObject({ reason: "private_address", details: { address, range } });
+    }
+    expect((await to(["2606:4700::1"])).address).toBe("2606:4700::1");
+    expect((await to(["::ffff:93.184.215.14"])).address).toBe("::ffff:93.184.215.14");
+  });
+});
+
+test("WEBHOOK_ALLOW_PRIVATE=true: one warning when the delivery worker starts; none without it", async () => {
+  const warnings = async (allowPrivate: boolean) => {
+    const { log, lines } = capturingLogger("info");
+    const config = { pollMs: 60_000, retryBaseMs: 1000, timeoutMs: 1000, allowPrivate };
+    const worker = new WebhookWorker({ repo: {} as never, secrets: {} as never, log, config });
+    worker.start();
+    await worker.stop(); // before its first poll: nothing else is logged
+    return lines.filter((l) => l.level === "warn" || l.level === 40).map((l) => String(l.msg));
+  };
+  const on = await warnings(true);
+  expect(on).toHaveLength(1);
+  expect(on[0]).toContain("WEBHOOK_ALLOW_PRIVATE=true");
+  expect(on[0]).toContain("never in production");
+  expect(await warnings(false)).toEqual([]);
 });
 
 describe.each(databaseKinds)("webhooks (%s)", (kind) => {
@@ -189,10 +238,10 @@ describe.each(databaseKinds)("webhooks (%s)", (kind) => {
     expect(low.received).toHaveLength(0);
   });
 
-  test("500s then 200: retried with backoff, the same webhook-id, then delivered; the deliveries list", async () => {
+  test("503, 503, then 200: retried with backoff, the same webhook-id, then delivered; the list shows each attempt", async () => {
     const p = await r.project();
     const rx = receiver();
-    rx.answer = (n) => new Response("no", { status: n < 2 ? 500 : 200 });
+    rx.answer = (n) => new Response("no", { status: n < 2 ? 503 : 200 });
     const hook = await register(r, p.id, rx);
     const id = await statusEvent(r, p.id, "failed");
     await until("retried until a 200", () => rx.received.length >= 3, 15_000);
@@ -215,11 +264,24 @@ describe.each(databaseKinds)("webhooks (%s)", (kind) => {
         attempts: 3,
         responseStatus: 200,
         lastError: null,
+        attemptLog: [
+          { at: expect.any(String), status: 503, error: "HTTP 503", durationMs: expect.any(Number) },
+          { at: expect.any(String), status: 503, error: "HTTP 503", durationMs: expect.any(Number) },
+          { at: expect.any(String), status: 200, error: null, durationMs: expect.any(Number) },
+        ],
         createdAt: expect.any(String),
         lastAttemptAt: expect.any(String),
         nextAttemptAt: null,
       },
     ]);
+    // in order, each started when the receiver saw it (within the attempt's duration)
+    const log = d.body.deliveries[0].attemptLog as { at: string; durationMs: number }[];
+    for (let i = 0; i < 3; i++) {
+      const at = Date.parse(log[i]!.at);
+      expect(rx.received[i]!.at).toBeGreaterThanOrEqual(at - 5);
+      expect(rx.received[i]!.at).toBeLessThanOrEqual(at + log[i]!.durationMs + 5);
+      expect(log[i]!.durationMs).toBeGreaterThanOrEqual(0);
+    }
     await Bun.sleep(500);
     expect(rx.received).toHaveLength(3); // delivered: never again
   });
@@ -237,6 +299,8 @@ describe.each(databaseKinds)("webhooks (%s)", (kind) => {
     for (const x of d.body.deliveries) {
       expect(x).toMatchObject({ state: "pending", responseStatus: 503, lastError: "HTTP 503" });
       expect(x.attempts).toBeGreaterThanOrEqual(1);
+      expect(x.attemptLog).toHaveLength(x.attempts);
+      for (const a of x.attemptLog) expect(a).toMatchObject({ status: 503, error: "HTTP 503" });
       expect(Date.parse(x.nextAttemptAt)).toBeGreaterThan(Date.parse(x.lastAttemptAt));
     }
     // deleted: its pending deliveries are given up, and nothing more is sent

@@ -67,7 +67,8 @@ async function api(method, path, body) {
     cache: "no-store",
   });
   const data = await res.json().catch(() => null);
-  if (res.status === 401 && path.startsWith("/v1/admin")) signedOut("Your session has ended: sign in again.");
+  // (an answer to a request sent before signing out does not overwrite the sign-out's message)
+  if (res.status === 401 && path.startsWith("/v1/admin") && csrf) signedOut("Your session has ended: sign in again.");
   if (!res.ok) throw new ApiError(res.status, data?.error);
   return data;
 }
@@ -150,6 +151,7 @@ function show(which) {
   for (const id of ["loading", "disabled", "sign-in", "view"]) $(`#${id}`).hidden = id !== which;
   $("#nav").hidden = which !== "view";
   $("#sign-out").hidden = which !== "view";
+  $("#sign-out-all").hidden = which !== "view";
 }
 
 function signedOut(message) {
@@ -163,6 +165,7 @@ function signedOut(message) {
 async function start() {
   $("#sign-in-form").addEventListener("submit", signIn);
   $("#sign-out").addEventListener("click", signOut);
+  $("#sign-out-all").addEventListener("click", signOutEverywhere);
   window.addEventListener("hashchange", render);
   const res = await fetch(SESSION, { cache: "no-store", credentials: "same-origin" });
   if (res.status === 404) return show("disabled");
@@ -207,6 +210,16 @@ async function signOut() {
     await api("DELETE", SESSION);
   } finally {
     signedOut("Signed out.");
+  }
+}
+
+/** Ends every console session (every browser, every instance), this one too. */
+async function signOutEverywhere() {
+  stopTimers();
+  try {
+    await api("DELETE", "/v1/admin/sessions");
+  } finally {
+    signedOut("Every console session has ended.");
   }
 }
 
@@ -676,6 +689,16 @@ async function projectPolicy(box, p, drawHead) {
   box.append(h("h2", null, "Policy"), h("p", { class: "muted" }, "Empty: the relay's default."), f);
 }
 
+/** A delivery's attempts, oldest first: when, the HTTP status or the error, how long it took. */
+const attemptList = (log) =>
+  log.length
+    ? h(
+        "ol",
+        { class: "attempts" },
+        log.map((a) => h("li", null, `${when(a.at)}: ${a.status ?? a.error ?? "no answer"} (${a.durationMs} ms)`)),
+      )
+    : "–";
+
 async function projectWebhooks(box, id) {
   const { webhooks } = await api("GET", `/v1/admin/projects/${id}/webhooks`).catch(() => ({ webhooks: [] }));
   const deliveries = h("div");
@@ -690,6 +713,7 @@ async function projectWebhooks(box, id) {
           ["Attempts", (x) => x.attempts, "num"],
           ["Answer", (x) => x.responseStatus ?? x.lastError ?? ""],
           ["When", (x) => when(x.lastAttemptAt ?? x.createdAt)],
+          ["Each attempt", (x) => attemptList(x.attemptLog ?? [])],
         ],
         d,
         "No deliveries yet.",

@@ -15,7 +15,12 @@ const params = t.Object({ id: t.String() });
 const errors = errorResponses(400, 401, 404, 500);
 /** A route with a body: also too large (413). */
 const bodyErrors = { ...errors, ...errorResponses(413) };
-const detail = (summary: string) => ({ summary, tags: ["admin"], security: adminSecurity });
+const detail = (summary: string, description?: string) => ({
+  summary,
+  ...(description ? { description } : {}),
+  tags: ["admin"],
+  security: adminSecurity,
+});
 
 export function adminRoutes(deps: { projects: ProjectsService }) {
   const p = deps.projects;
@@ -105,7 +110,10 @@ export function adminRoutes(deps: { projects: ProjectsService }) {
           { additionalProperties: false },
         ),
         response: { 200: CreditBalance, ...bodyErrors, ...errorResponses(402) },
-        detail: detail("Top up (or adjust) a project's credits"),
+        detail: detail(
+          "Top up (or adjust) a project's credits",
+          "A balance holds at most 9223372036854775807 stroops: a top-up past it is 400 (field amount, reason out_of_range).",
+        ),
       },
     )
     .get(

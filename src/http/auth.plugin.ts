@@ -16,6 +16,7 @@ import { Elysia } from "elysia";
 import { type AdminAuth, type ConsoleSessions, type SignInLimiter, adminAuthenticator } from "./console-session.ts";
 import { clientIp } from "./caller.ts";
 import { HttpError } from "./errors.ts";
+import { RelayError } from "../errors.ts";
 import { endOfTurn } from "./turn.ts";
 import { checkNetwork, defaultNetwork, type Principal } from "../relay/principal.ts";
 import type { ProjectsService } from "../relay/projects.service.ts";
@@ -97,7 +98,12 @@ export function authPlugin(deps: {
         const compat = path.startsWith("/compat/");
         if (!compat && !path.startsWith("/v1/")) return;
         if (path.startsWith("/v1/admin/") || path === "/v1/admin") {
-          if (!admin) return; // no admin API: the router answers 404
+          if (!admin)
+            throw new RelayError(
+              "NOT_FOUND",
+              "the admin API is off: this relay has no ADMIN_TOKEN (set it, 16 characters or more, and restart)",
+              { reason: "admin_api_disabled" },
+            );
           const adminAuth = await admin(request, path, clientIp(request, server, deps.trustProxy));
           (context as typeof context & AdminContext).adminAuth = adminAuth;
           return;

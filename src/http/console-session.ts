@@ -8,9 +8,14 @@
  *
  * Sessions are kept where the checkpoints are (Redis with REDIS_URL: every instance sees them;
  * else in this process), under the SHA-256 of their id: the store never holds a usable cookie.
+ * Each session is tied to the admin token that opened it: its record holds an HMAC of its id keyed
+ * with the token (without the id, which the store never holds, it says nothing of the token), so a
+ * relay started with another ADMIN_TOKEN refuses it. Each also records the store's session
+ * generation: DELETE /v1/admin/sessions changes it, and every session opened before ends, on every
+ * instance.
  * Wrong tokens at sign-in are limited per client IP (5 a minute, then 429 with Retry-After).
  */
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { RelayError } from "../errors.ts";
 import { HttpError } from "./errors.ts";
 import { wrongAdminToken } from "../relay/admin-guesses.ts";
@@ -32,6 +37,10 @@ export interface SessionStore {
 
 interface SessionRecord {
   csrf: string;
+  /** HMAC-SHA256 of the session id keyed with the admin token that opened it (hex). */
+  token?: string;
+  /** The store's session generation when it was opened (GENERATION_KEY; null: never changed). */
+  generation?: string | null;
   /** Epoch ms. */
   expiresAt: number;
   /** Signed out: kept as a tombstone until it would have expired. */
@@ -46,14 +55,21 @@ export interface Session {
 
 const sha256 = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest();
 const token = () => randomBytes(32).toString("base64url");
+/** Where the session generation is kept: a new value ends every session opened before it. */
+const GENERATION_KEY = "console-sessions:generation";
 const sameSecret = (a: string, b: string) => {
   const [x, y] = [sha256(a), sha256(b)];
   return timingSafeEqual(x, y);
 };
 
 export class ConsoleSessions {
+  /**
+   * `adminToken`: the relay's ADMIN_TOKEN; sessions opened with another token are not found
+   * (none at all without one).
+   */
   constructor(
     private readonly store: SessionStore,
+    private readonly adminToken: string | undefined,
     readonly ttlSeconds = DEFAULT_SESSION_TTL_S,
   ) {}
 
@@ -61,18 +77,48 @@ export class ConsoleSessions {
     return `console-session:${sha256(id).toString("hex")}`;
   }
 
+  /** The session's tie to the admin token: HMAC-SHA256(key: the token, message: the session id). */
+  private fingerprint(id: string): string | null {
+    return this.adminToken ? createHmac("sha256", this.adminToken).update(id).digest("hex") : null;
+  }
+
+  private async generation(): Promise<string | null> {
+    const g = await this.store.get(GENERATION_KEY);
+    return typeof g === "string" ? g : null;
+  }
+
   async open(): Promise<Session> {
     const s: Session = { id: token(), csrfToken: token(), expiresAt: Date.now() + this.ttlSeconds * 1000 };
-    await this.store.set(this.key(s.id), { csrf: s.csrfToken, expiresAt: s.expiresAt }, this.ttlSeconds);
+    const fingerprint = this.fingerprint(s.id);
+    if (!fingerprint) throw new Error("console sessions need the admin token");
+    const record: SessionRecord = {
+      csrf: s.csrfToken,
+      expiresAt: s.expiresAt,
+      token: fingerprint,
+      generation: await this.generation(),
+    };
+    await this.store.set(this.key(s.id), record, this.ttlSeconds);
     return s;
   }
 
-  /** The live session with this id, or null (unknown, expired, signed out). */
+  /**
+   * The live session with this id, or null (unknown, expired, signed out, opened with another admin
+   * token, or before every session was ended).
+   */
   async find(id: string): Promise<Session | null> {
     if (!/^[A-Za-z0-9_-]{20,100}$/.test(id)) return null;
-    const r = (await this.store.get(this.key(id))) as SessionRecord | null;
+    const [stored, generation] = await Promise.all([this.store.get(this.key(id)), this.generation()]);
+    const r = stored as SessionRecord | null;
     if (!r || r.ended || typeof r.csrf !== "string" || !(r.expiresAt > Date.now())) return null;
+    const fingerprint = this.fingerprint(id);
+    if (!fingerprint || typeof r.token !== "string" || !sameSecret(r.token, fingerprint)) return null;
+    if ((r.generation ?? null) !== generation) return null;
     return { id, csrfToken: r.csrf, expiresAt: r.expiresAt };
+  }
+
+  /** Ends every session, on every instance that shares the store (a new generation). */
+  async endAll(): Promise<void> {
+    await this.store.set(GENERATION_KEY, token());
   }
 
   /** Ends a session (server-side: its cookie no longer authorizes anything, on any instance). */

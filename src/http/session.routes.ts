@@ -2,6 +2,7 @@
  * The operator console's session (console-session.ts): POST /v1/admin/session signs in with the
  * admin token (bearer) and sets the session cookie, GET answers the session's CSRF token and
  * expiry (the page asks for it after a reload), DELETE signs out (the session ends server-side).
+ * DELETE /v1/admin/sessions ends every console session, on every instance.
  */
 import { Elysia, t } from "elysia";
 import { errorResponses } from "./schemas.ts";
@@ -94,6 +95,24 @@ export function sessionRoutes(deps: { sessions: ConsoleSessions; trustProxy: boo
         detail: detail(
           "Sign out of the operator console",
           "Ends the session at once on every instance and clears the cookie; needs X-CSRF-Token.",
+        ),
+      },
+    )
+    .delete(
+      "/sessions",
+      async ({ adminAuth, request, set }) => {
+        await deps.sessions.endAll();
+        if (adminAuth.by === "session")
+          set.headers["set-cookie"] = sessionCookie(null, overTls(request, deps.trustProxy));
+        return { ended: "all" as const };
+      },
+      {
+        response: { 200: t.Object({ ended: t.Literal("all") }), ...errorResponses(401, 403, 500) },
+        detail: detail(
+          "Sign out everywhere: end every console session",
+          "Ends every open console session (every browser, on every instance sharing the session store), " +
+            "this one too: each must sign in again with the admin token. The bearer token keeps working. " +
+            "With a session, needs X-CSRF-Token. (Sessions also end when the relay starts with another ADMIN_TOKEN.)",
         ),
       },
     );

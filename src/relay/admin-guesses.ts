@@ -1,10 +1,11 @@
 /**
- * Wrong guesses at the admin token, per client IP, wherever the token is asked for (the admin API's
+ * Wrong guesses at the admin token, per client IP (an IPv6 address's /64), wherever the token is asked for (the admin API's
  * bearer token and console sign-in, the channels protocol's adminSecret): one limiter counts them
  * all (src/http/console-session.ts, SignInLimiter). The right token always passes before this is
  * asked, so that whoever shares an address cannot lock the operator out.
  */
 import { RelayError } from "../errors.ts";
+import { clientGroup } from "./client-group.ts";
 
 export interface AdminGuesses {
   /** Seconds until `ip` may guess again; 0: it may now. */
@@ -17,7 +18,8 @@ export interface AdminGuesses {
  * the address is locked out; else counted when it was a guess (`guessed`: a token was sent). The
  * caller then refuses it its own way.
  */
-export function wrongAdminToken(guesses: AdminGuesses, ip: string, guessed: boolean, what: string): void {
+export function wrongAdminToken(guesses: AdminGuesses, address: string, guessed: boolean, what: string): void {
+  const ip = clientGroup(address); // an IPv6 address's whole /64
   const wait = guesses.waitSeconds(ip);
   if (wait > 0)
     throw new RelayError(

@@ -30,6 +30,7 @@ import type { Logger } from "../log.ts";
 import type { Policy } from "./policy.ts";
 import type { Payer } from "./principal.ts";
 import { restorable, withoutHolds } from "./project-checkpoints.ts";
+import { clientGroup } from "./client-group.ts";
 
 export type ProjectActor = Actor<typeof projectMachine>;
 
@@ -139,8 +140,9 @@ export class ProjectActors {
     return this.anonymous.size;
   }
 
-  /** The anonymous relay's actor for a client IP: its own, or the overflow actor when the cap is reached and none is idle. */
-  async anonymousFor(ip: string): Promise<ProjectActor> {
+  /** The anonymous actor of a client IP (IPv6: its /64, clientGroup); the overflow actor at the cap, if none is idle. */
+  async anonymousFor(address: string): Promise<ProjectActor> {
+    const ip = clientGroup(address);
     const known = this.anonymous.get(ip);
     if (known) {
       this.anonymous.delete(ip); // to the back: most recently used

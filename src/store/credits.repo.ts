@@ -5,6 +5,11 @@
 import { and, desc, eq, lt } from "drizzle-orm";
 import { creditJournal, projects } from "./schema.ts";
 import type { Db } from "./db.ts";
+import { OUT_OF_RANGE, sqlState } from "./write-errors.ts";
+import { validationError } from "../errors.ts";
+
+/** The most a balance holds: its column is int8. */
+export const MAX_BALANCE = 9_223_372_036_854_775_807n;
 
 export type JournalKind = "topup" | "adjustment" | "reserve" | "release" | "charge";
 
@@ -30,11 +35,23 @@ export class CreditsRepo {
     reference?: string | null;
     reason?: string | null;
   }): Promise<JournalEntry> {
-    const [r] = await this.db
-      .insert(creditJournal)
-      .values({ ...e, reference: e.reference ?? null, reason: e.reason ?? null })
-      .returning();
-    return r!;
+    try {
+      const [r] = await this.db
+        .insert(creditJournal)
+        .values({ ...e, reference: e.reference ?? null, reason: e.reason ?? null })
+        .returning();
+      return r!;
+    } catch (err) {
+      // the journal's trigger adds the amount to the project's balance (int8): past its largest value the
+      // insert fails, and nothing is written
+      if (sqlState(err) === OUT_OF_RANGE)
+        throw validationError(`amount: the balance would pass the most it can hold (${MAX_BALANCE} stroops)`, {
+          field: "amount",
+          reason: "out_of_range",
+          max: MAX_BALANCE.toString(),
+        });
+      throw err;
+    }
   }
 
   /** Every project's balance (the sum of its journal). */

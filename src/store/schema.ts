@@ -235,6 +235,8 @@ export const webhookDeliveries = pgTable(
     attempts: integer("attempts").notNull().default(0),
     responseStatus: integer("response_status"),
     lastError: text("last_error"),
+    /** Each attempt, oldest first: `{at, status, error, durationMs}` (WebhooksRepo.attempted; migration 0010). */
+    attemptLog: jsonb("attempt_log").notNull().default(sql`'[]'::jsonb`),
     nextAt: timestamp("next_at", { withTimezone: true }),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),

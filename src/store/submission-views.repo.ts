@@ -9,6 +9,8 @@ import type { TransactionSummary } from "../models.ts";
 import { rowsOf } from "./batch-sql.ts";
 import type { Db } from "./db.ts";
 import { submissionAttempts, submissions } from "./schema.ts";
+import { sqlState } from "./write-errors.ts";
+import { validationError } from "../errors.ts";
 
 /** A submission as answered: hash, innerHash, status, network, ledger?, feeCharged?, resultXdr?, error?, dates. */
 export type SubmissionView = Static<typeof TransactionSummary>;
@@ -36,6 +38,11 @@ export interface ListFilter {
   /** Older than this (created_at, id), from the previous page. */
   before?: { createdAt: string; id: string };
 }
+
+/** A cursor's time as the list writes it (to_char below): microseconds, UTC. */
+const CURSOR_TIME = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z$/;
+const badCursor = () =>
+  validationError("cursor is not one this API answered", { field: "cursor", reason: "bad_cursor" });
 
 const iso = (column: SQL) => sql`to_char(${column} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
@@ -66,15 +73,25 @@ export class SubmissionViews {
   async list(
     f: ListFilter,
   ): Promise<{ view: SubmissionView; projectId: string | null; createdAt: string; id: string }[]> {
+    if (!Number.isSafeInteger(f.limit) || f.limit < 1)
+      throw validationError("limit must be a whole number, 1 or more", { field: "limit", reason: "not_an_integer" });
     const where: SQL[] = [sql`true`];
     if (f.projectId !== undefined) where.push(sql`s.project_id = ${f.projectId}`);
     if (f.status !== undefined) where.push(sql`s.status = ${f.status}`);
     if (f.network !== undefined) where.push(sql`s.network = ${f.network}`);
-    if (f.before) where.push(sql`(s.created_at, s.id) < (${f.before.createdAt}::timestamptz, ${f.before.id})`);
-    const r = await this.db.execute(sql`select s.id, s.project_id, submission_json(s) as view,
+    if (f.before) {
+      if (!CURSOR_TIME.test(f.before.createdAt)) throw badCursor();
+      where.push(sql`(s.created_at, s.id) < (${f.before.createdAt}::timestamptz, ${f.before.id})`);
+    }
+    const r = await this.db
+      .execute(sql`select s.id, s.project_id, submission_json(s) as view,
         to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as created
       from ${submissions} s where ${sql.join(where, sql` and `)}
-      order by s.created_at desc, s.id desc limit ${f.limit + 1}`);
+      order by s.created_at desc, s.id desc limit ${f.limit + 1}`)
+      .catch((e) => {
+        // a cursor's time of the right shape that is no date (February 31st): Postgres's data exception
+        throw f.before && sqlState(e)?.startsWith("22") ? badCursor() : e;
+      });
     return rowsOf<{ id: string; project_id: string | null; view: SubmissionView; created: string }>(r).map((x) => ({
       view: parse(x.view),
       projectId: x.project_id,

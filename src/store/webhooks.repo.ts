@@ -21,6 +21,20 @@ export interface WebhookRow {
   createdAt: Date;
 }
 
+/** One attempt of a delivery, as kept in its attempt_log. */
+export interface DeliveryAttempt {
+  /** When the attempt started (ISO 8601). */
+  at: string;
+  /** The HTTP status answered; null: no answer (refused before sending, unreachable, timed out). */
+  status: number | null;
+  /** Why it failed, when it did. */
+  error: string | null;
+  durationMs: number;
+}
+
+/** Attempts kept per delivery (a delivery gives up after a day: about 14 attempts). */
+export const MAX_ATTEMPT_LOG = 50;
+
 export interface DeliveryRow {
   id: bigint;
   eventId: bigint;
@@ -29,6 +43,7 @@ export interface DeliveryRow {
   attempts: number;
   responseStatus: number | null;
   lastError: string | null;
+  attemptLog: DeliveryAttempt[];
   nextAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
@@ -122,7 +137,7 @@ export class WebhooksRepo {
 
   /** A webhook's deliveries, newest first. */
   async deliveries(webhookId: string, limit: number): Promise<DeliveryRow[]> {
-    return await this.db
+    const rows = await this.db
       .select({
         id: webhookDeliveries.id,
         eventId: webhookDeliveries.eventId,
@@ -131,6 +146,7 @@ export class WebhooksRepo {
         attempts: webhookDeliveries.attempts,
         responseStatus: webhookDeliveries.responseStatus,
         lastError: webhookDeliveries.lastError,
+        attemptLog: sql<DeliveryAttempt[] | string>`${webhookDeliveries.attemptLog}`,
         nextAt: webhookDeliveries.nextAt,
         createdAt: webhookDeliveries.createdAt,
         updatedAt: webhookDeliveries.updatedAt,
@@ -139,6 +155,11 @@ export class WebhooksRepo {
       .where(eq(webhookDeliveries.webhookId, webhookId))
       .orderBy(desc(webhookDeliveries.id))
       .limit(limit);
+    // jsonb as either driver answers it (an array, or its text)
+    return rows.map((r) => ({
+      ...r,
+      attemptLog: (typeof r.attemptLog === "string" ? JSON.parse(r.attemptLog) : r.attemptLog) ?? [],
+    }));
   }
 
   /**
@@ -241,13 +262,28 @@ export class WebhooksRepo {
 
   /**
    * Records an attempt: delivered, pending again at `nextAt`, or failed (`nextAt` null and not
-   * delivered). Only a pending delivery changes (a deleted webhook's stay failed).
+   * delivered), and appends it to the attempt log (the last MAX_ATTEMPT_LOG kept). Only a pending
+   * delivery changes (a deleted webhook's stay failed).
    */
   async attempted(
     id: bigint,
-    a: { delivered: boolean; responseStatus: number | null; error: string | null; nextAt: Date | null },
+    a: {
+      delivered: boolean;
+      responseStatus: number | null;
+      error: string | null;
+      nextAt: Date | null;
+      startedAt: Date;
+      durationMs: number;
+    },
   ): Promise<void> {
     const state = a.delivered ? "delivered" : a.nextAt ? "pending" : "failed";
+    const entry: DeliveryAttempt = {
+      at: a.startedAt.toISOString(),
+      status: a.responseStatus,
+      error: a.error,
+      durationMs: Math.max(0, Math.round(a.durationMs)),
+    };
+    const log = webhookDeliveries.attemptLog;
     await this.db
       .update(webhookDeliveries)
       .set({
@@ -255,6 +291,8 @@ export class WebhooksRepo {
         attempts: sql`${webhookDeliveries.attempts} + 1`,
         responseStatus: a.responseStatus,
         lastError: a.error,
+        attemptLog: sql`(case when jsonb_array_length(${log}) >= ${MAX_ATTEMPT_LOG} then ${log} - 0 else ${log} end)
+          || jsonb_build_array(${JSON.stringify(entry)}::jsonb)`,
         nextAt: a.nextAt,
         updatedAt: sql`now()`,
       })

@@ -21,3 +21,16 @@ export function innerHashTaken(e: unknown): boolean {
   }
   return false;
 }
+
+/** The SQLSTATE of a database error (Postgres and PGlite; drizzle wraps it in `cause`), if any. */
+export function sqlState(e: unknown): string | undefined {
+  for (let cur = e, depth = 0; cur && typeof cur === "object" && depth < 5; depth++) {
+    const { code, cause } = cur as { code?: unknown; cause?: unknown };
+    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code;
+    cur = cause;
+  }
+  return undefined;
+}
+
+/** numeric_value_out_of_range: a sum past what its column holds (int8 for balances). */
+export const OUT_OF_RANGE = "22003";

@@ -2,7 +2,7 @@
  * The operator console in a real browser (Debian's chromium, driven by puppeteer-core), against a
  * relay this test starts: sign in, create a project and keys (one revoked), top up, a policy error
  * beside its field, resize the pool and watch it converge, watch a sponsored transaction appear
- * live and open it, sign out; the cookie's attributes, nothing kept in storage, no request to any
+ * live and open it, sign out, sign out everywhere; the cookie's attributes, nothing kept in storage, no request to any
  * other host (offline), a cross-site form post refused, and the old cookie refused after sign-out.
  * Screenshots of each page go to docs/console/. Run with `bun run test:browser` (not in `bun run test`).
  */
@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { startTestRelay, TEST_ADMIN_TOKEN, type TestRelay } from "../support/relay.ts";
+import { webhookDeliveries } from "../../src/store/schema.ts";
 
 // the callbacks of page.evaluate run in the page: its globals (the project's types have no DOM)
 declare const document: any;
@@ -207,6 +208,38 @@ describe("the operator console in Chromium", () => {
   );
 
   test(
+    "webhooks: a delivery shows each attempt, in order, with its status or error and duration",
+    async () => {
+      const hook = await r.admin("POST", `/projects/${projectId}/webhooks`, { url: "https://93.184.215.14/hook" });
+      expect(hook.status).toBe(201);
+      const at = (s: number) => new Date(Date.UTC(2026, 0, 2, 3, 4, s)).toISOString();
+      // a delivery as the worker records it (delivered: the worker leaves it alone)
+      await r.database.insert(webhookDeliveries).values({
+        webhookId: hook.body.id,
+        eventId: 1n,
+        type: "transaction.status",
+        state: "delivered",
+        attempts: 3,
+        responseStatus: 200,
+        attemptLog: [
+          { at: at(1), status: 503, error: "HTTP 503", durationMs: 41 },
+          { at: at(2), status: null, error: "no answer within 10000 ms", durationMs: 10002 },
+          { at: at(3), status: 200, error: null, durationMs: 17 },
+        ],
+      });
+      await page.reload({ waitUntil: "load" });
+      await press(button("Deliveries"));
+      await untilText("(10002 ms)");
+      const items = await page.$$eval("ol.attempts li", (li) => li.map((e) => e.textContent ?? ""));
+      expect(items).toHaveLength(3);
+      expect(items[0]).toContain("503 (41 ms)");
+      expect(items[1]).toContain("no answer within 10000 ms (10002 ms)");
+      expect(items[2]).toContain("200 (17 ms)");
+    },
+    STEP,
+  );
+
+  test(
     "a state-changing request with the cookie but without the CSRF token is refused (403); a cross-site form post is refused",
     async () => {
       const headers = { cookie, "content-type": "application/json" };
@@ -340,6 +373,28 @@ describe("the operator console in Chromium", () => {
       expect(change.status).toBe(401);
       await page.reload({ waitUntil: "load" });
       await page.waitForSelector(input("Admin token"), { visible: true });
+    },
+    STEP,
+  );
+
+  test(
+    "sign out everywhere ends every console session, another browser's too; the page asks for the token again",
+    async () => {
+      await fill("Admin token", TEST_ADMIN_TOKEN);
+      await press(button("Sign in"));
+      await page.waitForSelector(button("Sign out everywhere"), { visible: true });
+      const other = await fetch(`${r.url}/v1/admin/session`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+      });
+      const otherCookie = other.headers.get("set-cookie")!.split(";")[0]!;
+      expect((await fetch(`${r.url}/v1/admin/session`, { headers: { cookie: otherCookie } })).status).toBe(200);
+      const mine = (await page.cookies(`${r.url}/v1/admin/projects`)).find((c) => c.name === "relay_console")!;
+      await press(button("Sign out everywhere"));
+      await page.waitForSelector(input("Admin token"), { visible: true });
+      await untilText("Every console session has ended.");
+      for (const c of [otherCookie, `${mine.name}=${mine.value}`])
+        expect((await fetch(`${r.url}/v1/admin/session`, { headers: { cookie: c } })).status).toBe(401);
     },
     STEP,
   );

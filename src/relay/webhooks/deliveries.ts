@@ -82,6 +82,12 @@ export class WebhookWorker {
   ) {}
 
   start(): void {
+    if (this.deps.config.allowPrivate)
+      this.deps.log.warn(
+        { webhookAllowPrivate: true },
+        "WEBHOOK_ALLOW_PRIVATE=true: webhooks may call loopback, private and link-local addresses " +
+          "(the relay's own network, cloud metadata): for tests and local receivers only, never in production",
+      );
     this.schedule(0);
   }
 
@@ -137,7 +143,10 @@ export class WebhookWorker {
   /** Sends one delivery and records the attempt. */
   private async deliver(d: ClaimedDelivery): Promise<void> {
     const { repo, config } = this.deps;
+    const startedAt = new Date();
+    const started = performance.now();
     const outcome = await this.send(d);
+    const durationMs = performance.now() - started;
     if (this.stopped && outcome.aborted) return await repo.release(d.id); // due again, for the next start
     const attempts = d.attempts + 1;
     const delivered = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
@@ -148,6 +157,8 @@ export class WebhookWorker {
       responseStatus: outcome.status,
       error: delivered ? null : (outcome.error ?? `HTTP ${outcome.status}`).slice(0, MAX_ERROR_CHARS),
       nextAt,
+      startedAt,
+      durationMs,
     });
     const fields = { webhookId: d.webhookId, eventId: d.eventId.toString(), attempts, status: outcome.status };
     if (delivered) this.deps.log.debug(fields, "webhook delivered");

@@ -4,7 +4,9 @@
  * address 169.254.169.254, unspecified, CGNAT 100.64/10, multicast, reserved, documentation...):
  * checked at registration and again before each delivery, after DNS, unless WEBHOOK_ALLOW_PRIVATE.
  * IP ranges are ipaddr.js's: an address is public when its range is `unicast` (IPv4-mapped IPv6
- * addresses are judged as the IPv4 address they carry).
+ * addresses are judged as the IPv4 address they carry), and an IPv6 address also only within the
+ * global unicast block 2000::/3: anything else (IPv4-compatible ::a.b.c.d, which a URL writes as
+ * ::7f00:1, NAT64 prefixes, ...) is `notGlobalUnicast`.
  *
  * A delivery resolves the host once and connects to an address it checked (`resolveWebhookTarget`,
  * then `pinnedRequest`): were the request to resolve the name again, a DNS server answering a public
@@ -29,11 +31,16 @@ export class UrlRefused extends Error {
 
 const DNS_TIMEOUT_MS = 5000;
 
+/** 2000::/3: the only IPv6 block with public unicast addresses. */
+const GLOBAL_UNICAST = ipaddr.parseCIDR("2000::/3");
+
 /** The range of a non-public address (`loopback`, `private`, `linkLocal`...), or null for a public one. */
 export function nonPublicRange(address: string): string | null {
   if (!ipaddr.isValid(address)) return "invalid";
-  const range = ipaddr.process(address).range();
-  return range === "unicast" ? null : range;
+  const ip = ipaddr.process(address);
+  const range = ip.range();
+  if (range !== "unicast") return range;
+  return ip.kind() === "ipv6" && !ip.match(GLOBAL_UNICAST) ? "notGlobalUnicast" : null;
 }
 
 /** The URL, parsed, when its scheme is http or https; throws UrlRefused otherwise. */
@@ -88,7 +95,8 @@ function refuseNonPublic(url: URL, addresses: string[]): void {
     if (range !== null)
       throw new UrlRefused(
         "private_address",
-        `url: ${url.hostname} is or resolves to a non-public address (${address}, ${range}); webhooks call public addresses only`,
+        `url: ${url.hostname} is or resolves to a non-public address (${address}, ${range}); webhooks call public ` +
+          "addresses only (WEBHOOK_ALLOW_PRIVATE=true lifts this, for tests and receivers on the relay's own network)",
         { address, range },
       );
   }

@@ -51,6 +51,7 @@ const deliveryView = (d: DeliveryRow): DeliveryView => ({
   attempts: d.attempts,
   responseStatus: d.responseStatus,
   lastError: d.lastError,
+  attemptLog: d.attemptLog.map((a) => ({ at: a.at, status: a.status, error: a.error, durationMs: a.durationMs })),
   createdAt: d.createdAt.toISOString(),
   lastAttemptAt: d.attempts > 0 ? d.updatedAt.toISOString() : null,
   nextAttemptAt: d.state === "pending" && d.nextAt ? d.nextAt.toISOString() : null,

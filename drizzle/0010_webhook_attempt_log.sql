@@ -1,0 +1,2 @@
+-- Each attempt of a webhook delivery, oldest first: {at, status, error, durationMs} (src/store/webhooks.repo.ts).
+ALTER TABLE "webhook_deliveries" ADD COLUMN "attempt_log" jsonb DEFAULT '[]'::jsonb NOT NULL;
