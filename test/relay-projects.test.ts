@@ -40,6 +40,7 @@ const DEFAULTS = {
   activeFrom: null,
   activeUntil: null,
   perUser: null,
+  approval: null,
 };
 
 /** A classic transaction of `ops` payments to the localnet root, signed. */
