@@ -29,6 +29,11 @@ export const networkSettings = (c: Config) => ({
   upstream: perNetwork(c.TESTNET_RPC_URL, c.MAINNET_RPC_URL),
   secrets: perNetwork(c.TESTNET_FUNDER_SECRET, c.MAINNET_FUNDER_SECRET),
   channelCounts: perNetwork(c.TESTNET_CHANNELS, c.MAINNET_CHANNELS),
+  /** The most channels demand may grow each pool to (default 8 times its count). */
+  channelMax: perNetwork(
+    c.TESTNET_CHANNELS_MAX ?? 8 * c.TESTNET_CHANNELS,
+    c.MAINNET_CHANNELS_MAX ?? 8 * c.MAINNET_CHANNELS,
+  ),
   passphrases: perNetwork(c.TESTNET_PASSPHRASE, c.MAINNET_PASSPHRASE),
 });
 

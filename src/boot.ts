@@ -96,7 +96,7 @@ async function start(
   signal: AbortSignal,
 ): Promise<Relay> {
   const goOn = () => signal.throwIfAborted();
-  const { upstream, secrets, channelCounts, passphrases } = networkSettings(config);
+  const { upstream, secrets, channelCounts, channelMax, passphrases } = networkSettings(config);
   const localnets: Partial<Record<NetworkName, Localnet>> = {};
   for (const name of servedNetworks(config)) {
     if (upstream[name]) continue;
@@ -406,7 +406,7 @@ async function start(
         repo: channels,
         box,
         log,
-        config: { ...poolConfig, channels: channelCounts[name] },
+        config: { ...poolConfig, channels: channelCounts[name], max: channelMax[name], idleMs: config.POOL_IDLE_MS },
         cluster: cluster && { coordination: cluster, tell: (n) => cluster.publish(n) },
       });
       pools[name] = pool;

@@ -49,6 +49,11 @@ export const ConfigSchema = Type.Object({
   /** Channel accounts of a new pool (afterwards the admin API's count is kept). */
   TESTNET_CHANNELS: NumberFromEnv(4, 1),
   MAINNET_CHANNELS: NumberFromEnv(4, 1),
+  /** The most channels demand may grow a pool to (default: 8 times its channel count). */
+  TESTNET_CHANNELS_MAX: Type.Optional(Type.Number({ minimum: 1 })),
+  MAINNET_CHANNELS_MAX: Type.Optional(Type.Number({ minimum: 1 })),
+  /** How long no request may wait for a channel before the channels added for demand are retired. */
+  POOL_IDLE_MS: NumberFromEnv(60_000, 0),
   /** Lumens (stroops) a new channel account starts with, and is topped up to. */
   CHANNEL_STARTING_BALANCE: Type.String({
     pattern: "^[0-9]{8,18}$",

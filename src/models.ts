@@ -316,7 +316,9 @@ export const PoolView = Type.Object(
       description: "the answering instance (any instance lists every channel, with its holder); null: the only one",
     }),
     funder: Type.Object({ publicKey: Type.String(), balance: poolStroops }),
-    target: Type.Number({ description: "the channel count asked for" }),
+    target: Type.Number({ description: "the channel count asked for (the operator's, and more while requests wait)" }),
+    max: Type.Optional(Type.Number({ description: "the most channels demand may grow the pool to" })),
+    waiting: Type.Optional(Type.Number({ description: "requests waiting for a channel now (this instance)" })),
     current: Type.Number({ description: "channels creating or active (draining ones excluded)" }),
     channels: Type.Array(ChannelView),
     totals: Type.Object({

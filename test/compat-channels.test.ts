@@ -432,7 +432,8 @@ describe("rate limits, input and the error table", () => {
       const f = channelsFailure(new RelayError(code, "m", details));
       return [f.status, f.body.data.code];
     };
-    expect(as("NETWORK_UNAVAILABLE", { reason: "no_channel_available" })).toEqual([503, "POOL_CAPACITY"]);
+    expect(as("NETWORK_UNAVAILABLE", { reason: "channels_busy" })).toEqual([503, "POOL_CAPACITY"]);
+    expect(as("NETWORK_UNAVAILABLE", { reason: "channel_balance" })).toEqual([503, "POOL_CAPACITY"]);
     expect(as("NETWORK_UNAVAILABLE", { reason: "timeout" })).toEqual([503, "NETWORK_UNAVAILABLE"]);
     expect(as("SUBMISSION_TIMEOUT", { hash: "h" })).toEqual([504, "WAIT_TIMEOUT"]);
     expect(as("POLICY_VIOLATION", { rule: "dailySpendLimit", limit: "5" })).toEqual([429, "FEE_LIMIT_EXCEEDED"]);

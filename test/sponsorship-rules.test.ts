@@ -4,18 +4,8 @@
  * nothing is sent (the account's sequence number does not move).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import {
-  Address,
-  Asset,
-  authorizeEntry,
-  Keypair,
-  nativeToScVal,
-  Operation,
-  rpc,
-  TransactionBuilder,
-  type Transaction,
-  type xdr,
-} from "@stellar/stellar-sdk";
+import { Asset, Keypair, Operation, TransactionBuilder, type Transaction, type xdr } from "@stellar/stellar-sdk";
+import { sacId, signedTransfer } from "./support/sac.ts";
 import { xdrOf } from "./support/harness.ts";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
 
@@ -28,8 +18,7 @@ afterAll(() => r.stop());
 const sponsor = (key: string, body: Record<string, unknown>) =>
   r.post("/v1/sponsor", { network: "testnet", ...body }, { "x-api-key": key });
 const seq = async (kp: Keypair) => BigInt((await r.rpc.getAccount(kp.publicKey())).sequenceNumber());
-const sac = () => Asset.native().contractId(r.passphrase);
-const addr = (pk: string) => nativeToScVal(Address.fromString(pk));
+const sac = () => sacId(r);
 
 async function tx(from: Keypair, op: xdr.Operation): Promise<Transaction> {
   const t = new TransactionBuilder(await r.rpc.getAccount(from.publicKey()), {
@@ -41,26 +30,6 @@ async function tx(from: Keypair, op: xdr.Operation): Promise<Transaction> {
     .build();
   t.sign(from);
   return t;
-}
-
-/** A SAC transfer as a func+auth client sends it: `from`'s address credentials signed. */
-async function signedTransfer(from: Keypair, to: Keypair): Promise<string> {
-  const transfer = (auth: xdr.SorobanAuthorizationEntry[] = []) =>
-    Operation.invokeContractFunction({
-      contract: sac(),
-      function: "transfer",
-      args: [addr(from.publicKey()), addr(to.publicKey()), nativeToScVal(5n, { type: "i128" })],
-      auth,
-    });
-  const sim = await r.rpc.simulateTransaction(
-    new TransactionBuilder(await r.rpc.getAccount(to.publicKey()), { fee: "100", networkPassphrase: r.passphrase })
-      .addOperation(transfer())
-      .setTimeout(60)
-      .build(),
-  );
-  if (!rpc.Api.isSimulationSuccess(sim)) throw new Error("simulation failed");
-  const signed = await authorizeEntry(sim.result!.auth[0]!, from, sim.latestLedger + 100, r.passphrase);
-  return transfer([signed]).toXDR("base64");
 }
 
 function expectViolation(res: { status: number; body: any }, rule: string, value: string) {
@@ -121,7 +90,7 @@ describe("allowlists", () => {
     const onlyApprove = await r.project({
       policy: { allow: { contracts: [{ contract: sac(), functions: ["approve"] }] } },
     });
-    const op = await signedTransfer(from, to);
+    const op = await signedTransfer(r, from, to);
     const res = await sponsor(onlyApprove.testKey, { operation: op });
     expectViolation(res, "allow.contracts", "transfer");
     expect(res.body.error.details.contract).toBe(sac());

@@ -11,6 +11,7 @@ import { signTx } from "../stellar/sign.ts";
 import { signedOf, type Signed } from "../stellar/envelope.ts";
 import type { DecodedOperation } from "./invoke.ts";
 import type { ChannelPool, FeeLease } from "./pool/channel-pool.ts";
+import type { ChannelWait } from "./pool/leases.ts";
 import type { ValidUntil } from "../network/ledger-watcher.ts";
 import type { OpSummary } from "../../actors/policy.ts";
 
@@ -49,7 +50,13 @@ export interface Job {
    * `resume`: the envelope an earlier run of this submission sent last (base64), if any; `parked`:
    * that run's fee source lease, still held (in this process) because its fee-bump may be queued.
    */
-  sender(pool: ChannelPool, maxFee: bigint, resume: string | null, parked: FeeLease | null): Promise<Sender>;
+  sender(
+    pool: ChannelPool,
+    maxFee: bigint,
+    resume: string | null,
+    parked: FeeLease | null,
+    wait: ChannelWait,
+  ): Promise<Sender>;
 }
 
 /** Ledger time bounds of a transaction the relay builds (func+auth mode). */
@@ -67,9 +74,12 @@ export function feeBumpJob(d: DecodedTx, passphrase: string): Job {
     resourceFee: d.resourceFee,
     validUntil: d.validUntil,
     ...(d.order ? { order: d.order } : {}),
-    sender: async (pool, maxFee, resume, parked) => {
+    sender: async (pool, maxFee, resume, parked, wait) => {
       const before = resume ? resumable(resume, passphrase, d.innerHash) : null;
-      const lease = parked ?? ((before && pool.keep(before.feeSource, maxFee)) || (await pool.assign(maxFee)));
+      // a fee-bump waits CHANNEL_WAIT_MS at most (one channel pays for many), in its payer's turn
+      const lease =
+        parked ??
+        ((before && pool.keep(before.feeSource, maxFee)) || (await pool.assign(maxFee, { scope: wait.scope })));
       const resumed =
         before && before.feeSource === lease.keypair.publicKey()
           ? { envelope: before.envelope, rate: (before.fee - d.resourceFee) / feeOps }
@@ -96,8 +106,9 @@ export function operationJob(
     feeBump: false,
     feeOps: 1n,
     resourceFee: sim.resourceFee,
-    sender: async (pool, maxFee) => {
-      const lease = await pool.acquire(maxFee);
+    sender: async (pool, maxFee, _resume, _parked, wait) => {
+      // its own transaction needs a channel of its own: it waits as long as its deadline allows, in its payer's turn
+      const lease = await pool.acquire(maxFee, wait);
       return {
         channel: lease.keypair.publicKey(),
         envelope: (rate) => {

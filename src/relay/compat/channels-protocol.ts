@@ -189,7 +189,7 @@ function translate(e: ErrorData): Translated {
           }
         : code("SIMULATION_FAILED", 400, d);
     case "NETWORK_UNAVAILABLE":
-      if (d.reason === "no_channel_available") return code("POOL_CAPACITY", 503, d);
+      if (d.reason === "channels_busy" || d.reason === "channel_balance") return code("POOL_CAPACITY", 503, d);
       if (d.reason === "starting" || d.reason === "not_configured") return code("NO_CHANNELS_CONFIGURED", 503, d);
       return code("NETWORK_UNAVAILABLE", 503, d);
     case "SUBMISSION_TIMEOUT":

@@ -14,7 +14,9 @@ import type { ChannelsRepo } from "../../store/channels.repo.ts";
 import type { SecretBox } from "../secret-box.ts";
 import { AccountSync } from "./account-sync.ts";
 import { Channels } from "./channels.ts";
-import { type FeeLease, Leases, type OwnLease } from "./leases.ts";
+import { type ChannelWait, type FeeLease, Leases, type OwnLease } from "./leases.ts";
+import { PoolDemand } from "./demand.ts";
+import { shortage } from "./shortage.ts";
 import { ACCOUNT_RESERVE, Reconciler, type SharedChannels } from "./reconciler.ts";
 import { type Coordination, Ownership } from "./ownership.ts";
 import { countsOf, heldChannel, type HeldChannel, wholePool } from "./pool-view.ts";
@@ -28,6 +30,8 @@ export type PoolNotice =
 export type { FeeLease, OwnLease } from "./leases.ts";
 
 const RECONCILE_EVERY_MS = 5_000;
+/** No request waited this long: the channels added for demand are retired. */
+const DEFAULT_IDLE_MS = 60_000;
 
 export interface PoolConfig {
   /** The channel count of a new pool (the operator's target, once set, is kept in Postgres). */
@@ -35,8 +39,12 @@ export interface PoolConfig {
   startingBalance: bigint;
   /** A channel whose balance falls under this is topped up to the starting balance. */
   topUpThreshold: bigint;
-  /** How long a request waits for a channel that can pay before 503. */
+  /** How long a fee-bump's request waits for a channel that can pay before 503 (a func+auth one: its deadline). */
   waitMs: number;
+  /** The most channels demand may grow the pool to (default: `channels`: no growth). */
+  max?: number;
+  /** How long no request may wait before the channels added for demand are retired. */
+  idleMs?: number;
   feePercentile: FeePercentile;
 }
 
@@ -63,6 +71,8 @@ export class ChannelPool {
   private readonly reconciler: Reconciler;
   private readonly ownership: Ownership | null = null;
   private target = 0;
+  private max: number;
+  private readonly demand: PoolDemand;
   private timer: ReturnType<typeof setInterval> | null = null;
   stopped = false;
   /** Loaded and reconciled once: it can take requests. */
@@ -76,12 +86,19 @@ export class ChannelPool {
     this.network = deps.network;
     this.channels = new Channels(deps.funder);
     this.sync = new AccountSync(this.channels, deps.gateway, deps.log);
+    this.demand = new PoolDemand(deps.config.idleMs ?? DEFAULT_IDLE_MS);
+    this.max = deps.config.max ?? deps.config.channels;
     this.leases = new Leases(this.channels, this.sync, {
       network: deps.network,
       most: deps.config.startingBalance - ACCOUNT_RESERVE,
       waitMs: deps.config.waitMs,
       stopped: () => this.stopped,
       exhausted: (fee) => this.exhausted(fee),
+      shortage: (fee, own, waiting) =>
+        shortage(this.channels, deps.network, fee, own, waiting, deps.config.startingBalance),
+      waited: () => {
+        if (this.demand.waited(this.room)) void this.kick(); // channels for the waiting requests, at once
+      },
       upkeep: (pk) => {
         const s = this.channels.channel(pk);
         if (s && (s.value === "draining" || s.context.balance < deps.config.topUpThreshold)) void this.kick();
@@ -112,10 +129,36 @@ export class ChannelPool {
       ...deps,
       channels: this.channels,
       sync: this.sync,
-      target: () => this.target,
+      target: () => this.wanted,
       stopped: () => this.stopped,
       shared,
     });
+  }
+
+  /** The channels the pool should have now: the operator's count, and more while requests wait, up to `max`. */
+  get wanted(): number {
+    return this.target + this.demand.extra(this.room);
+  }
+
+  /** How many channels demand may add. */
+  private get room(): number {
+    return Math.max(0, this.max - this.target);
+  }
+
+  /** The most channels demand may grow the pool to. */
+  get maximum(): number {
+    return Math.max(this.max, this.target);
+  }
+
+  /** Requests waiting for a channel now. */
+  get waiting(): number {
+    return this.leases.waitingCount;
+  }
+
+  /** Sets the most channels demand may grow the pool to (the admin API's). */
+  setMaximum(max: number): void {
+    this.max = max;
+    void this.kick();
   }
 
   /** Whether this instance runs the network's upkeep (and recovery): the only one, or the elected one. */
@@ -176,16 +219,16 @@ export class ChannelPool {
     return active ? active[0] : this.funder;
   }
 
-  assign(fee: bigint): Promise<FeeLease> {
-    return this.leases.assign(fee);
+  assign(fee: bigint, wait?: ChannelWait): Promise<FeeLease> {
+    return this.leases.assign(fee, wait);
   }
 
   keep(publicKey: string, fee: bigint): FeeLease | null {
     return this.leases.keep(publicKey, fee);
   }
 
-  acquire(fee: bigint): Promise<OwnLease> {
-    return this.leases.acquire(fee);
+  acquire(fee: bigint, wait?: ChannelWait): Promise<OwnLease> {
+    return this.leases.acquire(fee, wait);
   }
 
   /** Runs the upkeep (with several instances, only on the one holding the network's upkeep). */
@@ -317,7 +360,9 @@ export class ChannelPool {
       network: this.network,
       instance: this.instance,
       funder: { publicKey: this.funder, balance: funderBalance.toString() },
-      target: this.target,
+      target: this.wanted,
+      max: this.maximum,
+      waiting: this.waiting,
       current: this.channels.liveCount(),
       channels,
       totals: {

@@ -2,7 +2,8 @@
  * Leases on channel accounts for sponsor requests: a fee-bump's fee source (`assign`: the channel
  * that can best afford the fee), the channel that signed an earlier fee-bump (`keep`), or a
  * channel's next sequence number for a transaction it is the source of (`acquire`). A request
- * waits up to `waitMs` for a channel that can pay; each lease ends with what the network charged.
+ * waits for a channel that can pay until its own deadline, in turn with the others (waiting.ts);
+ * each lease ends with what the network charged.
  */
 import type { Keypair } from "@stellar/stellar-sdk";
 import type { PoolReply } from "../../../actors/pool.machine.ts";
@@ -12,6 +13,7 @@ import { unavailable } from "../../errors.ts";
 import type { NetworkName } from "../../network/gateway.ts";
 import type { AccountSync } from "./account-sync.ts";
 import type { Channels } from "./channels.ts";
+import { type Waiter, Waiting } from "./waiting.ts";
 
 /** A fee-bump's fee source: end it with what the network charged (0 if the fee-bump reached no ledger). */
 export interface FeeLease {
@@ -36,13 +38,27 @@ export interface LeaseOptions {
   /** A lease ended on a channel that now needs upkeep (draining, or low). */
   upkeep(pk: string): void;
   stopped(): boolean;
-  /** A request found no channel that could pay its fee within `waitMs` (it is answered 503). */
+  /** A request found no channel that could pay its fee in time (it is answered 503). */
   exhausted(fee: bigint): void;
+  /** What is short when a request of `fee` found no channel in time (`own`: one for its own transaction). */
+  shortage(fee: bigint, own: boolean, waiting: number): Error;
+  /** A request now waits for a channel (`waiting` in all): the pool may grow. */
+  waited?(waiting: number): void;
+}
+
+/** How long and for whom a request waits for a channel. */
+export interface ChannelWait {
+  /** Until then (epoch ms); default: `waitMs` from now. */
+  until?: number;
+  /** Who pays (turns are taken per payer). */
+  scope?: string;
 }
 
 export class Leases {
   /** Leases ended this turn, not yet told to their channels (see `end`). */
   private ended: [string, ChannelEvent][] = [];
+  private readonly waiting = new Waiting();
+  private serving = false;
 
   constructor(
     private readonly channels: Channels,
@@ -51,11 +67,13 @@ export class Leases {
   ) {}
 
   /** The fee source for a fee-bump of up to `fee` stroops: the channel that can best afford it. */
-  async assign(fee: bigint): Promise<FeeLease> {
+  async assign(fee: bigint, wait: ChannelWait = {}): Promise<FeeLease> {
     const id = crypto.randomUUID();
     const pk = await this.until(
       fee,
       async () => (await ask<PoolReply>(this.channels.pool, { type: "ASSIGN", id, fee })).publicKey,
+      wait,
+      false,
     );
     return { keypair: this.channels.keys.get(pk)!, end: (charged) => this.end(pk, { type: "RELEASE", id, charged }) };
   }
@@ -71,14 +89,15 @@ export class Leases {
   }
 
   /** A channel's next sequence number, for a transaction of fee up to `fee` with the channel as its source. */
-  async acquire(fee: bigint): Promise<OwnLease> {
+  async acquire(fee: bigint, wait: ChannelWait = {}): Promise<OwnLease> {
     const id = crypto.randomUUID();
     let seq = 0n;
-    const pk = await this.until(fee, async () => {
+    const pick = async () => {
       const r = await ask<PoolReply>(this.channels.pool, { type: "ACQUIRE", id, fee });
       if (r.publicKey) seq = r.seq!;
       return r.publicKey;
-    });
+    };
+    const pk = await this.until(fee, pick, wait, true);
     let badSeq = 0;
     const ref = this.channels.refs()[pk]!;
     const lease: OwnLease = {
@@ -92,29 +111,84 @@ export class Leases {
     return lease;
   }
 
-  /** Tries `pick` until it finds a channel, waiting for changes in the pool up to `waitMs`. */
-  private async until(fee: bigint, pick: () => Promise<string | null>): Promise<string> {
-    const { network, most, waitMs } = this.opts;
+  /**
+   * Tries `pick` at once when no request waits; else waits its turn (waiting.ts) until its deadline
+   * (`wait.until`, else `waitMs` from now), and is refused with what is really short.
+   */
+  private async until(
+    fee: bigint,
+    pick: () => Promise<string | null>,
+    wait: ChannelWait,
+    own: boolean,
+  ): Promise<string> {
+    const { network, most } = this.opts;
     if (fee > most)
       throw unavailable(
         `a fee of ${fee} stroops is more than a channel account holds (${most}); raise CHANNEL_STARTING_BALANCE`,
         { network, fee: fee.toString(), reason: "fee_exceeds_channel_balance" },
         2,
       );
-    const deadline = Date.now() + waitMs;
-    for (;;) {
+    if (!this.waiting.size) {
       this.sendEnded(); // a pick sees every lease ended so far
       const pk = await pick();
       if (pk) return pk;
-      if (this.opts.stopped() || Date.now() >= deadline) {
-        if (!this.opts.stopped()) this.opts.exhausted(fee);
-        throw unavailable(
-          `no ${network} channel account can pay a fee of ${fee} stroops now`,
-          { network, fee: fee.toString(), reason: "no_channel_available" },
-          2,
-        );
+    }
+    const deadline = wait.until ?? Date.now() + this.opts.waitMs;
+    return await new Promise<string>((resolve, reject) => {
+      const w: Waiter = {
+        scope: wait.scope ?? "",
+        pick,
+        resolve,
+        reject,
+        refuse: () => this.refuse(w, fee, own),
+        timer: setTimeout(
+          () => {
+            if (w.picking) w.expired = true;
+            else if (this.waiting.remove(w)) this.refuse(w, fee, own);
+          },
+          Math.max(0, deadline - Date.now()),
+        ),
+      };
+      this.waiting.push(w);
+      this.opts.waited?.(this.waiting.size);
+      void this.serve();
+    });
+  }
+
+  private refuse(w: Waiter, fee: bigint, own: boolean): void {
+    if (!this.opts.stopped()) this.opts.exhausted(fee);
+    w.reject(this.opts.shortage(fee, own, this.waiting.size + 1));
+  }
+
+  /** Requests waiting for a channel now. */
+  get waitingCount(): number {
+    return this.waiting.size;
+  }
+
+  /** Serves the waiting requests in turns while channels free up (one loop at a time). */
+  private async serve(): Promise<void> {
+    if (this.serving) return;
+    this.serving = true;
+    try {
+      while (this.waiting.size && !this.opts.stopped()) {
+        let served = false;
+        for (const w of this.waiting.round()) {
+          this.sendEnded(); // a pick sees every lease ended so far
+          w.picking = true;
+          const pk = await w.pick().finally(() => {
+            w.picking = false;
+          });
+          if (pk) {
+            clearTimeout(w.timer);
+            this.waiting.served(w);
+            w.resolve(pk); // taken, even if its deadline passed meanwhile
+            served = true;
+          } else if (w.expired && this.waiting.remove(w)) w.refuse();
+        }
+        if (!served) await this.channels.changed(1000);
       }
-      await this.channels.changed(deadline - Date.now());
+    } finally {
+      this.serving = false;
     }
   }
 

@@ -101,6 +101,7 @@ export class SubmissionStage {
         jobFee(job, cap),
         job.feeBump ? (resume?.envelope ?? null) : null,
         parked,
+        { until: Date.now() + this.deps.submissionTimeoutMs, scope: reservation.payer.scope },
       );
     } catch (e) {
       if (parked) this.parked.putBack(id, parked);
