@@ -18,6 +18,11 @@ export interface Policy {
   /** Fees the relay may pay for the project per UTC day, stroops; null: no limit. */
   dailySpendLimit: bigint | null;
   /**
+   * Fees the relay may pay for the project's testnet transactions per UTC day, stroops, beside
+   * dailySpendLimit (which counts both networks); null: no testnet limit of its own.
+   */
+  testnetDailySpendLimit: bigint | null;
+  /**
    * Mainnet credits (stroops) under which the project's webhooks get a `credits.low` event; null: no
    * alert. The journal's trigger applies it (migration 0008); the actor only shows it.
    */
@@ -29,7 +34,13 @@ export interface Policy {
   feeStrategy: "fast" | "economy";
 }
 
-export type PolicyRule = "maxFee" | "allowedOperations" | "allowedContractIds" | "maxOperations" | "dailySpendLimit";
+export type PolicyRule =
+  | "maxFee"
+  | "allowedOperations"
+  | "allowedContractIds"
+  | "maxOperations"
+  | "dailySpendLimit"
+  | "testnetDailySpendLimit";
 
 /** What a sponsor request asks of a policy. */
 export interface SpendRequest {
@@ -39,6 +50,8 @@ export interface SpendRequest {
   minFee: bigint;
   /** Fee at the highest bid the relay would escalate to. */
   maxFee: bigint;
+  /** The network it is sent to (testnet: testnetDailySpendLimit applies too). */
+  network?: "testnet" | "mainnet";
 }
 
 export interface Violation {

@@ -40,6 +40,9 @@ export type PolicyPatch = Static<typeof PolicyPatch>;
 /** Stored overrides (the store's PolicyOverrides) are a patch without nulls. */
 type WithoutNulls<T> = { [K in keyof T]: Exclude<T[K], null> };
 
+/** A project's testnet fees a day unless its policy or PROJECT_TESTNET_DAILY_SPEND_LIMIT say otherwise: 100 XLM. */
+export const DEFAULT_TESTNET_DAILY_SPEND_LIMIT = 1_000_000_000n;
+
 export const PROJECT_POLICY_DEFAULTS: Policy = {
   requestsPerSecond: 50,
   burst: 100,
@@ -48,9 +51,16 @@ export const PROJECT_POLICY_DEFAULTS: Policy = {
   allowedContractIds: null,
   maxOperations: MAX_OPS_PER_TX,
   dailySpendLimit: null,
+  testnetDailySpendLimit: DEFAULT_TESTNET_DAILY_SPEND_LIMIT,
   lowBalanceAlert: null,
   feeStrategy: DEFAULT_FEE_STRATEGY,
 };
+/** The project defaults with PROJECT_TESTNET_DAILY_SPEND_LIMIT (stroops, or `none`). */
+export function projectPolicyDefaults(testnetDailySpendLimit: string): Policy {
+  const limit = testnetDailySpendLimit === "none" ? null : BigInt(testnetDailySpendLimit);
+  return { ...PROJECT_POLICY_DEFAULTS, testnetDailySpendLimit: limit };
+}
+
 /** The open testnet relay's defaults, per client IP (ANONYMOUS_POLICY overrides them). */
 export const ANONYMOUS_POLICY_DEFAULTS: Policy = {
   requestsPerSecond: 2,
@@ -60,6 +70,7 @@ export const ANONYMOUS_POLICY_DEFAULTS: Policy = {
   allowedContractIds: null,
   maxOperations: MAX_OPS_PER_TX,
   dailySpendLimit: 100_000_000n,
+  testnetDailySpendLimit: null, // testnet only: dailySpendLimit is the limit
   lowBalanceAlert: null,
   feeStrategy: DEFAULT_FEE_STRATEGY,
 };
@@ -89,6 +100,8 @@ export function effectivePolicy(defaults: Policy, o: PolicyOverrides | PolicyPat
     allowedContractIds: (o.allowedContractIds as string[] | null | undefined) ?? defaults.allowedContractIds,
     maxOperations: o.maxOperations ?? defaults.maxOperations,
     dailySpendLimit: o.dailySpendLimit != null ? BigInt(o.dailySpendLimit) : defaults.dailySpendLimit,
+    testnetDailySpendLimit:
+      o.testnetDailySpendLimit != null ? BigInt(o.testnetDailySpendLimit) : defaults.testnetDailySpendLimit,
     lowBalanceAlert: o.lowBalanceAlert != null ? BigInt(o.lowBalanceAlert) : defaults.lowBalanceAlert,
     feeStrategy: o.feeStrategy != null ? asFeeStrategy(o.feeStrategy) : defaults.feeStrategy,
   };
@@ -98,5 +111,6 @@ export const policyView = (p: Policy): ProjectPolicyView => ({
   ...p,
   maxFee: p.maxFee.toString(),
   dailySpendLimit: p.dailySpendLimit === null ? null : p.dailySpendLimit.toString(),
+  testnetDailySpendLimit: p.testnetDailySpendLimit === null ? null : p.testnetDailySpendLimit.toString(),
   lowBalanceAlert: p.lowBalanceAlert === null ? null : p.lowBalanceAlert.toString(),
 });

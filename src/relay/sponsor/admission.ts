@@ -53,6 +53,7 @@ export class Admission {
       contractIds,
       minFee: jobFee(job, plan.floor),
       maxFee: jobFee(job, max(plan.rate, this.deps.maxFeeRate)), // bids rise under surge up to MAX_FEE_RATE
+      network: gw.name,
     });
     return { reservation: { id, payer, credits, grant, journaled: false, done: false }, plan };
   }
