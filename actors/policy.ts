@@ -18,6 +18,11 @@ export interface Policy {
   /** Fees the relay may pay for the project per UTC day, stroops; null: no limit. */
   dailySpendLimit: bigint | null;
   /**
+   * Fees the relay may pay for the project's testnet transactions per UTC day, stroops, beside
+   * dailySpendLimit (which counts both networks); null: no testnet limit of its own.
+   */
+  testnetDailySpendLimit: bigint | null;
+  /**
    * Mainnet credits (stroops) under which the project's webhooks get a `credits.low` event; null: no
    * alert. The journal's trigger applies it (migration 0008); the actor only shows it.
    */
@@ -63,7 +68,8 @@ export type PolicyRule =
   | "allow.assets"
   | "allow.contracts"
   | "activeFrom"
-  | "activeUntil";
+  | "activeUntil"
+  | "testnetDailySpendLimit";
 
 /** One operation as the allowlists (and an approval request) see it: src/relay/touches.ts. */
 export interface OpSummary {
@@ -89,6 +95,8 @@ export interface SpendRequest {
   maxFee: bigint;
   /** What it touches, operation by operation (given when the policy has an allowlist). */
   operations?: OpSummary[];
+  /** The network it is sent to (testnet: testnetDailySpendLimit applies too). */
+  network?: "testnet" | "mainnet";
 }
 
 export interface Violation {

@@ -19,6 +19,8 @@ export interface Hold {
   amount: bigint;
   /** Drawn on the credit balance (mainnet) or only counted against the daily spend. */
   credits: boolean;
+  /** A testnet transaction's: also counted against the testnet daily spend. */
+  testnet?: boolean;
 }
 
 export interface ProjectContext {
@@ -31,6 +33,9 @@ export interface ProjectContext {
   /** UTC day (YYYY-MM-DD) that `spent` counts. */
   spentDay: string;
   spent: bigint;
+  /** Of `spent`, what testnet transactions cost (the same day), and the testnet holds' sum. */
+  testnetSpent: bigint;
+  testnetHeld: bigint;
   tokens: number;
   refilledAt: number;
 }
@@ -136,6 +141,8 @@ export function dailySpendExceeded(limit: bigint, spent: bigint, reserved: bigin
 }
 
 const spentToday = (c: ProjectContext, now: number): bigint => (c.spentDay === utcDay(now) ? c.spent : 0n);
+const testnetToday = (c: ProjectContext, now: number): bigint =>
+  c.spentDay === utcDay(now) ? (c.testnetSpent ?? 0n) : 0n;
 const amountOf = (h: Hold) => h.amount;
 export const suspended: ReplyError = {
   code: "FORBIDDEN",
@@ -184,6 +191,18 @@ export const projectMachine = setup({
       if (limit !== null && spent + c.held + grant > limit) {
         return fail(dailySpendExceeded(limit, spent, c.held, grant));
       }
+      const testnet = event.request.network === "testnet";
+      const testnetLimit = c.policy.testnetDailySpendLimit;
+      const testnetSpent = testnetToday(c, event.now);
+      const testnetHeld = c.testnetHeld ?? 0n;
+      if (testnet && testnetLimit != null && testnetSpent + testnetHeld + grant > testnetLimit) {
+        const e = dailySpendExceeded(testnetLimit, testnetSpent, testnetHeld, grant);
+        return fail({
+          ...e,
+          message: `the testnet daily spend limit of ${testnetLimit} stroops would be exceeded`,
+          details: { ...e.details, rule: "testnetDailySpendLimit" },
+        });
+      }
       if (event.credits && grant > c.balance) {
         return fail({
           code: "INSUFFICIENT_CREDITS",
@@ -193,9 +212,17 @@ export const projectMachine = setup({
       }
       enqueue.assign({
         holds: c.holds, // updated in place (holds.ts)
-        held: putHold(c.holds, c.held, event.id, { amount: grant, credits: event.credits }, amountOf),
+        held: putHold(
+          c.holds,
+          c.held,
+          event.id,
+          testnet ? { amount: grant, credits: event.credits, testnet } : { amount: grant, credits: event.credits },
+          amountOf,
+        ),
         balance: event.credits ? c.balance - grant : c.balance,
         spent,
+        testnetSpent,
+        testnetHeld: testnet ? testnetHeld + grant : testnetHeld,
         spentDay: utcDay(event.now),
       });
       enqueue.emit({ type: "reply", id: event.id, ok: true, grant });
@@ -204,8 +231,14 @@ export const projectMachine = setup({
       if (event.type !== "SETTLE") return;
       let { balance, held } = c;
       let spent = spentToday(c, event.now);
+      let testnetSpent = testnetToday(c, event.now);
+      let testnetHeld = c.testnetHeld ?? 0n;
       for (const s of event.settlements) {
         const hold = c.holds.get(s.id);
+        if (hold?.testnet) {
+          testnetHeld -= hold.amount;
+          testnetSpent += s.charged;
+        }
         // a testnet hold only counts toward the daily spend; a credit hold (or a journal settlement without one) moves the balance
         const credits = hold ? hold.credits : s.journaled;
         const dropped = hold?.credits && !s.journaled ? hold.amount : 0n;
@@ -213,7 +246,7 @@ export const projectMachine = setup({
         held = dropHold(c.holds, held, s.id, amountOf); // in place (holds.ts)
         spent += s.charged;
       }
-      enqueue.assign({ held, balance, spent, spentDay: utcDay(event.now) });
+      enqueue.assign({ held, balance, spent, testnetSpent, testnetHeld, spentDay: utcDay(event.now) });
     }),
     credit: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type === "CREDIT") enqueue.assign({ balance: c.balance + event.amount });
@@ -241,8 +274,10 @@ export const projectMachine = setup({
       // a new rate keeps the tokens (capped by a smaller burst)
       enqueue.assign({ policy: event.policy, tokens: Math.min(c.tokens, event.policy.burst) });
       if (event.type !== "SYNC") return;
-      enqueue.assign({ balance: event.balance, holds: new Map(), held: 0n });
-      if (event.spent !== undefined) enqueue.assign({ spent: event.spent, spentDay: utcDay(event.now) });
+      enqueue.assign({ balance: event.balance, holds: new Map(), held: 0n, testnetHeld: 0n });
+      // the testnet share is the actor's own count (its checkpoint's): kept for the same day
+      if (event.spent !== undefined)
+        enqueue.assign({ spent: event.spent, testnetSpent: testnetToday(c, event.now), spentDay: utcDay(event.now) });
     }),
     refuseSuspended: enqueueActions(({ event, enqueue }) => {
       if (event.type === "ADMIT" || event.type === "RESERVE")
@@ -263,6 +298,8 @@ export const projectMachine = setup({
     held: 0n,
     spentDay: utcDay(input.now),
     spent: input.spent,
+    testnetSpent: 0n,
+    testnetHeld: 0n,
     tokens: input.policy.burst,
     refilledAt: input.now,
   }),

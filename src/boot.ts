@@ -28,7 +28,7 @@ import { CreditsRepo } from "./store/credits.repo.ts";
 import { MemoryCheckpoints, openCheckpoints } from "./store/checkpoints.ts";
 import { ProjectActors } from "./relay/project-actors.ts";
 import { ProjectsService, type ProjectNotice } from "./relay/projects.service.ts";
-import { PROJECT_POLICY_DEFAULTS, anonymousPolicy } from "./relay/policy.ts";
+import { anonymousPolicy, projectPolicyDefaults } from "./relay/policy.ts";
 import { ChannelPool, type PoolNotice } from "./relay/pool/channel-pool.ts";
 import { SecretBox } from "./relay/secret-box.ts";
 import { ChannelsRepo } from "./store/channels.repo.ts";
@@ -165,7 +165,7 @@ async function start(
     credits: new CreditsRepo(database.db),
     submissions,
     actors,
-    defaults: PROJECT_POLICY_DEFAULTS,
+    defaults: projectPolicyDefaults(config.PROJECT_TESTNET_DAILY_SPEND_LIMIT),
     log,
     sharedCredits: cluster !== null,
   });

@@ -64,6 +64,12 @@ export const ConfigSchema = Type.Object({
   CHANNEL_TOPUP_THRESHOLD: Type.Optional(
     Type.String({ pattern: "^[0-9]{1,18}$", description: "stroops: 1 to 18 digits" }),
   ),
+  /** A project's testnet fees a day unless its policy sets testnetDailySpendLimit (stroops; none: no such limit). */
+  PROJECT_TESTNET_DAILY_SPEND_LIMIT: Type.String({
+    pattern: "^([0-9]{1,18}|none)$",
+    default: "1000000000",
+    description: "stroops (1 to 18 digits) or none",
+  }),
   /** How long a request waits for a channel account that can pay its fee. */
   CHANNEL_WAIT_MS: NumberFromEnv(5000, 0),
   /** 32 bytes, base64 or hex, that seal channel secret keys; default: a key generated into DATA_DIR. */

@@ -214,6 +214,11 @@ export const PolicyView = Type.Object(
     allowedContractIds: Type.Union([Type.Array(Type.String()), Type.Null()], { description: "null: any contract" }),
     maxOperations: Type.Integer(),
     dailySpendLimit: Type.Union([policyStroops, Type.Null()], { description: "null: no limit" }),
+    testnetDailySpendLimit: Type.Union([policyStroops, Type.Null()], {
+      description:
+        "testnet fees a day, beside dailySpendLimit (both networks); default PROJECT_TESTNET_DAILY_SPEND_LIMIT " +
+        "(100 XLM); null: no testnet limit of its own",
+    }),
     feeStrategy: Type.Union([Type.Literal("fast"), Type.Literal("economy")], {
       description: "how the relay bids under surge (docs/fees.md)",
     }),
@@ -357,6 +362,7 @@ export const PolicyPatch = Type.Object(
     ),
     maxOperations: nullable(Type.Integer({ minimum: 1, maximum: MAX_OPS_PER_TX })),
     dailySpendLimit: nullable(policyStroops),
+    testnetDailySpendLimit: nullable(policyStroops),
     feeStrategy: nullable(
       Type.Union([Type.Literal("fast"), Type.Literal("economy")], {
         description:

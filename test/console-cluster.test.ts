@@ -4,7 +4,8 @@
  * network's pool (Postgres's channels table, the holders' leases in Redis, balances from the
  * network), the same from each, also after an instance was killed (its channels listed throughout,
  * then held by the survivors); a console session opened on one instance works on the others (the
- * sessions are in Redis) and signing out on one ends it on all.
+ * sessions are in Redis) and signing out on one ends it on all; signing out everywhere on one ends
+ * every instance's sessions.
  *
  * Skipped without TEST_DATABASE_URL or a Redis at REDIS_URL.
  */
@@ -102,6 +103,34 @@ describe.skipIf(!enabled)("the console's channel view across a cluster", () => {
     expect(out.status).toBe(200);
     for (const r of c.instances)
       expect((await fetch(`${r.url}/v1/admin/channels`, { headers: { cookie } })).status).toBe(401);
+  }, 30_000);
+
+  test("sign out everywhere on one instance ends the sessions opened on every instance", async () => {
+    const cookies: string[] = [];
+    for (const r of c.instances) {
+      const signIn = await fetch(`${r.url}/v1/admin/session`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+      });
+      expect(signIn.status).toBe(201);
+      cookies.push(signIn.headers.get("set-cookie")!.split(";")[0]!);
+    }
+    const all = await fetch(`${c.instances[2]!.url}/v1/admin/sessions`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+    });
+    expect(all.status).toBe(200);
+    for (const r of c.instances)
+      for (const cookie of cookies)
+        expect((await fetch(`${r.url}/v1/admin/session`, { headers: { cookie } })).status).toBe(401);
+    // a new sign-in works on every instance
+    const again = await fetch(`${c.instances[0]!.url}/v1/admin/session`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}` },
+    });
+    const cookie = again.headers.get("set-cookie")!.split(";")[0]!;
+    for (const r of c.instances)
+      expect((await fetch(`${r.url}/v1/admin/session`, { headers: { cookie } })).status).toBe(200);
   }, 30_000);
 
   test("after an instance is killed (kill -9) the others still list every channel; its channels move to the survivors", async () => {

@@ -120,6 +120,64 @@ describe("RESERVE: policy and credits in one event", () => {
   });
 });
 
+describe("RESERVE: the testnet daily spend (testnetDailySpendLimit)", () => {
+  const testnet: SpendRequest = { ...payment, network: "testnet" };
+  const mainnet: SpendRequest = { ...payment, network: "mainnet" };
+
+  test("a project's default caps its testnet fees at 100 XLM a day", () => {
+    expect(PROJECT_POLICY_DEFAULTS.testnetDailySpendLimit).toBe(1_000_000_000n);
+  });
+
+  test("testnet reservations and charges count against it; mainnet ones do not; a new UTC day starts at zero", async () => {
+    const { actor, send, ctx } = start({ testnetDailySpendLimit: 500_000n }, 10_000_000n);
+    expect((await send({ type: "RESERVE", id: "a", now: T0, credits: false, request: testnet })).ok).toBe(true);
+    expect((await send({ type: "RESERVE", id: "b", now: T0, credits: false, request: testnet })).ok).toBe(true);
+    const third = await send({ type: "RESERVE", now: T0, credits: false, request: testnet });
+    expect(third.ok).toBe(false);
+    if (!third.ok)
+      expect(third.error).toMatchObject({
+        code: "POLICY_VIOLATION",
+        details: {
+          rule: "testnetDailySpendLimit",
+          limit: "500000",
+          spent: "0",
+          reserved: "400000",
+          required: "200000",
+        },
+      });
+    // mainnet is not held to it
+    for (let i = 0; i < 5; i++)
+      expect((await send({ type: "RESERVE", now: T0, credits: true, request: mainnet })).ok).toBe(true);
+    // settled: what was charged stays counted, the rest is free again
+    actor.send({
+      type: "SETTLE",
+      now: T0,
+      settlements: [
+        { id: "a", charged: 150_000n, released: 0n, journaled: false },
+        { id: "b", charged: 150_000n, released: 0n, journaled: false },
+      ],
+    });
+    expect([ctx().testnetSpent, ctx().testnetHeld]).toEqual([300_000n, 0n]);
+    expect((await send({ type: "RESERVE", id: "c", now: T0, credits: false, request: testnet })).ok).toBe(true);
+    expect((await send({ type: "RESERVE", now: T0, credits: false, request: testnet })).ok).toBe(false);
+    const tomorrow = T0 + 86_400_000;
+    actor.send({
+      type: "SETTLE",
+      now: tomorrow,
+      settlements: [{ id: "c", charged: 0n, released: 0n, journaled: false }],
+    });
+    expect((await send({ type: "RESERVE", now: tomorrow, credits: false, request: testnet })).ok).toBe(true);
+  });
+
+  test("null: no testnet cap of its own (dailySpendLimit still counts both networks)", async () => {
+    const { send } = start({ testnetDailySpendLimit: null, dailySpendLimit: 400_000n });
+    expect((await send({ type: "RESERVE", now: T0, credits: false, request: testnet })).ok).toBe(true);
+    expect((await send({ type: "RESERVE", now: T0, credits: false, request: testnet })).ok).toBe(true);
+    const r = await send({ type: "RESERVE", now: T0, credits: false, request: testnet });
+    expect(!r.ok && r.error.details?.rule).toBe("dailySpendLimit");
+  });
+});
+
 describe("SETTLE", () => {
   test("a journaled hold: the balance moves by release - charge, and the spend by the charge", async () => {
     const { actor, send, ctx } = start({}, 1_000_000n);

@@ -34,6 +34,7 @@ const DEFAULTS = {
   allowedContractIds: null,
   maxOperations: 100,
   dailySpendLimit: null,
+  testnetDailySpendLimit: "1000000000",
   lowBalanceAlert: null,
   feeStrategy: "fast",
   allow: null,

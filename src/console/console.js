@@ -9,6 +9,7 @@ const POLICY_FIELDS = [
   ["maxFee", "Max fee (stroops)", "stroops"],
   ["maxOperations", "Max operations", "integer"],
   ["dailySpendLimit", "Daily spend limit (stroops)", "stroops"],
+  ["testnetDailySpendLimit", "Testnet daily spend limit (stroops)", "stroops"],
   ["lowBalanceAlert", "Low balance alert (stroops)", "stroops"],
   ["allowedOperations", "Allowed operations (comma-separated; empty: any)", "list"],
   ["allowedContractIds", "Allowed contract ids (comma-separated; empty: any)", "list"],

@@ -7,8 +7,11 @@
  */
 import ipaddr from "ipaddr.js";
 
+const IPV4 = /^[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}$/;
+
 /** The key a client address is counted under: `a.b.c.d`, or `x:x:x:x::/64`; anything else as given. */
 export function clientGroup(ip: string): string {
+  if (IPV4.test(ip)) return ip; // the common case, without parsing (every anonymous request asks)
   if (!ipaddr.isValid(ip)) return ip;
   const addr = ipaddr.process(ip);
   if (addr.kind() === "ipv4") return addr.toString();

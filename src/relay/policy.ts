@@ -39,6 +39,9 @@ export const PolicyPatch = Type.Object(
 );
 export type PolicyPatch = Static<typeof PolicyPatch>;
 
+/** A project's testnet fees a day unless its policy or PROJECT_TESTNET_DAILY_SPEND_LIMIT say otherwise: 100 XLM. */
+export const DEFAULT_TESTNET_DAILY_SPEND_LIMIT = 1_000_000_000n;
+
 export const PROJECT_POLICY_DEFAULTS: Policy = {
   requestsPerSecond: 50,
   burst: 100,
@@ -47,6 +50,7 @@ export const PROJECT_POLICY_DEFAULTS: Policy = {
   allowedContractIds: null,
   maxOperations: MAX_OPS_PER_TX,
   dailySpendLimit: null,
+  testnetDailySpendLimit: DEFAULT_TESTNET_DAILY_SPEND_LIMIT,
   lowBalanceAlert: null,
   feeStrategy: DEFAULT_FEE_STRATEGY,
   allow: null,
@@ -55,6 +59,12 @@ export const PROJECT_POLICY_DEFAULTS: Policy = {
   perUser: null,
   approval: null,
 };
+/** The project defaults with PROJECT_TESTNET_DAILY_SPEND_LIMIT (stroops, or `none`). */
+export function projectPolicyDefaults(testnetDailySpendLimit: string): Policy {
+  const limit = testnetDailySpendLimit === "none" ? null : BigInt(testnetDailySpendLimit);
+  return { ...PROJECT_POLICY_DEFAULTS, testnetDailySpendLimit: limit };
+}
+
 /** The open testnet relay's defaults, per client IP (ANONYMOUS_POLICY overrides them). */
 export const ANONYMOUS_POLICY_DEFAULTS: Policy = {
   requestsPerSecond: 2,
@@ -64,6 +74,7 @@ export const ANONYMOUS_POLICY_DEFAULTS: Policy = {
   allowedContractIds: null,
   maxOperations: MAX_OPS_PER_TX,
   dailySpendLimit: 100_000_000n,
+  testnetDailySpendLimit: null, // testnet only: dailySpendLimit is the limit
   lowBalanceAlert: null,
   feeStrategy: DEFAULT_FEE_STRATEGY,
   allow: null,
@@ -110,6 +121,8 @@ export function effectivePolicy(defaults: Policy, o: PolicyOverrides | PolicyPat
     allowedOperations: (o.allowedOperations as string[] | null | undefined) ?? defaults.allowedOperations,
     maxOperations: o.maxOperations ?? defaults.maxOperations,
     dailySpendLimit: o.dailySpendLimit != null ? BigInt(o.dailySpendLimit) : defaults.dailySpendLimit,
+    testnetDailySpendLimit:
+      o.testnetDailySpendLimit != null ? BigInt(o.testnetDailySpendLimit) : defaults.testnetDailySpendLimit,
     lowBalanceAlert: o.lowBalanceAlert != null ? BigInt(o.lowBalanceAlert) : defaults.lowBalanceAlert,
     feeStrategy: o.feeStrategy != null ? asFeeStrategy(o.feeStrategy) : defaults.feeStrategy,
     ...rules,
@@ -123,6 +136,7 @@ export const policyView = (p: Policy): ProjectPolicyView => ({
   ...p,
   maxFee: p.maxFee.toString(),
   dailySpendLimit: p.dailySpendLimit === null ? null : p.dailySpendLimit.toString(),
+  testnetDailySpendLimit: p.testnetDailySpendLimit === null ? null : p.testnetDailySpendLimit.toString(),
   lowBalanceAlert: p.lowBalanceAlert === null ? null : p.lowBalanceAlert.toString(),
   activeFrom: p.activeFrom === null ? null : new Date(p.activeFrom).toISOString(),
   activeUntil: p.activeUntil === null ? null : new Date(p.activeUntil).toISOString(),

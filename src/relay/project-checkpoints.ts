@@ -12,11 +12,16 @@ import type { ProjectActor } from "./project-actors.ts";
  */
 export function withoutHolds(actor: ProjectActor): unknown {
   const s = actor.getSnapshot();
-  return projectMachine.getPersistedSnapshot({ ...s, context: { ...s.context, holds: new Map(), held: 0n } });
+  return projectMachine.getPersistedSnapshot({
+    ...s,
+    context: { ...s.context, holds: new Map(), held: 0n, testnetHeld: 0n },
+  });
 }
 
 /** A checkpoint made ready to restore: an empty Map of holds (JSON keeps none; older checkpoints held a plain object). */
 export function restorable(checkpoint: unknown): never {
   const c = checkpoint as { context: Record<string, unknown> };
-  return { ...c, context: { ...c.context, holds: new Map(), held: 0n } } as never;
+  // older checkpoints have no testnet spend: none counted yet
+  const testnetSpent = c.context.testnetSpent ?? 0n;
+  return { ...c, context: { ...c.context, holds: new Map(), held: 0n, testnetSpent, testnetHeld: 0n } } as never;
 }

@@ -7,6 +7,7 @@ export interface PolicyOverrides {
   allowedContractIds?: string[];
   maxOperations?: number;
   dailySpendLimit?: string;
+  testnetDailySpendLimit?: string;
   /** Read by the credit journal's trigger (migration 0008) as `policy->>'lowBalanceAlert'`. */
   lowBalanceAlert?: string;
   /** `fast` or `economy` (src/relay/fee-strategy.ts). */

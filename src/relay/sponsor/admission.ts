@@ -70,6 +70,7 @@ export class Admission {
       minFee: jobFee(job, plan.floor),
       maxFee: jobFee(job, max(plan.rate, this.deps.maxFeeRate)), // bids rise under surge up to MAX_FEE_RATE
       ...(operations ? { operations } : {}),
+      network: gw.name,
     });
     const reservation: Reservation = { id, payer, credits, grant, journaled: false, done: false };
     const policy = payer.policy?.();
