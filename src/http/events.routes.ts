@@ -1,6 +1,7 @@
 /**
  * GET /v1/events: a project's events as Server-Sent Events (text/event-stream). It needs an API key
- * (the project's); each event is `event: <type>`, `id: <id>` (increasing) and `data: <JSON>` on one
+ * (the project's; its events on the key's network only: credits.low, a mainnet event, on live keys'
+ * streams only); each event is `event: <type>`, `id: <id>` (increasing) and `data: <JSON>` on one
  * line; `Last-Event-ID` resumes after that event; a comment line (`: heartbeat`) comes every
  * `heartbeatMs`. The stream ends when the client goes, when it reads too slowly (it resumes with its
  * last id) or when the relay stops (which closes every stream, so that shutdown never waits on one).
@@ -12,6 +13,7 @@ import { callerContext } from "./auth.plugin.ts";
 import { requestContext } from "./errors.plugin.ts";
 import { RelayError, validationError } from "../errors.ts";
 import type { EventFeed, FeedEvent, Subscription } from "../relay/event-feed.ts";
+import { defaultNetwork } from "../relay/principal.ts";
 
 const encoder = new TextEncoder();
 
@@ -99,7 +101,10 @@ export function eventsRoutes(deps: { events: EventFeed; heartbeatMs: number }) {
           throw new RelayError("UNAUTHORIZED", "the event stream needs a project's API key: send X-API-Key");
         const after = lastEventId(request.headers.get("last-event-id"));
         annotate({ projectId: principal.projectId, ...(after !== null ? { lastEventId: String(after) } : {}) });
-        const sub = deps.events.subscribe(principal.projectId, after);
+        const sub = deps.events.subscribe(
+          { projectId: principal.projectId, network: defaultNetwork(principal) },
+          after,
+        );
         return new Response(sseStream(sub, deps.heartbeatMs, request.signal), {
           headers: { "content-type": EVENT_STREAM, "cache-control": "no-store", "x-accel-buffering": "no" },
         });
@@ -117,7 +122,10 @@ export function eventsRoutes(deps: { events: EventFeed; heartbeatMs: number }) {
         },
         detail: {
           summary:
-            "Stream the project's events (Server-Sent Events); Last-Event-ID resumes after an event (kept at least 24 h)",
+            "Stream the project's events on the key's network (Server-Sent Events); Last-Event-ID resumes after an event (kept at least 24 h)",
+          description:
+            "An sr_test_ key's stream carries the project's testnet events, an sr_live_ key's its mainnet events " +
+            "(credits.low, about mainnet credits, included); the Last-Event-ID backlog too.",
           tags: ["relay"],
           security: [{ ApiKey: [] }],
           parameters: [lastEventIdParameter],

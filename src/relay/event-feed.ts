@@ -5,6 +5,7 @@
  * never past a gap at once) and hands each to the subscribers of its project. It reads the database,
  * not this process's memory: in a cluster every instance's feed sees every instance's events.
  *
+ * A subscription is a project's events on one network (its API key's: a test key never sees mainnet's).
  * A subscriber that resumes (Last-Event-ID) first reads its project's backlog from the database, in
  * pages, up to the feed's cursor when it subscribed; the live events, all after that cursor, follow.
  * Each event goes out once, in id order. A subscriber whose live buffer overflows (a client too slow
@@ -101,11 +102,12 @@ export class EventFeed {
   }
 
   /**
-   * A project's events from now on, or after `lastEventId` (its backlog from the database first).
-   * After stop(), the subscription has ended.
+   * A project's events on `network` from now on, or after `lastEventId` (its backlog from the
+   * database first). After stop(), the subscription has ended.
    */
-  subscribe(projectId: string, lastEventId: bigint | null): Subscription {
-    const s = new Subscription(this.repo, projectId, lastEventId, this.cursor, this.bufferLimit, (sub) => {
+  subscribe(who: Subscriber, lastEventId: bigint | null): Subscription {
+    const { projectId } = who;
+    const s = new Subscription(this.repo, who, lastEventId, this.cursor, this.bufferLimit, (sub) => {
       const set = this.subscribers.get(sub.projectId);
       if (set?.delete(sub) && !set.size) this.subscribers.delete(sub.projectId);
     });
@@ -179,7 +181,7 @@ export class EventFeed {
     for (const e of released) {
       if (e.projectId === null) continue;
       const set = this.subscribers.get(e.projectId);
-      if (set) for (const s of set) s.push(e);
+      if (set) for (const s of set) if (s.network === e.network) s.push(e);
     }
   }
 
@@ -195,6 +197,12 @@ export class EventFeed {
     }
     this.more = false;
   }
+}
+
+/** Who subscribes: a project, on its key's network. */
+export interface Subscriber {
+  projectId: string;
+  network: string;
 }
 
 /**
@@ -215,15 +223,20 @@ export class Subscription {
     this.resolveEnded = resolve;
   });
 
+  readonly projectId: string;
+  readonly network: string;
+
   constructor(
     private readonly repo: EventsRepo,
-    readonly projectId: string,
+    who: Subscriber,
     lastEventId: bigint | null,
     /** The feed's cursor when it subscribed: the live events come after it. */
     private readonly upTo: bigint,
     private readonly bufferLimit: number,
     private readonly onEnd: (s: Subscription) => void,
   ) {
+    this.projectId = who.projectId;
+    this.network = who.network;
     this.last = lastEventId ?? upTo;
     this.backlog = lastEventId !== null && lastEventId < upTo;
   }
@@ -249,7 +262,11 @@ export class Subscription {
     for (;;) {
       if (this.ended && this.ended !== "stopped") return null;
       if (this.backlog) {
-        const page = await this.repo.after(this.last, DEFAULT_PAGE, { projectId: this.projectId, upTo: this.upTo });
+        const page = await this.repo.after(this.last, DEFAULT_PAGE, {
+          projectId: this.projectId,
+          network: this.network,
+          upTo: this.upTo,
+        });
         if (page.length < DEFAULT_PAGE) this.backlog = false;
         if (page.length) {
           this.last = page.at(-1)!.id;

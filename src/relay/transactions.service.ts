@@ -1,24 +1,25 @@
 /**
  * Submissions as resources: GET /v1/transactions/{hash} (either hash; scoped to the caller's
- * project, or to anonymous testnet submissions for anonymous callers; `wait` holds the request
- * until the status is settled) and the admin API's list, newest first with a cursor.
+ * project and its key's network, or to anonymous testnet submissions for anonymous callers; `wait`
+ * holds the request until the status is settled) and the admin API's list, newest first with a cursor.
  */
 import { SETTLED_STATUSES, STATUSES, type SubmissionStatus } from "../../actors/submission.machine.ts";
 import { RelayError, validationError } from "../errors.ts";
 import type { Static } from "@sinclair/typebox";
 import type { SubmissionViews, SubmissionView } from "../store/submission-views.repo.ts";
 import type { TransactionList, TransactionView } from "../models.ts";
+import type { NetworkName } from "../network/gateway.ts";
 
 /** How often a waiting look-up reads the submission again. */
 const WAIT_POLL_MS = 200;
 export const MAX_WAIT_SECONDS = 30;
 const HASH = /^[0-9a-f]{64}$/;
 
-export interface Caller {
-  projectId: string | null;
-  /** The admin API: every project's submissions. */
-  all?: boolean;
-}
+/**
+ * Whose submissions a look-up may see: a project's (or the anonymous relay's, projectId null) on one
+ * network, its key's (an sr_test_ key never sees mainnet); or, for the admin API, all.
+ */
+export type Caller = { projectId: string | null; network: NetworkName } | { all: true };
 
 const notFound = () => new RelayError("NOT_FOUND", "no transaction with this hash is visible to this caller");
 
@@ -52,7 +53,7 @@ export class TransactionsService {
 
   /** The admin API's look-up: any project's submission by either hash, with its attempts and project. */
   async adminLookup(hash: string): Promise<TransactionView & { projectId: string | null }> {
-    const view = await this.lookup({ projectId: null, all: true }, hash);
+    const view = await this.lookup({ all: true }, hash);
     const found = await this.views.byHash(hash.toLowerCase());
     return { ...view, projectId: found?.projectId ?? null };
   }
@@ -85,11 +86,10 @@ export class TransactionsService {
   }
 }
 
+/** Another project's, another network's and an unknown submission are the same 404. */
 function visible(caller: Caller, s: { projectId: string | null; view: SubmissionView }): boolean {
-  if (caller.all) return true;
-  return caller.projectId !== null
-    ? s.projectId === caller.projectId
-    : s.projectId === null && s.view.network === "testnet";
+  if ("all" in caller) return true;
+  return s.projectId === caller.projectId && s.view.network === caller.network;
 }
 
 const writeCursor = (createdAt: string, id: string) =>
