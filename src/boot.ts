@@ -181,6 +181,7 @@ async function start(
   }
   const events = new EventFeed(new EventsRepo(database.db), log, { pollMs: config.EVENTS_POLL_MS });
   await events.start();
+  projects.cutOff = (who) => void events.cutOff(who); // a revoked key's streams end, on every instance
   submissions.wrote = () => events.poke(); // a status change is an event: the stream reads it at once
   opened.push(() => events.stop());
   const prune = () =>

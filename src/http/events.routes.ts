@@ -4,7 +4,8 @@
  * streams only); each event is `event: <type>`, `id: <id>` (increasing) and `data: <JSON>` on one
  * line; `Last-Event-ID` resumes after that event; a comment line (`: heartbeat`) comes every
  * `heartbeatMs`. The stream ends when the client goes, when it reads too slowly (it resumes with its
- * last id) or when the relay stops (which closes every stream, so that shutdown never waits on one).
+ * last id), when its key is revoked or its project suspended (on every instance: ProjectsService's
+ * cutOff) or when the relay stops (which closes every stream, so that shutdown never waits on one).
  */
 import { Elysia, t } from "elysia";
 import { V1_ERRORS, errorResponses } from "./schemas.ts";
@@ -12,7 +13,7 @@ import { EVENT_STREAM, lastEventIdParameter } from "./openapi.ts";
 import { callerContext } from "./auth.plugin.ts";
 import { requestContext } from "./errors.plugin.ts";
 import { RelayError, validationError } from "../errors.ts";
-import type { EventFeed, FeedEvent, Subscription } from "../relay/event-feed.ts";
+import type { EndReason, EventFeed, FeedEvent, Subscription } from "../relay/event-feed.ts";
 import { defaultNetwork } from "../relay/principal.ts";
 
 const encoder = new TextEncoder();
@@ -23,6 +24,13 @@ export const sseEvent = (e: FeedEvent): string => `event: ${e.type}\nid: ${e.id}
 const HEARTBEAT = encoder.encode(": heartbeat\n\n");
 /** The first bytes: the client has the answer's headers at once, not with the first event. */
 const OPENING = encoder.encode(": connected\n\n");
+
+/** The last comment of a stream whose access ended. */
+const ACCESS_ENDED: Partial<Record<EndReason, string>> = {
+  revoked: "ended: the API key was revoked",
+  suspended: "ended: the project is suspended",
+  deleted: "ended: the project no longer exists",
+};
 
 /** Last-Event-ID: an event id (digits), or none. */
 function lastEventId(header: string | null): bigint | null {
@@ -57,9 +65,16 @@ export function sseStream(sub: Subscription, heartbeatMs: number, signal: AbortS
     {
       start(controller) {
         controller.enqueue(OPENING);
-        // a client too slow to read is disconnected, reading or not (it resumes with its last id)
+        // a client too slow to read is disconnected, reading or not (it resumes with its last id); a
+        // revoked key's stream, or a suspended project's, ends at once with a last comment saying why
         void sub.whenEnded.then((reason) => {
           if (reason === "overflow") finish(() => controller.error(new Error("the client reads too slowly")));
+          const why = ACCESS_ENDED[reason];
+          if (why)
+            finish(() => {
+              controller.enqueue(encoder.encode(`: ${why}\n\n`));
+              controller.close();
+            });
         });
         heartbeat = setInterval(() => {
           try {
@@ -102,7 +117,7 @@ export function eventsRoutes(deps: { events: EventFeed; heartbeatMs: number }) {
         const after = lastEventId(request.headers.get("last-event-id"));
         annotate({ projectId: principal.projectId, ...(after !== null ? { lastEventId: String(after) } : {}) });
         const sub = deps.events.subscribe(
-          { projectId: principal.projectId, network: defaultNetwork(principal) },
+          { projectId: principal.projectId, network: defaultNetwork(principal), keyId: principal.keyId },
           after,
         );
         return new Response(sseStream(sub, deps.heartbeatMs, request.signal), {
@@ -115,7 +130,8 @@ export function eventsRoutes(deps: { events: EventFeed; heartbeatMs: number }) {
             contentMediaType: EVENT_STREAM,
             description:
               "Server-Sent Events: per event `event: <type>` (transaction.status, credits.low), `id: <id>` (increasing) " +
-              "and `data: <the event's JSON>` on one line; a `: heartbeat` comment line at least every 15 s",
+              "and `data: <the event's JSON>` on one line; a `: heartbeat` comment line at least every 15 s. " +
+              "The stream ends (after a last `: ended: …` comment) when its key is revoked or its project suspended",
           }),
           ...V1_ERRORS,
           ...errorResponses(503),

@@ -32,8 +32,8 @@ const DEFAULT_GRACE_MS = 2000;
 const DEFAULT_PAGE = 1000;
 const DEFAULT_BUFFER = 10_000;
 
-/** Why a subscription ended. */
-export type EndReason = "closed" | "overflow" | "stopped";
+/** Why a subscription ended: its client went, read too slowly, the feed stopped, or its access ended. */
+export type EndReason = "closed" | "overflow" | "stopped" | "revoked" | "suspended" | "deleted";
 
 export class EventFeed {
   private order: EventOrder<FeedEvent> | null = null;
@@ -121,6 +121,19 @@ export class EventFeed {
     return s;
   }
 
+  /**
+   * Ends the subscriptions of a revoked key, or of a project suspended or deleted (ProjectsService's
+   * cutOff, on every instance): no event goes out after it, even one already waiting.
+   */
+  cutOff(who: { keyId: string } | { projectId: string; reason: "suspended" | "deleted" }): number {
+    const ended: Subscription[] = [];
+    if ("keyId" in who) {
+      for (const set of this.subscribers.values()) for (const s of set) if (s.keyId === who.keyId) ended.push(s);
+    } else ended.push(...(this.subscribers.get(who.projectId) ?? []));
+    for (const s of ended) s.end("keyId" in who ? "revoked" : who.reason);
+    return ended.length;
+  }
+
   /** Deletes the events older than `retentionHours` (EVENTS_RETENTION_HOURS); answers how many. */
   prune(retentionHours: number): Promise<number> {
     return this.repo.prune(new Date(Date.now() - retentionHours * 3600_000));
@@ -199,10 +212,11 @@ export class EventFeed {
   }
 }
 
-/** Who subscribes: a project, on its key's network. */
+/** Who subscribes: a project, on its key's network, with that key (its revocation ends the subscription). */
 export interface Subscriber {
   projectId: string;
   network: string;
+  keyId?: string | null;
 }
 
 /**
@@ -225,6 +239,7 @@ export class Subscription {
 
   readonly projectId: string;
   readonly network: string;
+  readonly keyId: string | null;
 
   constructor(
     private readonly repo: EventsRepo,
@@ -237,6 +252,7 @@ export class Subscription {
   ) {
     this.projectId = who.projectId;
     this.network = who.network;
+    this.keyId = who.keyId ?? null;
     this.last = lastEventId ?? upTo;
     this.backlog = lastEventId !== null && lastEventId < upTo;
   }
@@ -267,6 +283,7 @@ export class Subscription {
           network: this.network,
           upTo: this.upTo,
         });
+        if (this.ended && this.ended !== "stopped") return null; // its key was revoked meanwhile
         if (page.length < DEFAULT_PAGE) this.backlog = false;
         if (page.length) {
           this.last = page.at(-1)!.id;
@@ -297,7 +314,7 @@ export class Subscription {
   end(reason: EndReason): void {
     if (this.ended) return;
     this.ended = reason;
-    if (reason === "overflow") this.queue = [];
+    if (reason !== "stopped" && reason !== "closed") this.queue = [];
     this.onEnd(this);
     this.resolveEnded(reason);
     this.wake?.();
