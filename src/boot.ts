@@ -25,6 +25,7 @@ import { CreditsRepo } from "./store/credits.repo.ts";
 import { MemoryCheckpoints, openCheckpoints } from "./store/checkpoints.ts";
 import { ProjectActors } from "./relay/project-actors.ts";
 import { ProjectsService, type ProjectNotice } from "./relay/projects.service.ts";
+import { ProjectWatch } from "./relay/project-watch.ts";
 import { PROJECT_POLICY_DEFAULTS, anonymousPolicy } from "./relay/policy.ts";
 import { ChannelPool, type PoolNotice } from "./relay/pool/channel-pool.ts";
 import { SecretBox } from "./relay/secret-box.ts";
@@ -163,7 +164,14 @@ async function start(
     log,
     sharedCredits: cluster !== null,
   });
+  // several instances: a notice missed (Redis pub/sub drops them while reconnecting) is repaired from Postgres
+  const watch = cluster
+    ? new ProjectWatch({ repo: new ProjectsRepo(database.db), apply: (n) => projects.applyNotice(n), log })
+    : null;
+  await watch?.begin(); // before the boot's reads: what changes from now on is seen
   await projects.boot();
+  watch?.start(config.CLUSTER_CHECK_MS);
+  opened.push(() => watch?.stop());
   goOn();
   if (cluster) {
     projects.publish = (n) => cluster.publish(n);
@@ -307,6 +315,7 @@ async function start(
     if (!(await lifecycle.drain(config.SHUTDOWN_GRACE_MS)))
       log.warn({ inFlight: lifecycle.inFlight }, "shutdown grace ended with requests in flight");
     await sponsor.written();
+    await watch?.stop();
     await events.stop(); // a last read, then every event stream ends (clients resume elsewhere with Last-Event-ID)
     await Promise.all(Object.values(pools).map((p) => p.stop())); // with others: hands its channels back
     clearInterval(pruneTimer);

@@ -97,6 +97,8 @@ export const ConfigSchema = Type.Object({
   ),
   /** Several instances: how long a dead instance's channel accounts and upkeep stay its own. */
   CLUSTER_LEASE_MS: NumberFromEnv(6000, 300),
+  /** Several instances: how often each reads the keys revoked and projects changed elsewhere (a missed notice). */
+  CLUSTER_CHECK_MS: Type.Number({ default: 5000, minimum: 50, maximum: 25_000 }),
   /** JSON policy fields overriding the anonymous testnet relay's defaults (per client IP). */
   ANONYMOUS_POLICY: Type.Optional(Type.String({ minLength: 2 })),
   ANONYMOUS_MAX_CLIENTS: NumberFromEnv(10_000, 1),
