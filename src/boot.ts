@@ -187,7 +187,10 @@ async function start(
         .catch((e) => log.error({ err: String(e), notice: n.topic }, "applying another instance's change failed"));
     });
   }
-  const events = new EventFeed(new EventsRepo(database.db), log, { pollMs: config.EVENTS_POLL_MS });
+  const events = new EventFeed(new EventsRepo(database.db), log, {
+    pollMs: config.EVENTS_POLL_MS,
+    maxPerProject: config.EVENTS_STREAMS_PER_PROJECT,
+  });
   await events.start();
   projects.cutOff = (who) => void events.cutOff(who); // a revoked key's streams end, on every instance
   submissions.wrote = () => events.poke(); // a status change is an event: the stream reads it at once
@@ -255,6 +258,12 @@ async function start(
       new SubmissionViews(database.db, NETWORKS),
       () => sponsor.written(),
       () => lifecycle.draining,
+      {
+        watch: events, // a waiting look-up is woken by its status events
+        pollMs: config.WAIT_POLL_MS,
+        perProject: config.WAITERS_PER_PROJECT,
+        perIp: config.WAITERS_PER_IP,
+      },
     ),
     simulate: new SimulateService(fees),
     idempotency: new Idempotency(idempotencyKeys, config.IDEMPOTENCY_TTL_MS),

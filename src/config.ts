@@ -106,6 +106,13 @@ export const ConfigSchema = Type.Object({
   CHECKPOINT_MEMORY_MAX_ENTRIES: NumberFromEnv(DEFAULT_MEMORY_CHECKPOINTS, 1),
   /** GET /v1/events: the longest time between two reads of new events (one reader per instance). */
   EVENTS_POLL_MS: NumberFromEnv(250, 10),
+  /** GET /v1/events: streams one project may have open on one instance (more: 429). */
+  EVENTS_STREAMS_PER_PROJECT: NumberFromEnv(10, 1),
+  /** GET /v1/transactions/{hash}?wait: look-ups waiting at once per project, and per client IP without a key, per instance. */
+  WAITERS_PER_PROJECT: NumberFromEnv(100, 1),
+  WAITERS_PER_IP: NumberFromEnv(10, 1),
+  /** GET /v1/transactions/{hash}?wait: a waiting look-up is woken by its status events; it reads anyway this often. */
+  WAIT_POLL_MS: NumberFromEnv(2000, 50),
   /** GET /v1/events: a `: heartbeat` comment line this often. */
   EVENTS_HEARTBEAT_MS: NumberFromEnv(15_000, 10),
   /** Events are deleted this many hours after they were written (at least 24: Last-Event-ID resumes within a day). */

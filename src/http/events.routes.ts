@@ -141,7 +141,9 @@ export function eventsRoutes(deps: { events: EventFeed; heartbeatMs: number }) {
             "Stream the project's events on the key's network (Server-Sent Events); Last-Event-ID resumes after an event (kept at least 24 h)",
           description:
             "An sr_test_ key's stream carries the project's testnet events, an sr_live_ key's its mainnet events " +
-            "(credits.low, about mainnet credits, included); the Last-Event-ID backlog too.",
+            "(credits.low, about mainnet credits, included); the Last-Event-ID backlog too. At most " +
+            "EVENTS_STREAMS_PER_PROJECT (10) streams per project per instance: one more is 429 RATE_LIMIT_EXCEEDED " +
+            "(details.limit, Retry-After).",
           tags: ["relay"],
           security: [{ ApiKey: [] }],
           parameters: [lastEventIdParameter],

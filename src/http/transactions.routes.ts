@@ -19,9 +19,9 @@ export function transactionRoutes(deps: { transactions: TransactionsService }) {
     .use(callerContext)
     .get(
       "/v1/transactions/:hash",
-      ({ params, query, principal, request }) =>
+      ({ params, query, principal, clientIp, request }) =>
         deps.transactions.lookup(
-          { projectId: principal.projectId, network: defaultNetwork(principal) },
+          { projectId: principal.projectId, network: defaultNetwork(principal), ip: clientIp },
           params.hash,
           query.wait ?? 0,
           request.signal,
@@ -45,7 +45,9 @@ export function transactionRoutes(deps: { transactions: TransactionsService }) {
           summary: "A sponsored transaction by either hash: its status, outcome and attempts",
           description:
             "Only the caller's own submissions on its key's network: an sr_test_ key (or no key) sees testnet's, " +
-            "an sr_live_ key mainnet's. Another project's or another network's hash is the same 404 as an unknown one.",
+            "an sr_live_ key mainnet's. Another project's or another network's hash is the same 404 as an unknown one. " +
+            "With ?wait, at most WAITERS_PER_PROJECT (100) requests wait at once per project, WAITERS_PER_IP (10) per " +
+            "client IP without a key, per instance: one more is 429 RATE_LIMIT_EXCEEDED (details.limit, Retry-After).",
           tags: ["relay"],
           security: apiKeySecurity,
         },
