@@ -195,6 +195,69 @@ describe.each(kinds)("the event feed on a database (%s)", (kind) => {
     expect(await sub.next()).toBeNull();
   });
 
+  test("cutOff: a revoked key's subscriptions end (nothing after, not even what waits), a late one ends at once; a project's all", async () => {
+    const feed = await feedOn(db);
+    const p = `p-${crypto.randomUUID()}`;
+    const [k1, k2] = [
+      feed.subscribe({ projectId: p, network: "testnet", keyId: "k1" }, null),
+      feed.subscribe({ projectId: p, network: "testnet", keyId: "k2" }, null),
+    ];
+    await repo.append(ev(p, 1));
+    feed.poke();
+    expect(await collect(k2, 1)).toHaveLength(1);
+    expect(await collect(k1, 1)).toHaveLength(1);
+    await repo.append(ev(p, 2)); // waiting in k1's queue, unread, when the key is revoked
+    feed.poke();
+    await collect(k2, 1);
+    expect(feed.cutOff({ keyId: "k1" })).toBe(1);
+    expect(k1.endedBy).toBe("revoked");
+    expect(await collect(k1, 1, 200)).toEqual([]); // not the event waiting
+    expect(k2.endedBy).toBeNull();
+    const late = feed.subscribe({ projectId: p, network: "testnet", keyId: "k1" }, null);
+    expect(late.endedBy).toBe("revoked");
+    expect(feed.cutOff({ projectId: p, reason: "suspended" })).toBe(1);
+    expect(k2.endedBy).toBe("suspended");
+    expect(feed.size).toBe(0);
+  });
+
+  test("maxPerProject: one more subscription is RATE_LIMIT_EXCEEDED; another project's is not", async () => {
+    const feed = await feedOn(db, { maxPerProject: 2 });
+    const p = `p-${crypto.randomUUID()}`;
+    const subs = [0, 1].map(() => feed.subscribe({ projectId: p, network: "testnet" }, null));
+    expect(() => feed.subscribe({ projectId: p, network: "mainnet" }, null)).toThrow(
+      expect.objectContaining({
+        code: "RATE_LIMIT_EXCEEDED",
+        details: { limit: "EVENTS_STREAMS_PER_PROJECT", max: 2 },
+      }),
+    );
+    feed.subscribe({ projectId: `${p}-other`, network: "testnet" }, null).close();
+    subs[0]!.close();
+    feed.subscribe({ projectId: p, network: "testnet" }, null).close();
+    subs[1]!.close();
+  });
+
+  test("watchHashes: told of each transaction.status event of its hashes, any project's; a watcher is a listener", async () => {
+    const feed = await feedOn(db, { pollMs: 60_000 }); // only pokes read
+    const hash = crypto.randomUUID().replace(/-/g, "");
+    const told: unknown[] = [];
+    const unwatch = feed.watchHashes([hash], (e) => told.push(e.data));
+    const status = (h: string, st: string) => ({
+      type: "transaction.status",
+      projectId: null,
+      network: "testnet",
+      data: { hash: "x", innerHash: h, status: st },
+    });
+    await repo.append(status("other", "success"), status(hash, "success"));
+    feed.poke();
+    for (let i = 0; i < 200 && !told.length; i++) await Bun.sleep(10);
+    expect(told).toEqual([{ hash: "x", innerHash: hash, status: "success" }]);
+    unwatch();
+    await repo.append(status(hash, "failed"));
+    feed.poke();
+    await Bun.sleep(100);
+    expect(told).toHaveLength(1);
+  });
+
   test("a subscriber whose live events pile up unread is ended (it resumes with its last id)", async () => {
     const feed = await feedOn(db, { bufferLimit: 5 });
     const p = `p-${crypto.randomUUID()}`;

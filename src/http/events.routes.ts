@@ -120,6 +120,8 @@ export function eventsRoutes(deps: { events: EventFeed; heartbeatMs: number }) {
           { projectId: principal.projectId, network: defaultNetwork(principal), keyId: principal.keyId },
           after,
         );
+        // its key was revoked between the authentication and now
+        if (sub.endedBy === "revoked") throw new RelayError("UNAUTHORIZED", "unknown or revoked API key");
         return new Response(sseStream(sub, deps.heartbeatMs, request.signal), {
           headers: { "content-type": EVENT_STREAM, "cache-control": "no-store", "x-accel-buffering": "no" },
         });

@@ -47,6 +47,8 @@ export class EventFeed {
   private readonly subscribers = new Map<string, Set<Subscription>>();
   /** Waiting look-ups (GET /v1/transactions/{hash}?wait) by hash: told of each transaction.status event of it. */
   private readonly hashWatchers = new Map<string, Set<(e: FeedEvent) => void>>();
+  /** The keys revoked (cutOff) while this instance runs: a stream of one, subscribing late, ends at once. */
+  private readonly revokedKeys = new Set<string>();
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** A read is due at once (poked): further pokes before it starts add nothing. */
   private due = false;
@@ -158,6 +160,11 @@ export class EventFeed {
       s.end("stopped");
       return s;
     }
+    // authenticated just before its key's revocation reached this instance: ended at once
+    if (who.keyId && this.revokedKeys.has(who.keyId)) {
+      s.end("revoked");
+      return s;
+    }
     let set = this.subscribers.get(projectId);
     if (!set) this.subscribers.set(projectId, (set = new Set()));
     set.add(s);
@@ -171,6 +178,7 @@ export class EventFeed {
   cutOff(who: { keyId: string } | { projectId: string; reason: "suspended" | "deleted" }): number {
     const ended: Subscription[] = [];
     if ("keyId" in who) {
+      this.revokedKeys.add(who.keyId);
       for (const set of this.subscribers.values()) for (const s of set) if (s.keyId === who.keyId) ended.push(s);
     } else ended.push(...(this.subscribers.get(who.projectId) ?? []));
     for (const s of ended) s.end("keyId" in who ? "revoked" : who.reason);
