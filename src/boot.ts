@@ -28,6 +28,7 @@ import { CreditsRepo } from "./store/credits.repo.ts";
 import { MemoryCheckpoints, openCheckpoints } from "./store/checkpoints.ts";
 import { ProjectActors } from "./relay/project-actors.ts";
 import { ProjectsService, type ProjectNotice } from "./relay/projects.service.ts";
+import { ProjectWatch } from "./relay/project-watch.ts";
 import { anonymousPolicy, projectPolicyDefaults } from "./relay/policy.ts";
 import { ChannelPool, type PoolNotice } from "./relay/pool/channel-pool.ts";
 import { SecretBox } from "./relay/secret-box.ts";
@@ -169,7 +170,14 @@ async function start(
     log,
     sharedCredits: cluster !== null,
   });
+  // several instances: a notice missed (Redis pub/sub drops them while reconnecting) is repaired from Postgres
+  const watch = cluster
+    ? new ProjectWatch({ repo: new ProjectsRepo(database.db), apply: (n) => projects.applyNotice(n), log })
+    : null;
+  await watch?.begin(); // before the boot's reads: what changes from now on is seen
   await projects.boot();
+  watch?.start(config.CLUSTER_CHECK_MS);
+  opened.push(() => watch?.stop());
   goOn();
   if (cluster) {
     projects.publish = (n) => cluster.publish(n);
@@ -185,8 +193,12 @@ async function start(
         .catch((e) => log.error({ err: String(e), notice: n.topic }, "applying another instance's change failed"));
     });
   }
-  const events = new EventFeed(new EventsRepo(database.db), log, { pollMs: config.EVENTS_POLL_MS });
+  const events = new EventFeed(new EventsRepo(database.db), log, {
+    pollMs: config.EVENTS_POLL_MS,
+    maxPerProject: config.EVENTS_STREAMS_PER_PROJECT,
+  });
   await events.start();
+  projects.cutOff = (who) => void events.cutOff(who); // a revoked key's streams end, on every instance
   submissions.wrote = () => events.poke(); // a status change is an event: the stream reads it at once
   opened.push(() => events.stop());
   const prune = () =>
@@ -261,6 +273,12 @@ async function start(
       new SubmissionViews(database.db, NETWORKS),
       () => sponsor.written(),
       () => lifecycle.draining,
+      {
+        watch: events, // a waiting look-up is woken by its status events
+        pollMs: config.WAIT_POLL_MS,
+        perProject: config.WAITERS_PER_PROJECT,
+        perIp: config.WAITERS_PER_IP,
+      },
     ),
     simulate: new SimulateService(fees),
     idempotency: new Idempotency(idempotencyKeys, config.IDEMPOTENCY_TTL_MS),
@@ -323,6 +341,7 @@ async function start(
       log.warn({ inFlight: lifecycle.inFlight }, "shutdown grace ended with requests in flight");
     sponsor.stop();
     await sponsor.written();
+    await watch?.stop();
     await events.stop(); // a last read, then every event stream ends (clients resume elsewhere with Last-Event-ID)
     await Promise.all(Object.values(pools).map((p) => p.stop())); // with others: hands its channels back
     clearInterval(pruneTimer);

@@ -114,6 +114,8 @@ export const ConfigSchema = Type.Object({
   ),
   /** Several instances: how long a dead instance's channel accounts and upkeep stay its own. */
   CLUSTER_LEASE_MS: NumberFromEnv(6000, 300),
+  /** Several instances: how often each reads the keys revoked and projects changed elsewhere (a missed notice). */
+  CLUSTER_CHECK_MS: Type.Number({ default: 5000, minimum: 50, maximum: 25_000 }),
   /** JSON policy fields overriding the anonymous testnet relay's defaults (per client IP). */
   ANONYMOUS_POLICY: Type.Optional(Type.String({ minLength: 2 })),
   ANONYMOUS_MAX_CLIENTS: NumberFromEnv(10_000, 1),
@@ -121,6 +123,13 @@ export const ConfigSchema = Type.Object({
   CHECKPOINT_MEMORY_MAX_ENTRIES: NumberFromEnv(DEFAULT_MEMORY_CHECKPOINTS, 1),
   /** GET /v1/events: the longest time between two reads of new events (one reader per instance). */
   EVENTS_POLL_MS: NumberFromEnv(250, 10),
+  /** GET /v1/events: streams one project may have open on one instance (more: 429). */
+  EVENTS_STREAMS_PER_PROJECT: NumberFromEnv(10, 1),
+  /** GET /v1/transactions/{hash}?wait: look-ups waiting at once per project, and per client IP without a key, per instance. */
+  WAITERS_PER_PROJECT: NumberFromEnv(100, 1),
+  WAITERS_PER_IP: NumberFromEnv(10, 1),
+  /** GET /v1/transactions/{hash}?wait: a waiting look-up is woken by its status events; it reads anyway this often. */
+  WAIT_POLL_MS: NumberFromEnv(2000, 50),
   /** GET /v1/events: a `: heartbeat` comment line this often. */
   EVENTS_HEARTBEAT_MS: NumberFromEnv(15_000, 10),
   /** Events are deleted this many hours after they were written (at least 24: Last-Event-ID resumes within a day). */

@@ -37,7 +37,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   SUBMISSION_FAILED: "the network refused the transaction, or included it and it failed (details.result_codes)",
   SIMULATION_FAILED: "the contract failed or panicked in simulation (details.events)",
   IDEMPOTENCY_KEY_REUSED: "this idempotency key was used with another body",
-  RATE_LIMIT_EXCEEDED: "the project's or client IP's request bucket is empty: retry after Retry-After seconds",
+  RATE_LIMIT_EXCEEDED:
+    "the project's or client IP's request bucket is empty, or it has as many event streams or waiting look-ups open as it may (details.limit): retry after Retry-After seconds",
   USER_LIMIT_EXCEEDED:
     "this end user reached a perUser cap of the project's policy today (details.user, limit, resetAt): retry after Retry-After seconds",
   INTERNAL_ERROR: "a bug in the relay: nothing about it is in the answer, it is logged with the request id",

@@ -160,7 +160,7 @@ describe.each(kinds)("the event feed on a database (%s)", (kind) => {
     await Bun.sleep(60); // periodic reads too
     expect(reads.n).toBe(0); // nobody listening: no event is read
     expect(f.cursor).toBeGreaterThanOrEqual(written!.id); // the cursor moved past it all the same
-    const sub = f.subscribe("p-poke", null);
+    const sub = f.subscribe({ projectId: "p-poke", network: "testnet" }, null);
     const before = reads.n;
     f.poke();
     for (let t = 0; t < 200 && reads.n === before; t++) await Bun.sleep(10);
@@ -178,8 +178,8 @@ describe.each(kinds)("the event feed on a database (%s)", (kind) => {
     const mine = before.filter((e) => e.projectId === p);
     while (feed.cursor < before.at(-1)!.id) await Bun.sleep(5);
     const resumeAfter = mine[4]!.id;
-    const sub = feed.subscribe(p, resumeAfter);
-    const live = feed.subscribe(p, null); // from now on
+    const sub = feed.subscribe({ projectId: p, network: "testnet" }, resumeAfter);
+    const live = feed.subscribe({ projectId: p, network: "testnet" }, null); // from now on
     const later = await repo.append(ev(p, 100), ev("other", 101), ev(null, 102), ev(p, 103));
     feed.poke();
     const expected = [...mine.slice(5), later[0]!, later[3]!].map((e) => e.id);
@@ -195,10 +195,73 @@ describe.each(kinds)("the event feed on a database (%s)", (kind) => {
     expect(await sub.next()).toBeNull();
   });
 
+  test("cutOff: a revoked key's subscriptions end (nothing after, not even what waits), a late one ends at once; a project's all", async () => {
+    const feed = await feedOn(db);
+    const p = `p-${crypto.randomUUID()}`;
+    const [k1, k2] = [
+      feed.subscribe({ projectId: p, network: "testnet", keyId: "k1" }, null),
+      feed.subscribe({ projectId: p, network: "testnet", keyId: "k2" }, null),
+    ];
+    await repo.append(ev(p, 1));
+    feed.poke();
+    expect(await collect(k2, 1)).toHaveLength(1);
+    expect(await collect(k1, 1)).toHaveLength(1);
+    await repo.append(ev(p, 2)); // waiting in k1's queue, unread, when the key is revoked
+    feed.poke();
+    await collect(k2, 1);
+    expect(feed.cutOff({ keyId: "k1" })).toBe(1);
+    expect(k1.endedBy).toBe("revoked");
+    expect(await collect(k1, 1, 200)).toEqual([]); // not the event waiting
+    expect(k2.endedBy).toBeNull();
+    const late = feed.subscribe({ projectId: p, network: "testnet", keyId: "k1" }, null);
+    expect(late.endedBy).toBe("revoked");
+    expect(feed.cutOff({ projectId: p, reason: "suspended" })).toBe(1);
+    expect(k2.endedBy).toBe("suspended");
+    expect(feed.size).toBe(0);
+  });
+
+  test("maxPerProject: one more subscription is RATE_LIMIT_EXCEEDED; another project's is not", async () => {
+    const feed = await feedOn(db, { maxPerProject: 2 });
+    const p = `p-${crypto.randomUUID()}`;
+    const subs = [0, 1].map(() => feed.subscribe({ projectId: p, network: "testnet" }, null));
+    expect(() => feed.subscribe({ projectId: p, network: "mainnet" }, null)).toThrow(
+      expect.objectContaining({
+        code: "RATE_LIMIT_EXCEEDED",
+        details: { limit: "EVENTS_STREAMS_PER_PROJECT", max: 2 },
+      }),
+    );
+    feed.subscribe({ projectId: `${p}-other`, network: "testnet" }, null).close();
+    subs[0]!.close();
+    feed.subscribe({ projectId: p, network: "testnet" }, null).close();
+    subs[1]!.close();
+  });
+
+  test("watchHashes: told of each transaction.status event of its hashes, any project's; a watcher is a listener", async () => {
+    const feed = await feedOn(db, { pollMs: 60_000 }); // only pokes read
+    const hash = crypto.randomUUID().replace(/-/g, "");
+    const told: unknown[] = [];
+    const unwatch = feed.watchHashes([hash], (e) => told.push(e.data));
+    const status = (h: string, st: string) => ({
+      type: "transaction.status",
+      projectId: null,
+      network: "testnet",
+      data: { hash: "x", innerHash: h, status: st },
+    });
+    await repo.append(status("other", "success"), status(hash, "success"));
+    feed.poke();
+    for (let i = 0; i < 200 && !told.length; i++) await Bun.sleep(10);
+    expect(told).toEqual([{ hash: "x", innerHash: hash, status: "success" }]);
+    unwatch();
+    await repo.append(status(hash, "failed"));
+    feed.poke();
+    await Bun.sleep(100);
+    expect(told).toHaveLength(1);
+  });
+
   test("a subscriber whose live events pile up unread is ended (it resumes with its last id)", async () => {
     const feed = await feedOn(db, { bufferLimit: 5 });
     const p = `p-${crypto.randomUUID()}`;
-    const sub = feed.subscribe(p, null);
+    const sub = feed.subscribe({ projectId: p, network: "testnet" }, null);
     await repo.append(...Array.from({ length: 8 }, (_, i) => ev(p, i)));
     feed.poke();
     for (let i = 0; i < 200 && sub.endedBy === null; i++) await Bun.sleep(5);
@@ -210,7 +273,11 @@ describe.each(kinds)("the event feed on a database (%s)", (kind) => {
   test("its SSE stream: a reader that stops reading is disconnected once its buffer overflows; a cancel unsubscribes", async () => {
     const feed = await feedOn(db, { bufferLimit: 5 });
     const p = `p-${crypto.randomUUID()}`;
-    const reader = sseStream(feed.subscribe(p, null), 60_000, new AbortController().signal).getReader();
+    const reader = sseStream(
+      feed.subscribe({ projectId: p, network: "testnet" }, null),
+      60_000,
+      new AbortController().signal,
+    ).getReader();
     expect(new TextDecoder().decode((await reader.read()).value)).toBe(": connected\n\n");
     const [first] = await repo.append(ev(p, 0));
     feed.poke();
@@ -223,7 +290,11 @@ describe.each(kinds)("the event feed on a database (%s)", (kind) => {
     expect(feed.size).toBe(0);
     await expect(reader.read()).rejects.toThrow("the client reads too slowly");
 
-    const cancelled = sseStream(feed.subscribe(p, null), 60_000, new AbortController().signal);
+    const cancelled = sseStream(
+      feed.subscribe({ projectId: p, network: "testnet" }, null),
+      60_000,
+      new AbortController().signal,
+    );
     expect(feed.size).toBe(1);
     await cancelled.cancel();
     expect(feed.size).toBe(0);
@@ -232,13 +303,13 @@ describe.each(kinds)("the event feed on a database (%s)", (kind) => {
   test("stop: what was written before goes out, then every subscription ends; later subscriptions are ended", async () => {
     const feed = await feedOn(db, { pollMs: 60_000 });
     const p = `p-${crypto.randomUUID()}`;
-    const sub = feed.subscribe(p, null);
+    const sub = feed.subscribe({ projectId: p, network: "testnet" }, null);
     const written = await repo.append(ev(p, 1), ev(p, 2));
     await feed.stop();
     expect(sub.endedBy).toBe("stopped");
     expect((await sub.next())?.map((e) => e.id)).toEqual(written.map((e) => e.id));
     expect(await sub.next()).toBeNull();
-    const late = feed.subscribe(p, null);
+    const late = feed.subscribe({ projectId: p, network: "testnet" }, null);
     expect(await late.next()).toBeNull();
     feed.poke(); // no effect after stop
   });
@@ -256,7 +327,7 @@ describe.each(kinds)("the event feed on a database (%s)", (kind) => {
     async () => {
       const feed = await feedOn(db);
       const p = `p-${crypto.randomUUID()}`;
-      const sub = feed.subscribe(p, null);
+      const sub = feed.subscribe({ projectId: p, network: "testnet" }, null);
       let commit!: () => void;
       const gate = new Promise<void>((resolve) => (commit = resolve));
       let firstId = 0n;
@@ -292,7 +363,10 @@ describe.each(kinds)("the event feed on a database (%s)", (kind) => {
       dbs.push(second);
       const [a, b] = [await feedOn(db), await feedOn(second)];
       const p = `p-${crypto.randomUUID()}`;
-      const [subA, subB] = [a.subscribe(p, null), b.subscribe(p, null)];
+      const [subA, subB] = [
+        a.subscribe({ projectId: p, network: "testnet" }, null),
+        b.subscribe({ projectId: p, network: "testnet" }, null),
+      ];
       const [viaA] = await new EventsRepo(db.db).append(ev(p, 1));
       a.poke();
       const [viaB] = await new EventsRepo(second.db).append(ev(p, 2));

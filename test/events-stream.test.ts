@@ -1,7 +1,7 @@
 /**
  * GET /v1/events over a socket, against the whole relay: an API key is required (401 in the
- * envelope otherwise); a project's events arrive in id order as `event:`/`id:`/`data:`, another
- * project's never; a client that disconnects is unsubscribed and, resuming with Last-Event-ID, gets
+ * envelope otherwise); a project's events on its key's network arrive in id order as
+ * `event:`/`id:`/`data:`, another project's never; a client that disconnects is unsubscribed and, resuming with Last-Event-ID, gets
  * every later event once and in order; heartbeats; the relay's stop ends open streams instead of
  * waiting on them. Events are inserted through the events repository, but for one end to end: a
  * sponsored transaction's statuses, as the statements that change them write them. PGlite, and Postgres
@@ -68,11 +68,14 @@ describe.each(databaseKinds)("GET /v1/events (%s)", (kind) => {
     written.push(
       ...(await repo.append({ type: "credits.low", projectId: a.id, network: "mainnet", data: { projectId: a.id } })),
     );
-    const mine = written.filter((e) => e.projectId === a.id);
-    expect(await c.events(3)).toEqual(mine.map(asSse));
+    // the test key's stream: a's testnet events; credits.low (mainnet credits) is the live key's
+    const mine = written.filter((e) => e.projectId === a.id && e.network === "testnet");
+    expect(await c.events(2)).toEqual(mine.map(asSse));
+    const live = await open({ ...key(a.liveKey), "last-event-id": String(written[0]!.id - 1n) });
+    expect(await live.events(1)).toEqual([asSse(written.at(-1)!)]);
     await Bun.sleep(300);
-    expect((await c.events(3)).length).toBe(3);
-    expect(await c.until((items) => items.filter((i) => i.comment === undefined).length)).toBe(3); // nothing of b's
+    expect(await c.until((items) => items.filter((i) => i.comment === undefined).length)).toBe(2); // nothing of b's
+    expect(await live.until((items) => items.filter((i) => i.comment === undefined).length)).toBe(1);
     const ids = mine.map((e) => e.id);
     expect([...ids].sort((x, y) => (x < y ? -1 : 1))).toEqual(ids);
   });

@@ -129,7 +129,7 @@ export function compatRoutes(deps: ManagementDeps & ChannelsServiceDeps) {
         checkCaller(principal, network);
         const data =
           req.kind === "get-transaction"
-            ? await channels.lookup(principal.projectId, req.transactionId)
+            ? await channels.lookup(principal.projectId, network, req.transactionId)
             : await channels.submit(req, network, principal.payer, annotate);
         return { success: true as const, data };
       },

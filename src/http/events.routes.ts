@@ -1,9 +1,11 @@
 /**
  * GET /v1/events: a project's events as Server-Sent Events (text/event-stream). It needs an API key
- * (the project's); each event is `event: <type>`, `id: <id>` (increasing) and `data: <JSON>` on one
+ * (the project's; its events on the key's network only: credits.low, a mainnet event, on live keys'
+ * streams only); each event is `event: <type>`, `id: <id>` (increasing) and `data: <JSON>` on one
  * line; `Last-Event-ID` resumes after that event; a comment line (`: heartbeat`) comes every
  * `heartbeatMs`. The stream ends when the client goes, when it reads too slowly (it resumes with its
- * last id) or when the relay stops (which closes every stream, so that shutdown never waits on one).
+ * last id), when its key is revoked or its project suspended (on every instance: ProjectsService's
+ * cutOff) or when the relay stops (which closes every stream, so that shutdown never waits on one).
  */
 import { Elysia, t } from "elysia";
 import { V1_ERRORS, errorResponses } from "./schemas.ts";
@@ -11,7 +13,8 @@ import { EVENT_STREAM, lastEventIdParameter } from "./openapi.ts";
 import { callerContext } from "./auth.plugin.ts";
 import { requestContext } from "./errors.plugin.ts";
 import { RelayError, validationError } from "../errors.ts";
-import type { EventFeed, FeedEvent, Subscription } from "../relay/event-feed.ts";
+import type { EndReason, EventFeed, FeedEvent, Subscription } from "../relay/event-feed.ts";
+import { defaultNetwork } from "../relay/principal.ts";
 
 const encoder = new TextEncoder();
 
@@ -21,6 +24,13 @@ export const sseEvent = (e: FeedEvent): string => `event: ${e.type}\nid: ${e.id}
 const HEARTBEAT = encoder.encode(": heartbeat\n\n");
 /** The first bytes: the client has the answer's headers at once, not with the first event. */
 const OPENING = encoder.encode(": connected\n\n");
+
+/** The last comment of a stream whose access ended. */
+const ACCESS_ENDED: Partial<Record<EndReason, string>> = {
+  revoked: "ended: the API key was revoked",
+  suspended: "ended: the project is suspended",
+  deleted: "ended: the project no longer exists",
+};
 
 /** Last-Event-ID: an event id (digits), or none. */
 function lastEventId(header: string | null): bigint | null {
@@ -55,9 +65,16 @@ export function sseStream(sub: Subscription, heartbeatMs: number, signal: AbortS
     {
       start(controller) {
         controller.enqueue(OPENING);
-        // a client too slow to read is disconnected, reading or not (it resumes with its last id)
+        // a client too slow to read is disconnected, reading or not (it resumes with its last id); a
+        // revoked key's stream, or a suspended project's, ends at once with a last comment saying why
         void sub.whenEnded.then((reason) => {
           if (reason === "overflow") finish(() => controller.error(new Error("the client reads too slowly")));
+          const why = ACCESS_ENDED[reason];
+          if (why)
+            finish(() => {
+              controller.enqueue(encoder.encode(`: ${why}\n\n`));
+              controller.close();
+            });
         });
         heartbeat = setInterval(() => {
           try {
@@ -99,7 +116,12 @@ export function eventsRoutes(deps: { events: EventFeed; heartbeatMs: number }) {
           throw new RelayError("UNAUTHORIZED", "the event stream needs a project's API key: send X-API-Key");
         const after = lastEventId(request.headers.get("last-event-id"));
         annotate({ projectId: principal.projectId, ...(after !== null ? { lastEventId: String(after) } : {}) });
-        const sub = deps.events.subscribe(principal.projectId, after);
+        const sub = deps.events.subscribe(
+          { projectId: principal.projectId, network: defaultNetwork(principal), keyId: principal.keyId },
+          after,
+        );
+        // its key was revoked between the authentication and now
+        if (sub.endedBy === "revoked") throw new RelayError("UNAUTHORIZED", "unknown or revoked API key");
         return new Response(sseStream(sub, deps.heartbeatMs, request.signal), {
           headers: { "content-type": EVENT_STREAM, "cache-control": "no-store", "x-accel-buffering": "no" },
         });
@@ -110,14 +132,20 @@ export function eventsRoutes(deps: { events: EventFeed; heartbeatMs: number }) {
             contentMediaType: EVENT_STREAM,
             description:
               "Server-Sent Events: per event `event: <type>` (transaction.status, credits.low), `id: <id>` (increasing) " +
-              "and `data: <the event's JSON>` on one line; a `: heartbeat` comment line at least every 15 s",
+              "and `data: <the event's JSON>` on one line; a `: heartbeat` comment line at least every 15 s. " +
+              "The stream ends (after a last `: ended: …` comment) when its key is revoked or its project suspended",
           }),
           ...V1_ERRORS,
           ...errorResponses(503),
         },
         detail: {
           summary:
-            "Stream the project's events (Server-Sent Events); Last-Event-ID resumes after an event (kept at least 24 h)",
+            "Stream the project's events on the key's network (Server-Sent Events); Last-Event-ID resumes after an event (kept at least 24 h)",
+          description:
+            "An sr_test_ key's stream carries the project's testnet events, an sr_live_ key's its mainnet events " +
+            "(credits.low, about mainnet credits, included); the Last-Event-ID backlog too. At most " +
+            "EVENTS_STREAMS_PER_PROJECT (10) streams per project per instance: one more is 429 RATE_LIMIT_EXCEEDED " +
+            "(details.limit, Retry-After).",
           tags: ["relay"],
           security: [{ ApiKey: [] }],
           parameters: [lastEventIdParameter],

@@ -1,6 +1,7 @@
 /**
- * GET /v1/transactions/{hash}: a submission by either hash, scoped to the caller (another
- * project's is a 404 like an unknown one), `?wait=S` long-polls until it settles. GET
+ * GET /v1/transactions/{hash}: a submission by either hash, scoped to the caller and its key's
+ * network (another project's, or another network's, is a 404 like an unknown one), `?wait=S`
+ * long-polls until it settles. GET
  * /v1/admin/transactions: every submission, newest first, filtered, with a cursor.
  */
 import { Elysia, t } from "elysia";
@@ -10,6 +11,7 @@ import { callerContext } from "./auth.plugin.ts";
 import { requestContext } from "./errors.plugin.ts";
 import { TransactionList, TransactionView } from "../models.ts";
 import { MAX_WAIT_SECONDS, type TransactionsService } from "../relay/transactions.service.ts";
+import { defaultNetwork } from "../relay/principal.ts";
 
 export function transactionRoutes(deps: { transactions: TransactionsService }) {
   return new Elysia({ name: "transactions.routes" })
@@ -17,8 +19,13 @@ export function transactionRoutes(deps: { transactions: TransactionsService }) {
     .use(callerContext)
     .get(
       "/v1/transactions/:hash",
-      ({ params, query, principal, request }) =>
-        deps.transactions.lookup({ projectId: principal.projectId }, params.hash, query.wait ?? 0, request.signal),
+      ({ params, query, principal, clientIp, request }) =>
+        deps.transactions.lookup(
+          { projectId: principal.projectId, network: defaultNetwork(principal), ip: clientIp },
+          params.hash,
+          query.wait ?? 0,
+          request.signal,
+        ),
       {
         params: t.Object({ hash: t.String({ description: "The inner transaction's hash or the fee-bump's" }) }),
         query: t.Object(
@@ -36,6 +43,11 @@ export function transactionRoutes(deps: { transactions: TransactionsService }) {
         response: { 200: TransactionView, ...V1_ERRORS, ...errorResponses(404) },
         detail: {
           summary: "A sponsored transaction by either hash: its status, outcome and attempts",
+          description:
+            "Only the caller's own submissions on its key's network: an sr_test_ key (or no key) sees testnet's, " +
+            "an sr_live_ key mainnet's. Another project's or another network's hash is the same 404 as an unknown one. " +
+            "With ?wait, at most WAITERS_PER_PROJECT (100) requests wait at once per project, WAITERS_PER_IP (10) per " +
+            "client IP without a key, per instance: one more is 429 RATE_LIMIT_EXCEEDED (details.limit, Retry-After).",
           tags: ["relay"],
           security: apiKeySecurity,
         },

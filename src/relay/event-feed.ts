@@ -5,14 +5,21 @@
  * never past a gap at once) and hands each to the subscribers of its project. It reads the database,
  * not this process's memory: in a cluster every instance's feed sees every instance's events.
  *
+ * A subscription is a project's events on one network (its API key's: a test key never sees mainnet's).
  * A subscriber that resumes (Last-Event-ID) first reads its project's backlog from the database, in
  * pages, up to the feed's cursor when it subscribed; the live events, all after that cursor, follow.
  * Each event goes out once, in id order. A subscriber whose live buffer overflows (a client too slow
- * to read) is ended; it resumes with its last id.
+ * to read) is ended; it resumes with its last id. A project has at most `maxPerProject` subscriptions
+ * on an instance. Look-ups waiting for a transaction (TransactionsService) watch its hashes here:
+ * they are told of its transaction.status events, and count as listeners (the feed reads for them).
  */
 import type { Logger } from "../log.ts";
+import { RelayError } from "../errors.ts";
 import type { EventRow, EventsRepo } from "../store/events.repo.ts";
 import { EventOrder } from "./event-order.ts";
+import { DEFAULT_PAGE, Subscription, type Subscriber } from "./event-subscription.ts";
+
+export { Subscription, type EndReason, type Subscriber } from "./event-subscription.ts";
 
 export type FeedEvent = EventRow;
 
@@ -25,18 +32,23 @@ export interface EventFeedOptions {
   pageSize?: number;
   /** Live events a subscriber may have waiting before it is ended (default 10,000). */
   bufferLimit?: number;
+  /** Subscriptions one project may have open on this instance (EVENTS_STREAMS_PER_PROJECT; default 10). */
+  maxPerProject?: number;
 }
 
 const DEFAULT_GRACE_MS = 2000;
-const DEFAULT_PAGE = 1000;
 const DEFAULT_BUFFER = 10_000;
-
-/** Why a subscription ended. */
-export type EndReason = "closed" | "overflow" | "stopped";
+const DEFAULT_PER_PROJECT = 10;
+/** Retry-After of a stream refused at the cap: streams are long, but a client may have one end meanwhile. */
+const CAP_RETRY_AFTER_S = 5;
 
 export class EventFeed {
   private order: EventOrder<FeedEvent> | null = null;
   private readonly subscribers = new Map<string, Set<Subscription>>();
+  /** Waiting look-ups (GET /v1/transactions/{hash}?wait) by hash: told of each transaction.status event of it. */
+  private readonly hashWatchers = new Map<string, Set<(e: FeedEvent) => void>>();
+  /** The keys revoked (cutOff) while this instance runs: a stream of one, subscribing late, ends at once. */
+  private readonly revokedKeys = new Set<string>();
   private timer: ReturnType<typeof setTimeout> | null = null;
   /** A read is due at once (poked): further pokes before it starts add nothing. */
   private due = false;
@@ -78,7 +90,7 @@ export class EventFeed {
    * busy relay cost the database no reads.
    */
   poke(): void {
-    if (this.stopped || !this.order || !this.subscribers.size) return;
+    if (this.stopped || !this.order || !this.listened) return;
     if (this.reading) {
       this.again = true;
       return;
@@ -86,6 +98,32 @@ export class EventFeed {
     if (this.due) return;
     this.due = true;
     this.arm(0);
+  }
+
+  /** Whether anyone listens: a subscriber, or a look-up waiting for a hash (the feed reads only then). */
+  private get listened(): boolean {
+    return this.subscribers.size > 0 || this.hashWatchers.size > 0;
+  }
+
+  /**
+   * Calls `wake` with each transaction.status event whose hash or innerHash is one of `hashes` (any
+   * project's, anonymous ones too: the caller reads what it may see); answers the unwatch. While any
+   * hash is watched the feed reads, as for a subscriber.
+   */
+  watchHashes(hashes: string[], wake: (e: FeedEvent) => void): () => void {
+    const keys = [...new Set(hashes)];
+    for (const h of keys) {
+      let set = this.hashWatchers.get(h);
+      if (!set) this.hashWatchers.set(h, (set = new Set()));
+      set.add(wake);
+    }
+    if (keys.length) this.poke(); // reads from the cursor now: a feed that was idle catches up at once
+    return () => {
+      for (const h of keys) {
+        const set = this.hashWatchers.get(h);
+        if (set?.delete(wake) && !set.size) this.hashWatchers.delete(h);
+      }
+    };
   }
 
   /** The last id released to subscribers. */
@@ -101,11 +139,20 @@ export class EventFeed {
   }
 
   /**
-   * A project's events from now on, or after `lastEventId` (its backlog from the database first).
-   * After stop(), the subscription has ended.
+   * A project's events on `network` from now on, or after `lastEventId` (its backlog from the
+   * database first). After stop(), the subscription has ended.
    */
-  subscribe(projectId: string, lastEventId: bigint | null): Subscription {
-    const s = new Subscription(this.repo, projectId, lastEventId, this.cursor, this.bufferLimit, (sub) => {
+  subscribe(who: Subscriber, lastEventId: bigint | null): Subscription {
+    const { projectId } = who;
+    const max = this.opts.maxPerProject ?? DEFAULT_PER_PROJECT;
+    if ((this.subscribers.get(projectId)?.size ?? 0) >= max)
+      throw new RelayError(
+        "RATE_LIMIT_EXCEEDED",
+        `this project has ${max} event streams open on this instance, the most it may: close one first`,
+        { limit: "EVENTS_STREAMS_PER_PROJECT", max },
+        { retryAfter: CAP_RETRY_AFTER_S },
+      );
+    const s = new Subscription(this.repo, who, lastEventId, this.cursor, this.bufferLimit, (sub) => {
       const set = this.subscribers.get(sub.projectId);
       if (set?.delete(sub) && !set.size) this.subscribers.delete(sub.projectId);
     });
@@ -113,10 +160,29 @@ export class EventFeed {
       s.end("stopped");
       return s;
     }
+    // authenticated just before its key's revocation reached this instance: ended at once
+    if (who.keyId && this.revokedKeys.has(who.keyId)) {
+      s.end("revoked");
+      return s;
+    }
     let set = this.subscribers.get(projectId);
     if (!set) this.subscribers.set(projectId, (set = new Set()));
     set.add(s);
     return s;
+  }
+
+  /**
+   * Ends the subscriptions of a revoked key, or of a project suspended or deleted (ProjectsService's
+   * cutOff, on every instance): no event goes out after it, even one already waiting.
+   */
+  cutOff(who: { keyId: string } | { projectId: string; reason: "suspended" | "deleted" }): number {
+    const ended: Subscription[] = [];
+    if ("keyId" in who) {
+      this.revokedKeys.add(who.keyId);
+      for (const set of this.subscribers.values()) for (const s of set) if (s.keyId === who.keyId) ended.push(s);
+    } else ended.push(...(this.subscribers.get(who.projectId) ?? []));
+    for (const s of ended) s.end("keyId" in who ? "revoked" : who.reason);
+    return ended.length;
   }
 
   /** Deletes the events older than `retentionHours` (EVENTS_RETENTION_HOURS); answers how many. */
@@ -159,7 +225,7 @@ export class EventFeed {
    * none subscribed, the cursor only moves to the events settled by now: none is read.
    */
   private async read(): Promise<void> {
-    if (!this.subscribers.size) return await this.skipAhead();
+    if (!this.listened) return await this.skipAhead();
     const order = this.order!;
     let rows: FeedEvent[];
     try {
@@ -177,10 +243,17 @@ export class EventFeed {
     for (const gap of order.takeSkipped())
       this.log.debug({ from: String(gap.from), to: String(gap.to) }, "event ids never committed: skipped");
     for (const e of released) {
+      if (this.hashWatchers.size && e.type === "transaction.status") this.wakeWatchers(e);
       if (e.projectId === null) continue;
       const set = this.subscribers.get(e.projectId);
-      if (set) for (const s of set) s.push(e);
+      if (set) for (const s of set) if (s.network === e.network) s.push(e);
     }
+  }
+
+  private wakeWatchers(e: FeedEvent): void {
+    const { hash, innerHash } = (e.data ?? {}) as { hash?: unknown; innerHash?: unknown };
+    for (const h of [hash, innerHash])
+      if (typeof h === "string") for (const wake of this.hashWatchers.get(h) ?? []) wake(e);
   }
 
   /** Nobody subscribed: the cursor moves to the last event settled (older than the grace), unread. */
@@ -194,95 +267,5 @@ export class EventFeed {
       this.failing = true;
     }
     this.more = false;
-  }
-}
-
-/**
- * One subscriber's events, in id order, each once: the backlog (ids after its Last-Event-ID up to
- * the feed's cursor when it subscribed, read from the database in pages) then the live events.
- * `next()` is called by one reader at a time (the stream's pull).
- */
-export class Subscription {
-  /** The last id handed out (or the starting point). */
-  private last: bigint;
-  private backlog: boolean;
-  private queue: FeedEvent[] = [];
-  private wake: (() => void) | null = null;
-  private ended: EndReason | null = null;
-  private resolveEnded!: (reason: EndReason) => void;
-  /** Resolves when it ends, with why (an overflow ends it while its reader may not be reading). */
-  readonly whenEnded = new Promise<EndReason>((resolve) => {
-    this.resolveEnded = resolve;
-  });
-
-  constructor(
-    private readonly repo: EventsRepo,
-    readonly projectId: string,
-    lastEventId: bigint | null,
-    /** The feed's cursor when it subscribed: the live events come after it. */
-    private readonly upTo: bigint,
-    private readonly bufferLimit: number,
-    private readonly onEnd: (s: Subscription) => void,
-  ) {
-    this.last = lastEventId ?? upTo;
-    this.backlog = lastEventId !== null && lastEventId < upTo;
-  }
-
-  /** Why it ended; null while it lasts. */
-  get endedBy(): EndReason | null {
-    return this.ended;
-  }
-
-  /** A live event of its project (from the feed, in id order). */
-  push(e: FeedEvent): void {
-    if (this.ended) return;
-    this.queue.push(e);
-    if (this.queue.length > this.bufferLimit) this.end("overflow");
-    this.wake?.();
-  }
-
-  /**
-   * The next events (one page of backlog, or the live events waiting; waits for one); null once it
-   * has ended (after the events already waiting when the feed stopped).
-   */
-  async next(): Promise<FeedEvent[] | null> {
-    for (;;) {
-      if (this.ended && this.ended !== "stopped") return null;
-      if (this.backlog) {
-        const page = await this.repo.after(this.last, DEFAULT_PAGE, { projectId: this.projectId, upTo: this.upTo });
-        if (page.length < DEFAULT_PAGE) this.backlog = false;
-        if (page.length) {
-          this.last = page.at(-1)!.id;
-          return page;
-        }
-        continue;
-      }
-      const fresh = this.queue.filter((e) => e.id > this.last);
-      this.queue = [];
-      if (fresh.length) {
-        this.last = fresh.at(-1)!.id;
-        return fresh;
-      }
-      if (this.ended) return null;
-      await new Promise<void>((resolve) => {
-        this.wake = resolve;
-      });
-      this.wake = null;
-    }
-  }
-
-  /** The client is gone. */
-  close(): void {
-    this.end("closed");
-  }
-
-  /** Ends it: `next()` answers null (after the waiting events when the feed stopped). */
-  end(reason: EndReason): void {
-    if (this.ended) return;
-    this.ended = reason;
-    if (reason === "overflow") this.queue = [];
-    this.onEnd(this);
-    this.resolveEnded(reason);
-    this.wake?.();
   }
 }

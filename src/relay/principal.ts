@@ -13,6 +13,8 @@ import type { FeeStrategy } from "./fee-strategy.ts";
 /** The caller of a /v1 request, resolved from its API key or client IP. */
 export interface Principal {
   projectId: string | null;
+  /** The API key's id (what its revocation names); null for the anonymous testnet relay. */
+  keyId: string | null;
   /** The key's environment; null for the anonymous testnet relay. */
   environment: KeyEnvironment | null;
   actor: ProjectActor;

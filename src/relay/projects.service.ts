@@ -16,11 +16,9 @@ import { effectivePolicy, policyView, type Policy, type PolicyPatch } from "./po
 import type { Approvals } from "./approval.ts";
 import { PolicyChanges, withSecret } from "./policy-changes.ts";
 import { replyError, type ProjectActor, type ProjectActors } from "./project-actors.ts";
+import { KeyCache } from "./key-cache.ts";
 import type { CreatedKeyView, CreditBalance, CreditEntryView, CreditJournal, KeyView } from "../models.ts";
 import type { ProjectView } from "../admin-models.ts";
-
-const NEGATIVE_CACHE_MS = 10_000;
-const NEGATIVE_CACHE_MAX = 10_000;
 
 const unauthorized = (message: string) => new RelayError("UNAUTHORIZED", message);
 const notFound = (what: string) => new RelayError("NOT_FOUND", `${what} not found`);
@@ -41,17 +39,22 @@ export type ProjectNotice =
   | { topic: "key-revoked"; keyId: string }
   | { topic: "credits"; projectId: string; amount: string };
 
+/** Whose open streams end: a revoked key's, or a suspended (or deleted) project's. */
+export type CutOff = { keyId: string } | { projectId: string; reason: "suspended" | "deleted" };
+
 export class ProjectsService {
   /** Tells the other instances about a change (set when several share Redis; failures are logged, not thrown). */
   publish: (n: ProjectNotice) => Promise<void> = async () => {};
   /** Resolves once outcomes already answered are journaled (set by the composition root): views read after them. */
   answered: () => Promise<void> = async () => {};
+  /**
+   * Ends what a revoked key, or a project suspended or gone, still holds open on this instance: its
+   * event streams (set by the composition root). Called for this instance's changes and others'.
+   */
+  cutOff: (who: CutOff) => void = () => {};
 
-  /** Live keys by hash; revoking through this service removes them at once. */
-  private readonly keys = new Map<string, KeyRow>();
-  private readonly unknown = new Map<string, number>();
-  /** Keys revoked by this process: a lookup that read the row before the revocation must not cache it. */
-  private readonly revoked = new Set<string>();
+  /** The API keys this instance knows (revoking through this service forgets them at once). */
+  private readonly keys: KeyCache;
   private readonly changes: PolicyChanges;
 
   constructor(
@@ -71,6 +74,7 @@ export class ProjectsService {
     },
   ) {
     this.changes = new PolicyChanges(deps.defaults, deps.approvals, deps.allowPrivate ?? false);
+    this.keys = new KeyCache(deps.projects);
   }
 
   /**
@@ -93,7 +97,7 @@ export class ProjectsService {
         spent: spent.get(p.id) ?? 0n,
       });
     }
-    for (const { hash, ...key } of keys) this.keys.set(hash, key);
+    for (const { hash, ...key } of keys) this.keys.add(hash, key);
     if (rows.length) this.deps.log.info({ projects: rows.length, keys: keys.length }, "projects restored");
   }
 
@@ -104,16 +108,17 @@ export class ProjectsService {
     const { actors } = this.deps;
     if (apiKey === null) {
       const actor = await actors.anonymousFor(ip);
-      return { projectId: null, environment: null, actor, payer: actors.payer(actor, null, `ip:${ip}`) };
+      return { projectId: null, keyId: null, environment: null, actor, payer: actors.payer(actor, null, `ip:${ip}`) };
     }
     const environment = keyEnvironment(apiKey);
     if (!environment)
       throw unauthorized("malformed API key: expected sr_test_ or sr_live_ followed by at least 32 base62 characters");
-    const row = await this.lookup(hashKey(apiKey));
+    const row = await this.keys.lookup(hashKey(apiKey));
     const actor = row && actors.project(row.projectId);
     if (!row || !actor) throw unauthorized("unknown or revoked API key");
     return {
       projectId: row.projectId,
+      keyId: row.id,
       environment: row.environment,
       actor,
       payer: actors.payer(actor, row.projectId, `project:${row.projectId}`),
@@ -123,21 +128,6 @@ export class ProjectsService {
   /** Whether a key is one this process knows as valid (authenticating it needs no database lookup). */
   isKnownKey(apiKey: string): boolean {
     return keyEnvironment(apiKey) !== null && this.keys.has(hashKey(apiKey));
-  }
-
-  private async lookup(hash: string): Promise<KeyRow | null> {
-    const cached = this.keys.get(hash);
-    if (cached) return cached;
-    const miss = this.unknown.get(hash);
-    if (miss !== undefined && miss > Date.now()) return null;
-    const row = await this.deps.projects.keyByHash(hash);
-    if (row && !row.revokedAt && !this.revoked.has(row.id)) {
-      this.keys.set(hash, row);
-      return row;
-    }
-    if (this.unknown.size >= NEGATIVE_CACHE_MAX) this.unknown.clear();
-    this.unknown.set(hash, Date.now() + NEGATIVE_CACHE_MS);
-    return null;
   }
 
   // ---- projects ---------------------------------------------------------------------------------
@@ -218,6 +208,7 @@ export class ProjectsService {
       policy: effectivePolicy(this.deps.defaults, row.policy),
       status: row.status,
     });
+    if (row.status !== "active") this.cutOff({ projectId: id, reason: "suspended" });
     await this.tell({ topic: "project", projectId: id });
     return withSecret(await this.view(row), changed?.secret ?? null);
   }
@@ -236,8 +227,7 @@ export class ProjectsService {
       prefix: keyPrefix(key),
       label,
     });
-    this.unknown.delete(hash);
-    this.keys.set(hash, row);
+    this.keys.add(hash, row);
     await this.tell({ topic: "key-created", hash });
     return { ...keyView(row), key };
   }
@@ -256,8 +246,8 @@ export class ProjectsService {
   }
 
   private forget(keyId: string): void {
-    this.revoked.add(keyId);
-    for (const [hash, k] of this.keys) if (k.id === keyId) this.keys.delete(hash);
+    this.keys.forget(keyId);
+    this.cutOff({ keyId });
   }
 
   // ---- several instances ---------------------------------------------------------------------
@@ -272,7 +262,7 @@ export class ProjectsService {
   async applyNotice(n: ProjectNotice): Promise<void> {
     switch (n.topic) {
       case "key-created":
-        this.unknown.delete(n.hash);
+        this.keys.created(n.hash);
         return;
       case "key-revoked":
         this.forget(n.keyId);
@@ -282,7 +272,8 @@ export class ProjectsService {
         return;
       case "project": {
         const row = await this.deps.projects.get(n.projectId);
-        if (!row) return;
+        if (!row) return this.cutOff({ projectId: n.projectId, reason: "deleted" });
+        if (row.status !== "active") this.cutOff({ projectId: row.id, reason: "suspended" });
         const policy = effectivePolicy(this.deps.defaults, row.policy);
         const actor = this.deps.actors.project(row.id);
         if (actor) actor.send({ type: "CONFIGURE", policy, status: row.status });

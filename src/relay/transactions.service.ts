@@ -1,23 +1,38 @@
 /**
  * Submissions as resources: GET /v1/transactions/{hash} (either hash; scoped to the caller's
- * project, or to anonymous testnet submissions for anonymous callers; `wait` holds the request
- * until the status is settled) and the admin API's list, newest first with a cursor.
+ * project and its key's network, or to anonymous testnet submissions for anonymous callers; `wait`
+ * holds the request until the status is settled) and the admin API's list, newest first with a cursor.
  */
 import { SETTLED_STATUSES, STATUSES, type SubmissionStatus } from "../../actors/submission.machine.ts";
 import { RelayError, validationError } from "../errors.ts";
 import type { Static } from "@sinclair/typebox";
 import type { SubmissionViews, SubmissionView } from "../store/submission-views.repo.ts";
 import type { TransactionList, TransactionView } from "../models.ts";
+import type { NetworkName } from "../network/gateway.ts";
+import { WaiterSlots, Waker } from "./waiters.ts";
 
-/** How often a waiting look-up reads the submission again. */
-const WAIT_POLL_MS = 200;
 export const MAX_WAIT_SECONDS = 30;
 const HASH = /^[0-9a-f]{64}$/;
 
-export interface Caller {
-  projectId: string | null;
-  /** The admin API: every project's submissions. */
-  all?: boolean;
+/**
+ * Whose submissions a look-up may see: a project's (or the anonymous relay's, projectId null) on one
+ * network, its key's (an sr_test_ key never sees mainnet); or, for the admin API, all.
+ */
+export type Caller = { projectId: string | null; network: NetworkName; ip?: string } | { all: true };
+
+/** What wakes a waiting look-up: the event feed's transaction.status events of its hash. */
+export interface HashWatch {
+  watchHashes(hashes: string[], wake: (e: { data: unknown }) => void): () => void;
+}
+
+export interface WaitOptions {
+  /** Tells a waiting look-up its transaction's status changed (none: it reads every `pollMs`). */
+  watch?: HashWatch;
+  /** How often a waiting look-up reads the submission anyway (WAIT_POLL_MS; default 2 s). */
+  pollMs?: number;
+  /** Look-ups that may wait at once per project, and per client IP without a key, on this instance. */
+  perProject?: number;
+  perIp?: number;
 }
 
 const notFound = () => new RelayError("NOT_FOUND", "no transaction with this hash is visible to this caller");
@@ -31,28 +46,54 @@ export class TransactionsService {
     private readonly views: SubmissionViews,
     private readonly written: () => Promise<void> = async () => {},
     private readonly stopping: () => boolean = () => false,
-  ) {}
+    private readonly wait: WaitOptions = {},
+  ) {
+    this.slots = new WaiterSlots({ perProject: wait.perProject ?? 100, perIp: wait.perIp ?? 10 });
+  }
 
-  /** The caller's submission with this hash (inner or fee-bump), after waiting up to `waitSeconds` for it to settle. */
+  private readonly slots: WaiterSlots;
+
+  /**
+   * The caller's submission with this hash (inner or fee-bump), after waiting up to `waitSeconds` for
+   * it to settle: woken by its status events (the event feed), read again every `pollMs` anyway.
+   */
   async lookup(caller: Caller, hash: string, waitSeconds = 0, signal?: AbortSignal): Promise<TransactionView> {
     const h = hash.toLowerCase();
     if (!HASH.test(h))
       throw validationError("a transaction hash is 64 hexadecimal characters", { field: "hash", reason: "bad_hash" });
-    const deadline = Date.now() + Math.min(waitSeconds, MAX_WAIT_SECONDS) * 1000;
-    for (;;) {
-      await this.written();
-      const found = await this.views.byHash(h);
-      if (!found || !visible(caller, found)) throw notFound();
-      const settled = SETTLED_STATUSES.includes(found.view.status as SubmissionStatus);
-      if (settled || Date.now() + WAIT_POLL_MS > deadline || signal?.aborted || this.stopping())
-        return { ...found.view, attempts: await this.views.attempts(found.id) };
-      await Bun.sleep(WAIT_POLL_MS);
+    const scoped = "all" in caller ? null : caller;
+    const waits = waitSeconds > 0 && scoped !== null;
+    const release = scoped && waits ? this.slots.take(scoped) : () => {};
+    const waker = new Waker();
+    // only a final status ends the wait: the events of other changes wake nobody
+    const onEvent = (e: { data: unknown }) => {
+      if (SETTLED_STATUSES.includes((e.data as { status?: string } | null)?.status as SubmissionStatus)) waker.wake();
+    };
+    // watched before the first read: a change committed after it wakes the waiter
+    const unwatch = [waits && this.wait.watch ? this.wait.watch.watchHashes([h], onEvent) : () => {}];
+    try {
+      const deadline = Date.now() + Math.min(waitSeconds, MAX_WAIT_SECONDS) * 1000;
+      const over = () => Date.now() >= deadline || signal?.aborted === true || this.stopping();
+      for (let first = true; ; first = false) {
+        await this.written();
+        const found = await this.views.byHash(h);
+        if (!found || !visible(caller, found)) throw notFound();
+        const settled = SETTLED_STATUSES.includes(found.view.status as SubmissionStatus);
+        if (settled || !waits || over()) return { ...found.view, attempts: await this.views.attempts(found.id) };
+        // the other hash's events too (a fee-bump's hash changes when it is sent again: the inner one does not)
+        if (first && this.wait.watch)
+          unwatch.push(this.wait.watch.watchHashes([found.view.hash, found.view.innerHash], onEvent));
+        await waker.sleep(Math.min(this.wait.pollMs ?? 2000, deadline - Date.now()), over);
+      }
+    } finally {
+      for (const off of unwatch) off();
+      release();
     }
   }
 
   /** The admin API's look-up: any project's submission by either hash, with its attempts and project. */
   async adminLookup(hash: string): Promise<TransactionView & { projectId: string | null }> {
-    const view = await this.lookup({ projectId: null, all: true }, hash);
+    const view = await this.lookup({ all: true }, hash);
     const found = await this.views.byHash(hash.toLowerCase());
     return { ...view, projectId: found?.projectId ?? null };
   }
@@ -85,11 +126,10 @@ export class TransactionsService {
   }
 }
 
+/** Another project's, another network's and an unknown submission are the same 404. */
 function visible(caller: Caller, s: { projectId: string | null; view: SubmissionView }): boolean {
-  if (caller.all) return true;
-  return caller.projectId !== null
-    ? s.projectId === caller.projectId
-    : s.projectId === null && s.view.network === "testnet";
+  if ("all" in caller) return true;
+  return s.projectId === caller.projectId && s.view.network === caller.network;
 }
 
 const writeCursor = (createdAt: string, id: string) =>

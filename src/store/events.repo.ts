@@ -33,9 +33,13 @@ export class EventsRepo {
 
   /**
    * Up to `limit` events with id > `afterId` (and <= `upTo` when given), in id order; only
-   * `projectId`'s when given.
+   * `projectId`'s and `network`'s when given.
    */
-  async after(afterId: bigint, limit: number, opts: { projectId?: string; upTo?: bigint } = {}): Promise<EventRow[]> {
+  async after(
+    afterId: bigint,
+    limit: number,
+    opts: { projectId?: string; network?: string; upTo?: bigint } = {},
+  ): Promise<EventRow[]> {
     return await this.db
       .select()
       .from(events)
@@ -44,6 +48,7 @@ export class EventsRepo {
           gt(events.id, afterId),
           opts.upTo !== undefined ? lte(events.id, opts.upTo) : undefined,
           opts.projectId !== undefined ? eq(events.projectId, opts.projectId) : undefined,
+          opts.network !== undefined ? eq(events.network, opts.network) : undefined,
         ),
       )
       .orderBy(asc(events.id))

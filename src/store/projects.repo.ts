@@ -1,5 +1,6 @@
 /** Projects and their API keys (only the key's SHA-256 is stored). */
-import { and, asc, eq, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, gt, isNull, sql } from "drizzle-orm";
+import { rowsOf } from "./batch-sql.ts";
 import { apiKeys, projects } from "./schema.ts";
 import type { Db } from "./db.ts";
 import type { ProjectStatus } from "../models.ts";
@@ -109,6 +110,35 @@ export class ProjectsRepo {
       .select({ ...keyColumns, hash: apiKeys.hash })
       .from(apiKeys)
       .where(isNull(apiKeys.revokedAt));
+  }
+
+  /** The database's clock, as text (microseconds kept): where a look for changes starts. */
+  async clock(): Promise<string> {
+    const [row] = rowsOf<{ now: string }>(await this.db.execute(sql`select now()::text as now`));
+    return row!.now;
+  }
+
+  /**
+   * The keys revoked and the projects changed (updated_at) after `since` (the database's clock, as
+   * `clock()` answers it) less `overlapMs`, by the partial index on revoked_at and the index on
+   * updated_at; each with its time as text.
+   */
+  async changedSince(
+    since: string,
+    overlapMs: number,
+  ): Promise<{ keys: { id: string; at: string }[]; projects: { id: string; at: string }[] }> {
+    const after = sql`${since}::timestamptz - make_interval(secs => ${overlapMs / 1000})`;
+    const [keys, changed] = await Promise.all([
+      this.db
+        .select({ id: apiKeys.id, at: sql<string>`${apiKeys.revokedAt}::text` })
+        .from(apiKeys)
+        .where(gt(apiKeys.revokedAt, after)),
+      this.db
+        .select({ id: projects.id, at: sql<string>`${projects.updatedAt}::text` })
+        .from(projects)
+        .where(gt(projects.updatedAt, after)),
+    ]);
+    return { keys, projects: changed };
   }
 
   async keyByHash(hash: string): Promise<KeyRow | null> {

@@ -70,25 +70,31 @@ export const idempotencyKeys = pgTable(
  * Projects: a name, a status and the policy fields that differ from the defaults. `creditBalance`
  * (the sum of the project's journal) and `creditReserved` (its outstanding reservations) are kept
  * by a trigger on the journal's inserts (migration 0006), in the inserting transaction.
+ * `updatedAt` moves with every change an operator makes (name, status, policy): each instance reads
+ * the projects changed since its last look (projects_updated, migration 0010), in case it missed a notice.
  */
-export const projects = pgTable("projects", {
-  id: text("id").primaryKey(),
-  name: text("name").notNull(),
-  status: text("status", { enum: ["active", "suspended"] })
-    .notNull()
-    .default("active"),
-  policy: jsonb("policy").notNull().default({}),
-  creditBalance: bigint("credit_balance", { mode: "bigint" }).notNull().default(sql`0`),
-  creditReserved: bigint("credit_reserved", { mode: "bigint" }).notNull().default(sql`0`),
-  /**
-   * Whether a `credits.low` event was written since the balance last fell below the policy's
-   * lowBalanceAlert (migration 0008: the journal's trigger sets it with the event; a top-up that
-   * lifts the balance back to or above the alert, or a change of the alert, clears it).
-   */
-  lowBalanceAlerted: boolean("low_balance_alerted").notNull().default(false),
-  createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-  updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
-});
+export const projects = pgTable(
+  "projects",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    status: text("status", { enum: ["active", "suspended"] })
+      .notNull()
+      .default("active"),
+    policy: jsonb("policy").notNull().default({}),
+    creditBalance: bigint("credit_balance", { mode: "bigint" }).notNull().default(sql`0`),
+    creditReserved: bigint("credit_reserved", { mode: "bigint" }).notNull().default(sql`0`),
+    /**
+     * Whether a `credits.low` event was written since the balance last fell below the policy's
+     * lowBalanceAlert (migration 0008: the journal's trigger sets it with the event; a top-up that
+     * lifts the balance back to or above the alert, or a change of the alert, clears it).
+     */
+    lowBalanceAlerted: boolean("low_balance_alerted").notNull().default(false),
+    createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("projects_updated").on(t.updatedAt)],
+);
 
 /** API keys: only the SHA-256 of the key is kept, with a displayable prefix. */
 export const apiKeys = pgTable(
@@ -105,7 +111,11 @@ export const apiKeys = pgTable(
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
   },
-  (t) => [index("api_keys_project").on(t.projectId)],
+  // the revoked keys by time: each instance reads those revoked since its last look (migration 0010)
+  (t) => [
+    index("api_keys_project").on(t.projectId),
+    index("api_keys_revoked").on(t.revokedAt).where(sql`revoked_at is not null`),
+  ],
 );
 
 /**

@@ -30,6 +30,8 @@ export interface ClusterOptions {
   testnetChannels?: number;
   /** Extra environment of every instance (overrides the defaults below). */
   env?: Record<string, string>;
+  /** Extra environment of instance `k` (overrides `env`). */
+  instanceEnv?: Record<number, Record<string, string>>;
   /** The upstream networks' ledger interval (default LEDGER_CLOSE_MS, 500 ms). */
   ledgerCloseMs?: number;
 }
@@ -103,7 +105,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     for (let k = 0; k < opts.instances; k++) {
       const data = tempDir(`relay-cluster-i${k}-`);
       teardown.add(async () => data.done());
-      instances.push(new RelayInstance(`i${k}`, { ...shared, INSTANCE_ID: `i${k}`, DATA_DIR: data.path }));
+      const own = opts.instanceEnv?.[k] ?? {};
+      instances.push(new RelayInstance(`i${k}`, { ...shared, ...own, INSTANCE_ID: `i${k}`, DATA_DIR: data.path }));
     }
     // run before the DATA_DIRs are removed and the networks stopped
     teardown.add(() => Promise.all(instances.map((r) => r.kill("SIGTERM"))));

@@ -9,9 +9,11 @@ export interface SseItem {
 
 /** An open event stream, parsed as it comes. */
 export class SseClient {
-  private readonly items: SseItem[] = [];
+  /** Every block so far, in order. */
+  readonly items: SseItem[] = [];
   private buffered = "";
-  private ended = false;
+  /** The stream has ended (the server closed it, or it was aborted). */
+  ended = false;
   private readonly reading: Promise<void>;
   private wake: (() => void) | null = null;
 

@@ -2,8 +2,9 @@
  * The channels plugin's transaction requests, run by the relay's own services: a signed `xdr` by
  * SponsorService.sponsor, a `func` + `auth` pair (or an unsigned invocation) by sponsorOperation, so
  * that keys, projects, credits, policies and rate limits apply exactly as on POST /v1/sponsor;
- * `getTransaction` by TransactionsService.lookup in the caller's scope. `skipWait` answers once the
- * network has accepted the fee-bump (SponsorHooks.accepted), as Prefer: respond-async does.
+ * `getTransaction` by TransactionsService.lookup in the caller's scope (its project, on the URL's
+ * network, which is its key's). `skipWait` answers once the network has accepted the fee-bump
+ * (SponsorHooks.accepted), as Prefer: respond-async does.
  *
  * Ids: a submission's `transactionId` is its inner hash (what the client signed; for func+auth the
  * operation's SHA-256), the id GET /v1/transactions/{hash} takes too; `hash` is the fee-bump's,
@@ -70,9 +71,9 @@ export class ChannelsService {
     return answer(first, payer, network, annotate);
   }
 
-  /** A submission of the caller's by the id answered for it (or either hash), as it stands. */
-  async lookup(projectId: string | null, transactionId: string): Promise<ChannelsTransaction> {
-    const v = await this.deps.transactions.lookup({ projectId }, transactionId, 0);
+  /** A submission of the caller's on `network` by the id answered for it (or either hash), as it stands. */
+  async lookup(projectId: string | null, network: NetworkName, transactionId: string): Promise<ChannelsTransaction> {
+    const v = await this.deps.transactions.lookup({ projectId, network }, transactionId, 0);
     const status = v.status as SubmissionStatus;
     return {
       transactionId: v.innerHash,
