@@ -426,6 +426,7 @@ async function start(
         box,
         log,
         config: { ...poolConfig, channels: channelCounts[name], max: channelMax[name], idleMs: config.POOL_IDLE_MS },
+        metrics,
         cluster: cluster && { coordination: cluster, tell: (n) => cluster.publish(n) },
       });
       pools[name] = pool;

@@ -47,6 +47,8 @@ export interface PoolSource {
   list(): {
     funder: { balance: string };
     target: number;
+    max?: number;
+    waiting?: number;
     totals: {
       active: number;
       creating: number;
@@ -101,6 +103,21 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5],
     registers: [this.registry],
   });
+
+  private readonly channelWaits = new Histogram({
+    name: "relay_channel_wait_seconds",
+    help:
+      "Requests that had to wait for a channel account, by network and outcome (served, or refused: 503), " +
+      "and how long they waited.",
+    labelNames: ["network", "outcome"] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  /** A request waited `seconds` for a channel and was served or refused. */
+  channelWait(network: string, outcome: "served" | "refused", seconds: number): void {
+    this.channelWaits.observe({ network, outcome }, seconds);
+  }
 
   /** One approval call: its outcome and how long it took. */
   approval(outcome: "approved" | "denied" | "unavailable", seconds: number): void {
@@ -218,8 +235,18 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
       });
     perPool(
       "relay_channels_target",
-      "Channel accounts the pool is sized to (the operator's target), by network.",
+      "Channel accounts the pool is sized to now (the operator's count, and more while requests wait), by network.",
       (v) => v.target,
+    );
+    perPool(
+      "relay_channels_max",
+      "The most channel accounts demand may grow the pool to, by network.",
+      (v) => v.max ?? v.target,
+    );
+    perPool(
+      "relay_channel_waiting",
+      "Requests waiting for a channel account now (this instance), by network.",
+      (v) => v.waiting ?? 0,
     );
     perPool(
       "relay_channels_balance_stroops",

@@ -23,6 +23,16 @@ const sponsorOp = (r: TestRelay, operation: string, key?: string) =>
   r.post("/v1/sponsor", { operation, network: "testnet" }, key ? { "x-api-key": key } : {});
 
 describe("bursts larger than the pool", () => {
+  test("the maximum is set at runtime (PUT /v1/admin/channels {max}) and shown", async () => {
+    const r = await relay({ TESTNET_CHANNELS: "2" });
+    expect((await pool(r)).max).toBe(16); // 8 times the count by default
+    const res = await r.admin("PUT", "/channels", { network: "testnet", max: 5 });
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ network: "testnet", max: 5, target: 2 });
+    expect((await pool(r)).max).toBe(5);
+    expect((await r.admin("PUT", "/channels", { network: "testnet" })).status).toBe(400);
+  });
+
   test("a burst of 4x the pool all succeeds; the pool grows while requests wait, then shrinks back when idle", async () => {
     const r = await relay({ TESTNET_CHANNELS: "2", TESTNET_CHANNELS_MAX: "6", POOL_IDLE_MS: "4000" });
     const [from, to] = [await r.funded(), await r.funded()];
@@ -34,6 +44,9 @@ describe("bursts larger than the pool", () => {
     expect(grown.target).toBeGreaterThan(2);
     expect(grown.target).toBeLessThanOrEqual(6);
     for (const a of answers) expect((await r.rpc.getTransaction(a.body.hash)).status).toBe("SUCCESS" as never);
+    const metrics = await (await fetch(`${r.url}/metrics`)).text();
+    expect(metrics).toContain('relay_channels_max{network="testnet"} 6');
+    expect(metrics).toMatch(/relay_channel_wait_seconds_count\{network="testnet",outcome="served"\} [1-9]/);
     await until("the extra channels retired", async () => (await pool(r)).totals.active === 2, 30_000, 200);
     expect((await pool(r)).target).toBe(2);
   });

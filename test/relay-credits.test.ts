@@ -44,7 +44,7 @@ describe.each(storeKinds)("credits (%s)", (kind) => {
     });
     expect(BigInt(failed.body.error.details.feePaid) > 0n).toBe(true);
     // rejected before inclusion: a future sequence number; nothing is charged
-    const rejected = await main.sponsor(p.liveKey, await main.payment(early!, { seqOffset: 3n }));
+    const rejected = await main.sponsor(p.liveKey, await main.payment(early!, { seqOffset: -1n }));
     expectError(rejected, 422, "SUBMISSION_FAILED");
     expect(rejected.body.error.details.result_codes).toEqual({ transaction: "tx_bad_seq" });
     expect(rejected.body.error.details.feePaid).toBeUndefined();

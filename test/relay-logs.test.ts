@@ -47,7 +47,7 @@ test("a sponsor log line names the project, the network, the hash and the result
   const again = crypto.randomUUID();
   const stale = await r.post(
     "/v1/sponsor",
-    { transaction: (await r.payment(user, { seqOffset: 5n })).toEnvelope().toXDR("base64"), network: "testnet" },
+    { transaction: (await r.payment(user, { seqOffset: -1n })).toEnvelope().toXDR("base64"), network: "testnet" },
     { "x-api-key": p.testKey, "x-request-id": again },
   );
   expect(stale.status).toBe(422);

@@ -89,7 +89,7 @@ describe("a synchronous sponsorship", () => {
 
   test("a wrong sequence number ends rejected, with innerHash and status in the error", async () => {
     const user = await r.funded();
-    const tx = await r.payment(user, { seqOffset: 5n });
+    const tx = await r.payment(user, { seqOffset: -1n });
     const res = await r.post("/v1/sponsor", { transaction: xdrOf(tx), network: "testnet" }, keyed(project.testKey));
     expectError(res, 422, "SUBMISSION_FAILED");
     expect(res.body.error.details.innerHash).toBe(innerOf(tx));

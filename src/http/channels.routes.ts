@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import { Type } from "@sinclair/typebox";
 import { errorResponses } from "./schemas.ts";
 import { adminSecurity } from "./openapi.ts";
-import { RelayError } from "../errors.ts";
+import { RelayError, validationError } from "../errors.ts";
 import type { ChannelPool } from "../relay/pool/channel-pool.ts";
 import { PoolView } from "../models.ts";
 import { NETWORKS, type NetworkName } from "../network/gateway.ts";
@@ -82,30 +82,49 @@ export function channelRoutes(deps: {
     .put(
       "/channels",
       async ({ body, set }) => {
-        const r = await pool(body.network).resize(body.count);
+        const p = pool(body.network);
+        if (body.count === undefined && body.max === undefined)
+          throw validationError("count or max: give the channel count, the pool's maximum, or both", {
+            field: "count",
+            reason: "missing",
+          });
+        if (body.max !== undefined) await p.setMaximum(body.max);
+        const r =
+          body.count !== undefined ? await p.resize(body.count) : { current: p.list().current, target: p.wanted };
         set.status = 202;
-        return { network: body.network, ...r };
+        return { network: body.network, ...r, max: p.list().max ?? r.target };
       },
       {
         // TypeBox's Integer, not Elysia's t.Integer, which also takes (and converts) a numeric string: "5" is not a count
         body: t.Object(
           {
             network,
-            count: Type.Integer({
-              minimum: 1,
-              maximum: MAX_CHANNELS,
-              error: `count must be an integer from 1 to ${MAX_CHANNELS}`,
-            }),
+            count: Type.Optional(
+              Type.Integer({
+                minimum: 1,
+                maximum: MAX_CHANNELS,
+                error: `count must be an integer from 1 to ${MAX_CHANNELS}`,
+              }),
+            ),
+            max: Type.Optional(
+              Type.Integer({
+                minimum: 1,
+                maximum: MAX_CHANNELS,
+                description: "the most channels demand may grow the pool to (while requests wait for one)",
+                error: `max must be an integer from 1 to ${MAX_CHANNELS}`,
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
         response: {
-          202: t.Object({ network: t.String(), current: t.Number(), target: t.Number() }),
+          202: t.Object({ network: t.String(), current: t.Number(), target: t.Number(), max: t.Number() }),
           ...errors,
           ...errorResponses(413),
         },
         detail: detail(
-          "Set the channel count: channels are created or drained and merged to reach it (progress in GET)",
+          "Set the channel count (channels are created or drained and merged to reach it; progress in GET) and/or " +
+            "the pool's maximum (it grows toward it while requests wait for a channel, and back when idle)",
         ),
       },
     )

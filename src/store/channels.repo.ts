@@ -68,6 +68,22 @@ export class ChannelsRepo {
     return r ? r.target : null;
   }
 
+  /** The maximum set at runtime (null: none set). */
+  async maximum(network: string): Promise<number | null> {
+    const [r] = await this.db
+      .select({ max: channelTargets.maxChannels })
+      .from(channelTargets)
+      .where(eq(channelTargets.network, network));
+    return r?.max ?? null;
+  }
+
+  async setMaximum(network: string, target: number, max: number): Promise<void> {
+    await this.db
+      .insert(channelTargets)
+      .values({ network, target, maxChannels: max })
+      .onConflictDoUpdate({ target: channelTargets.network, set: { maxChannels: max, updatedAt: sql`now()` } });
+  }
+
   async setTarget(network: string, target: number): Promise<void> {
     await this.db
       .insert(channelTargets)

@@ -168,6 +168,8 @@ export const channels = pgTable(
 export const channelTargets = pgTable("channel_targets", {
   network: text("network").primaryKey(),
   target: integer("target").notNull(),
+  /** The most channels demand may grow the pool to, set at runtime (null: the configured maximum). */
+  maxChannels: integer("max_channels"),
   updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
 });
 

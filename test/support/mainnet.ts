@@ -29,10 +29,12 @@ export function mainnetOf(r: TestRelay) {
       );
       return kps;
     },
-    /** A signed 1-operation payment to the mainnet root. */
+    /** A signed 1-operation payment to the mainnet root (`seqOffset` < 0: a number used already). */
     async payment(from: Keypair, opts: { amount?: string; seqOffset?: bigint } = {}): Promise<Transaction> {
-      const acc = await server.getAccount(from.publicKey());
-      for (let i = 0n; i < (opts.seqOffset ?? 0n); i++) acc.incrementSequenceNumber();
+      const got = await server.getAccount(from.publicKey());
+      const offset = opts.seqOffset ?? 0n;
+      const acc = offset < 0n ? new Account(from.publicKey(), (BigInt(got.sequenceNumber()) + offset).toString()) : got;
+      for (let i = 0n; i < offset; i++) acc.incrementSequenceNumber();
       const tx = new TransactionBuilder(acc, { fee: "100", networkPassphrase: net.passphrase })
         .addOperation(
           Operation.payment({ destination: net.root.publicKey(), asset: Asset.native(), amount: opts.amount ?? "1" }),

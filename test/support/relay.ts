@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import postgres from "postgres";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Keypair, rpc, TransactionBuilder, Asset, Operation, type Transaction } from "@stellar/stellar-sdk";
+import { Account, Keypair, rpc, TransactionBuilder, Asset, Operation, type Transaction } from "@stellar/stellar-sdk";
 import { loadConfig } from "../../src/config.ts";
 import { createLogger, type Logger } from "../../src/log.ts";
 import { startRelay, type Relay } from "../../src/boot.ts";
@@ -24,7 +24,10 @@ export interface TestRelay extends Omit<Relay, "stop"> {
   close(): number;
   /** A new testnet account funded by the embedded friendbot (with 10,000 XLM; never handed out before). */
   funded(): Promise<Keypair>;
-  /** A signed 1-operation payment from `from` (to the localnet root unless given). */
+  /**
+   * A signed 1-operation payment from `from` (to the localnet root unless given); `seqOffset` > 0
+   * skips numbers (held for its predecessors by order flow), < 0 uses one already used (tx_bad_seq).
+   */
   payment(
     from: Keypair,
     opts?: { amount?: string; to?: string; fee?: string; seqOffset?: bigint },
@@ -99,6 +102,8 @@ export async function startTestRelay(
     WATCHER_POLL_MS: "50",
     SUBMISSION_TIMEOUT_MS: "5000",
     TRY_AGAIN_LATER_MS: "500",
+    // a transaction ahead of its account's sequence is held this long for its predecessor (order flow)
+    SEQUENCE_HOLD_MS: "1000",
     // suites that test limits set their own; the rest must not run into the open relay's per-IP limit
     ANONYMOUS_POLICY: JSON.stringify({ requestsPerSecond: 100_000, burst: 100_000 }),
     ADMIN_TOKEN: TEST_ADMIN_TOKEN,
@@ -158,8 +163,12 @@ export async function startTestRelay(
       return ahead.pop()!;
     },
     async payment(from, opts = {}) {
-      const acc = await server.getAccount(from.publicKey());
-      if (opts.seqOffset) for (let i = 0n; i < opts.seqOffset; i++) acc.incrementSequenceNumber();
+      let acc = await server.getAccount(from.publicKey());
+      if (opts.seqOffset && opts.seqOffset > 0n)
+        for (let i = 0n; i < opts.seqOffset; i++) acc.incrementSequenceNumber();
+      // behind the account (a number used already): the network refuses it at once as tx_bad_seq
+      if (opts.seqOffset && opts.seqOffset < 0n)
+        acc = new Account(from.publicKey(), (BigInt(acc.sequenceNumber()) + opts.seqOffset).toString());
       const tx = new TransactionBuilder(acc, { fee: opts.fee ?? "100", networkPassphrase: needNet().passphrase })
         .addOperation(
           Operation.payment({

@@ -16,7 +16,7 @@ import { AccountSync } from "./account-sync.ts";
 import { Channels } from "./channels.ts";
 import { type ChannelWait, type FeeLease, Leases, type OwnLease } from "./leases.ts";
 import { PoolDemand } from "./demand.ts";
-import { shortage } from "./shortage.ts";
+import { RefusalLog, shortage } from "./shortage.ts";
 import { ACCOUNT_RESERVE, Reconciler, type SharedChannels } from "./reconciler.ts";
 import { type Coordination, Ownership } from "./ownership.ts";
 import { countsOf, heldChannel, type HeldChannel, wholePool } from "./pool-view.ts";
@@ -57,6 +57,8 @@ export interface PoolDeps {
   box: SecretBox;
   config: PoolConfig;
   log: Logger;
+  /** Waits for a channel, for GET /metrics. */
+  metrics?: { channelWait(network: string, outcome: "served" | "refused", seconds: number): void };
   /** Several instances: the coordination, and how to tell the others of a change. */
   cluster?: { coordination: Coordination; tell(n: PoolNotice): Promise<void> } | null;
 }
@@ -71,33 +73,32 @@ export class ChannelPool {
   private readonly reconciler: Reconciler;
   private readonly ownership: Ownership | null = null;
   private target = 0;
-  private max: number;
   private readonly demand: PoolDemand;
   private timer: ReturnType<typeof setInterval> | null = null;
   stopped = false;
   /** Loaded and reconciled once: it can take requests. */
   ready = false;
 
-  /** When "no channel available" was last logged, and how many requests it refused since. */
-  private exhaustedAt = 0;
-  private refused = 0;
+  /** Requests refused for want of a channel, logged at most every 10 s. */
+  private readonly refusals: RefusalLog;
 
   constructor(private readonly deps: PoolDeps) {
     this.network = deps.network;
     this.channels = new Channels(deps.funder);
     this.sync = new AccountSync(this.channels, deps.gateway, deps.log);
-    this.demand = new PoolDemand(deps.config.idleMs ?? DEFAULT_IDLE_MS);
-    this.max = deps.config.max ?? deps.config.channels;
+    this.refusals = new RefusalLog(deps.network, deps.log);
+    this.demand = new PoolDemand(deps.config.idleMs ?? DEFAULT_IDLE_MS, deps.config.max ?? deps.config.channels);
     this.leases = new Leases(this.channels, this.sync, {
       network: deps.network,
       most: deps.config.startingBalance - ACCOUNT_RESERVE,
       waitMs: deps.config.waitMs,
       stopped: () => this.stopped,
-      exhausted: (fee) => this.exhausted(fee),
+      exhausted: (fee) => this.refusals.refused(fee, this.wanted),
       shortage: (fee, own, waiting) =>
         shortage(this.channels, deps.network, fee, own, waiting, deps.config.startingBalance),
+      waitEnded: (outcome, ms) => deps.metrics?.channelWait(deps.network, outcome, ms / 1000),
       waited: () => {
-        if (this.demand.waited(this.room)) void this.kick(); // channels for the waiting requests, at once
+        if (this.demand.waited(this.target)) void this.kick(); // channels for the waiting requests, at once
       },
       upkeep: (pk) => {
         const s = this.channels.channel(pk);
@@ -135,29 +136,16 @@ export class ChannelPool {
     });
   }
 
-  /** The channels the pool should have now: the operator's count, and more while requests wait, up to `max`. */
+  /** The channels the pool should have now: the operator's count, and more while requests wait (demand.ts). */
   get wanted(): number {
-    return this.target + this.demand.extra(this.room);
+    return this.demand.wanted(this.target);
   }
 
-  /** How many channels demand may add. */
-  private get room(): number {
-    return Math.max(0, this.max - this.target);
-  }
-
-  /** The most channels demand may grow the pool to. */
-  get maximum(): number {
-    return Math.max(this.max, this.target);
-  }
-
-  /** Requests waiting for a channel now. */
-  get waiting(): number {
-    return this.leases.waitingCount;
-  }
-
-  /** Sets the most channels demand may grow the pool to (the admin API's). */
-  setMaximum(max: number): void {
-    this.max = max;
+  /** Sets the most channels demand may grow the pool to (the admin API's; kept in Postgres, told to the others). */
+  async setMaximum(max: number): Promise<void> {
+    await this.deps.repo.setMaximum(this.network, this.target, max);
+    this.demand.setMaximum(max);
+    await this.deps.cluster?.tell({ topic: "pool", network: this.network });
     void this.kick();
   }
 
@@ -189,6 +177,8 @@ export class ChannelPool {
   async applyNotice(n: PoolNotice): Promise<void> {
     if (n.topic === "pool") {
       this.target = (await this.deps.repo.target(this.network)) ?? this.target;
+      const max = await this.deps.repo.maximum(this.network);
+      if (max !== null) this.demand.setMaximum(max);
       void this.kick();
     } else if (this.channels.refs()[n.publicKey]) {
       this.channels.send(n.publicKey, { type: "CREDIT", amount: BigInt(n.amount) });
@@ -245,6 +235,8 @@ export class ChannelPool {
     const { repo, box, network, log } = this.deps;
     const { channels } = this;
     this.target = (await repo.target(network)) ?? this.deps.config.channels;
+    const max = await repo.maximum(network);
+    if (max !== null) this.demand.setMaximum(max);
     const rows = await repo.live(network);
     for (const pk of await repo.merged(network)) channels.merged.add(pk);
     for (const r of rows) {
@@ -361,8 +353,8 @@ export class ChannelPool {
       instance: this.instance,
       funder: { publicKey: this.funder, balance: funderBalance.toString() },
       target: this.wanted,
-      max: this.maximum,
-      waiting: this.waiting,
+      max: this.demand.maximum(this.target),
+      waiting: this.leases.waitingCount,
       current: this.channels.liveCount(),
       channels,
       totals: {
@@ -374,17 +366,5 @@ export class ChannelPool {
       },
       lastError: this.lastError,
     };
-  }
-
-  /** A warning when requests are refused for want of a channel that can pay: at most one every 10 s, with the count. */
-  private exhausted(fee: bigint): void {
-    this.refused++;
-    if (Date.now() - this.exhaustedAt < 10_000) return;
-    this.exhaustedAt = Date.now();
-    this.deps.log.warn(
-      { network: this.network, fee: fee.toString(), refused: this.refused, target: this.list().target },
-      "requests refused: no channel account can pay their fees (503); add channels or raise CHANNEL_STARTING_BALANCE",
-    );
-    this.refused = 0;
   }
 }

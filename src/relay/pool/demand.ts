@@ -9,20 +9,36 @@ export class PoolDemand {
   private more = 0;
   private lastWaitAt = 0;
 
-  constructor(private readonly idleMs: number) {}
+  constructor(
+    private readonly idleMs: number,
+    private max: number,
+  ) {}
 
-  /** A request had to wait: one more channel, within `room` (the maximum less the operator's count). */
-  waited(room: number, now = Date.now()): boolean {
+  /** A request had to wait: one more channel over `target`, within the maximum; true when that changes the pool. */
+  waited(target: number, now = Date.now()): boolean {
     this.lastWaitAt = now;
     const before = this.more;
-    this.more = Math.max(0, Math.min(room, this.more + 1));
+    this.more = Math.min(this.room(target), this.more + 1);
     return this.more !== before;
   }
 
-  /** The channels over the operator's count the pool should have now (0 once idle for `idleMs`). */
-  extra(room: number, now = Date.now()): number {
+  /** The channels the pool should have now: `target`, and more while requests wait (none once idle). */
+  wanted(target: number, now = Date.now()): number {
     if (this.more && now - this.lastWaitAt >= this.idleMs) this.more = 0;
-    this.more = Math.min(this.more, Math.max(0, room));
-    return this.more;
+    this.more = Math.min(this.more, this.room(target));
+    return target + this.more;
+  }
+
+  /** The most channels demand may grow the pool to (never under the operator's count). */
+  maximum(target: number): number {
+    return Math.max(this.max, target);
+  }
+
+  setMaximum(max: number): void {
+    this.max = max;
+  }
+
+  private room(target: number): number {
+    return Math.max(0, this.max - target);
   }
 }

@@ -44,6 +44,8 @@ export interface LeaseOptions {
   shortage(fee: bigint, own: boolean, waiting: number): Error;
   /** A request now waits for a channel (`waiting` in all): the pool may grow. */
   waited?(waiting: number): void;
+  /** A request that waited was served or refused after `ms`. */
+  waitEnded?(outcome: "served" | "refused", ms: number): void;
 }
 
 /** How long and for whom a request waits for a channel. */
@@ -134,12 +136,19 @@ export class Leases {
       if (pk) return pk;
     }
     const deadline = wait.until ?? Date.now() + this.opts.waitMs;
+    const since = Date.now();
     return await new Promise<string>((resolve, reject) => {
       const w: Waiter = {
         scope: wait.scope ?? "",
         pick,
-        resolve,
-        reject,
+        resolve: (pk) => {
+          this.opts.waitEnded?.("served", Date.now() - since);
+          resolve(pk);
+        },
+        reject: (e) => {
+          this.opts.waitEnded?.("refused", Date.now() - since);
+          reject(e);
+        },
         refuse: () => this.refuse(w, fee, own),
         timer: setTimeout(
           () => {

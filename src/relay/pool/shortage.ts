@@ -6,6 +6,7 @@
 import { unavailable } from "../../errors.ts";
 import { available } from "../../../actors/channel.machine.ts";
 import type { Channels } from "./channels.ts";
+import type { Logger } from "../../log.ts";
 
 export function shortage(
   c: Channels,
@@ -42,4 +43,26 @@ export function shortage(
     { ...details, reason: "channel_balance" },
     2,
   );
+}
+
+/** A warning when requests are refused for want of a channel: at most one every 10 s, with the count. */
+export class RefusalLog {
+  private at = 0;
+  private count = 0;
+
+  constructor(
+    private readonly network: string,
+    private readonly log: Logger,
+  ) {}
+
+  refused(fee: bigint, target: number): void {
+    this.count++;
+    if (Date.now() - this.at < 10_000) return;
+    this.at = Date.now();
+    this.log.warn(
+      { network: this.network, fee: fee.toString(), refused: this.count, target },
+      "requests refused: no channel account could take them in time (503); see details.reason in the answers",
+    );
+    this.count = 0;
+  }
 }

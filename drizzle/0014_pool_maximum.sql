@@ -1,0 +1,1 @@
+ALTER TABLE "channel_targets" ADD COLUMN "max_channels" integer;
