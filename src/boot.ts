@@ -275,6 +275,7 @@ async function start(
       () => lifecycle.draining,
       {
         watch: events, // a waiting look-up is woken by its status events
+        held: (network, innerHash) => sponsor.waitingFor(network, innerHash),
         pollMs: config.WAIT_POLL_MS,
         perProject: config.WAITERS_PER_PROJECT,
         perIp: config.WAITERS_PER_IP,

@@ -77,6 +77,12 @@ export const TransactionSummary = Type.Object(
         { description: "Why it failed or was rejected, as the sponsor request was answered" },
       ),
     ),
+    waitingFor: Type.Optional(
+      Type.Object(
+        { account: Type.String(), sequence: Type.String(), waitingFor: Type.String() },
+        { description: "Held for its predecessor (order flow): its account, its number, the number it waits for" },
+      ),
+    ),
     createdAt: Type.String({ format: "date-time" }),
     updatedAt: Type.String({ format: "date-time" }),
   },

@@ -87,11 +87,17 @@ describe("gaps and refusals", () => {
     expect(BigInt(acc.sequenceNumber())).toBe(seqOf(ahead) - 2n);
   });
 
-  test("the predecessor comes late: the held one goes after it", async () => {
+  test("the predecessor comes late: the held one goes after it; meanwhile its look-up says what it waits for", async () => {
     const user = await r.funded();
     const [first, second] = await burst(user, 2);
     const later = sponsor(second!);
     await Bun.sleep(600); // the second is refused by the network as out of order, then held
+    const look = await r.http.get(`/v1/transactions/${Buffer.from(second!.hash()).toString("hex")}`);
+    expect(look.status).toBe(200);
+    expect(look.body).toMatchObject({
+      status: "pending",
+      waitingFor: { account: user.publicKey(), sequence: String(seqOf(second!)), waitingFor: String(seqOf(first!)) },
+    });
     const [a, b] = await Promise.all([sponsor(first!), later]);
     await expectInOrder([first!, second!], [a, b]);
   });

@@ -33,7 +33,12 @@ export interface WaitOptions {
   /** Look-ups that may wait at once per project, and per client IP without a key, on this instance. */
   perProject?: number;
   perIp?: number;
+  /** A transaction this instance holds for its predecessor (order flow), by network and inner hash. */
+  held?: (network: NetworkName, innerHash: string) => HeldView | null;
 }
+
+import type { HeldView } from "./order/sequence-gate.ts";
+import { NETWORKS } from "../network/gateway.ts";
 
 const notFound = () => new RelayError("NOT_FOUND", "no transaction with this hash is visible to this caller");
 
@@ -77,9 +82,22 @@ export class TransactionsService {
       for (let first = true; ; first = false) {
         await this.written();
         const found = await this.views.byHash(h);
-        if (!found || !visible(caller, found)) throw notFound();
+        if (!found) {
+          // held by this instance for its predecessor (order flow): nothing of it is written yet
+          const held = this.heldView(caller, h);
+          if (held && (!waits || over())) return held;
+          if (!held) throw notFound();
+          await waker.sleep(Math.min(this.wait.pollMs ?? 2000, 250, deadline - Date.now()), over);
+          continue;
+        }
+        if (!visible(caller, found)) throw notFound();
         const settled = SETTLED_STATUSES.includes(found.view.status as SubmissionStatus);
-        if (settled || !waits || over()) return { ...found.view, attempts: await this.views.attempts(found.id) };
+        if (settled || !waits || over()) {
+          // sent once and held again for its predecessor (order flow): what it waits for
+          const held = settled ? null : this.wait.held?.(found.view.network as NetworkName, found.view.innerHash);
+          const waitingFor = held ? { waitingFor: held.waitingFor } : {};
+          return { ...found.view, ...waitingFor, attempts: await this.views.attempts(found.id) };
+        }
         // the other hash's events too (a fee-bump's hash changes when it is sent again: the inner one does not)
         if (first && this.wait.watch)
           unwatch.push(this.wait.watch.watchHashes([found.view.hash, found.view.innerHash], onEvent));
@@ -89,6 +107,30 @@ export class TransactionsService {
       for (const off of unwatch) off();
       release();
     }
+  }
+
+  /** A transaction held for its predecessor on this instance, as the caller may see it; null if none. */
+  private heldView(caller: Caller, innerHash: string): TransactionView | null {
+    const scoped = "all" in caller ? null : caller;
+    for (const network of scoped ? [scoped.network] : NETWORKS) {
+      const held = this.wait.held?.(network, innerHash);
+      if (!held) continue;
+      const mine =
+        !scoped || (scoped.projectId ? held.scope === `project:${scoped.projectId}` : held.scope.startsWith("ip:"));
+      if (!mine) return null;
+      const since = new Date(held.since).toISOString();
+      return {
+        hash: innerHash,
+        innerHash,
+        status: "pending",
+        network,
+        waitingFor: held.waitingFor,
+        createdAt: since,
+        updatedAt: since,
+        attempts: [],
+      };
+    }
+    return null;
   }
 
   /** The admin API's look-up: any project's submission by either hash, with its attempts and project. */

@@ -6,7 +6,7 @@ import { RelayError } from "../../errors.ts";
 import type { Gateway, NetworkName } from "../../network/gateway.ts";
 import type { Logger } from "../../log.ts";
 import type { Outcome } from "../../store/types.ts";
-import { type OrderLimits, type OrderResult, type OrderedTx, SequenceGate } from "./sequence-gate.ts";
+import { type HeldView, type OrderLimits, type OrderResult, type OrderedTx, SequenceGate } from "./sequence-gate.ts";
 
 /** What an outcome says of the sequence number it used: used on chain, refused before, or not known yet. */
 export function orderResult(o: Outcome | RelayError): OrderResult {
@@ -43,8 +43,8 @@ export class Ordering {
     return g;
   }
 
-  /** What a held transaction waits for (a look-up's `waitingFor`), on any network; null if not held here. */
-  waiting(network: NetworkName, innerHash: string) {
+  /** What a held transaction waits for (a look-up's `waitingFor`); null if not held here. */
+  waiting(network: NetworkName, innerHash: string): HeldView | null {
     return this.gates.get(network)?.waiting(innerHash) ?? null;
   }
 

@@ -53,8 +53,17 @@ export interface OrderedTx {
 /** How a sent transaction ended, for its successors. */
 export type OrderResult = "applied" | "rejected" | "unknown" | "out_of_order";
 
+/** A held transaction as a look-up shows it: who pays, since when, and what it waits for. */
+export interface HeldView {
+  scope: string;
+  since: number;
+  waitingFor: { account: string; sequence: string; waitingFor: string };
+}
+
 interface Waiter {
   tx: OrderedTx;
+  /** When it was held (epoch ms). */
+  since: number;
   resolve(): void;
   reject(e: RelayError): void;
   /** Gives up on it: SEQUENCE_HOLD_MS without progress on its account, or its maxTime. */
@@ -78,9 +87,14 @@ export class SequenceGate {
   }
 
   /** What a held transaction waits for, by its inner hash (a look-up's `waitingFor`); null if not held here. */
-  waiting(id: string): { account: string; sequence: string; waitingFor: string } | null {
+  waiting(id: string): HeldView | null {
     const w = this.waiters.get(id);
-    return w ? { account: w.tx.account, sequence: String(w.tx.seq), waitingFor: String(waitsFor(w.tx.seq)) } : null;
+    if (!w) return null;
+    return {
+      scope: w.tx.scope,
+      since: w.since,
+      waitingFor: { account: w.tx.account, sequence: String(w.tx.seq), waitingFor: String(waitsFor(w.tx.seq)) },
+    };
   }
 
   /** Resolves when `tx` may be sent (at once when its account has nothing before it); throws if it never may. */
@@ -98,7 +112,7 @@ export class SequenceGate {
    */
   private hold(tx: OrderedTx): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.waiters.set(tx.id, { tx, resolve, reject, timer: this.timer(tx) });
+      this.waiters.set(tx.id, { tx, since: Date.now(), resolve, reject, timer: this.timer(tx) });
       this.heldBy.set(tx.scope, (this.heldBy.get(tx.scope) ?? 0) + 1);
     });
   }
