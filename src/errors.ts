@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   "INTERNAL_ERROR",
   "NETWORK_UNAVAILABLE",
   "SUBMISSION_TIMEOUT",
+  "NETWORK_NOT_SERVED",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -39,6 +40,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   NETWORK_UNAVAILABLE: "the network cannot be reached or answers unusably: retry after Retry-After seconds",
   SUBMISSION_TIMEOUT:
     "the outcome is not known yet (details.hash): retry, or look the transaction up, to get the network's verdict",
+  NETWORK_NOT_SERVED: "this relay does not serve the network asked for (NETWORKS): a retry gets the same answer",
 };
 
 /** An error as data (kept in outcomes and replayed). */

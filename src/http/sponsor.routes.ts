@@ -63,6 +63,7 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
       "/v1/sponsor",
       async ({ body, request, set, principal, annotate }) => {
         checkNetwork(principal, body.network);
+        deps.sponsor.gateway(body.network); // a network this relay does not serve: NETWORK_NOT_SERVED
         if ((body.transaction === undefined) === (body.operation === undefined)) {
           throw validationError(
             "send either transaction (a signed transaction) or operation (an invokeHostFunction operation with signed authorization entries)",
