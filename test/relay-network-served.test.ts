@@ -41,3 +41,13 @@ test("the channels protocol on an unserved network is 400 UNSUPPORTED_NETWORK (r
   expect(res.body.data.code).toBe("UNSUPPORTED_NETWORK");
   expect(res.body.data.details.relayCode).toBe("NETWORK_NOT_SERVED");
 });
+
+test("/v1/sponsor without network: the key's network (a live key: mainnet, not served here), testnet without a key", async () => {
+  const live = await r.post("/v1/sponsor", { transaction: tx }, { "x-api-key": liveKey });
+  expect(live.status).toBe(400);
+  expect(live.body.error.code).toBe("NETWORK_NOT_SERVED");
+  expect(live.body.error.details.network).toBe("mainnet");
+  const anonymous = await r.post("/v1/sponsor", { transaction: xdrOf(await r.payment(await r.funded())) });
+  expect(anonymous.status).toBe(200);
+  expect(anonymous.body.status).toBe("success");
+});
