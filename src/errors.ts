@@ -3,6 +3,8 @@
  * long to wait. Nothing here knows HTTP: src/http/errors.ts maps each code to its status and
  * `retryAfter` to the Retry-After header.
  */
+import type { Reason } from "./reasons.ts";
+
 export const ERROR_CODES = [
   "VALIDATION_ERROR",
   "UNAUTHORIZED",
@@ -83,7 +85,8 @@ export class RelayError extends Error {
 export const isRetryable = (code: ErrorCode): boolean =>
   code === "NETWORK_UNAVAILABLE" || code === "SUBMISSION_TIMEOUT";
 
-export const validationError = (message: string, details: Record<string, unknown>) =>
+/** A VALIDATION_ERROR; its details.reason is one of src/reasons.ts's codes (the prose is the message). */
+export const validationError = (message: string, details: { reason: Reason } & Record<string, unknown>) =>
   new RelayError("VALIDATION_ERROR", message, details);
 
 export const unavailable = (message: string, details: Record<string, unknown> | undefined, retryAfter: number) =>

@@ -30,6 +30,9 @@ export const REASONS = {
   missing_soroban_data: "a Soroban transaction without sorobanData (simulate and assemble it first)",
   not_simulatable: "a transaction that is not one invokeHostFunction, extendFootprintTtl or restoreFootprint",
   transaction_or_operation: "both or neither of transaction and operation",
+  not_an_operation: "the bytes are not an Operation",
+  not_invoke_host_function: "an operation (func+auth mode) that is not invokeHostFunction",
+  operation_source_account: "an operation (func+auth mode) that names a source account",
   relay_account_credentials: "an operation whose authorization uses one of the relay's own accounts",
   // other request fields
   bad_idempotency_key: "an X-Idempotency-Key that is not 1 to 255 visible ASCII characters",
@@ -46,6 +49,8 @@ export const REASONS = {
   unresolvable_host: "a webhook host that does not resolve",
   // authorization (FORBIDDEN, UNAUTHORIZED)
   wrong_network: "an API key used on the other network (details.keyNetwork)",
+  project_suspended: "the project is suspended",
+  sign_in_failures: "too many wrong admin tokens from this client IP (RATE_LIMIT_EXCEEDED)",
   cross_site: "a console change sent from another site",
   csrf_token: "a console change without its X-CSRF-Token",
   // the channels protocol's management requests

@@ -64,7 +64,7 @@ export class SimulateService {
     if (ops.length !== 1 || !isSorobanOp(ops[0].type)) {
       throw new RelayError("VALIDATION_ERROR", `transaction: ${SIMULATABLE}`, {
         field: "transaction",
-        reason: SIMULATABLE,
+        reason: "not_simulatable",
       });
     }
     const raw = await gw.simulate(inner);
