@@ -232,6 +232,10 @@ test("bounds passed before it is sent: answered expired without a send, and kept
   const res = await sponsor(tx, testKey);
   expect(res.status).toBe(422);
   expect(res.body.error.details).toMatchObject({ status: "expired", innerHash, maxLedger: latest - 1 });
+  // nothing was sent: no bid is quoted, and the message says none was sent
+  expect(res.body.error.details.bid).toBeUndefined();
+  expect(res.body.error.message).not.toContain("with a bid of");
+  expect(res.body.error.message).toContain("no fee-bump of it was sent");
   const seen = await r.http.get(`/v1/transactions/${innerHash}`, { "x-api-key": testKey });
   expect(seen.status).toBe(200);
   expect(seen.body).toMatchObject({ status: "expired", innerHash, attempts: [] });
