@@ -3,6 +3,8 @@
  * long to wait. Nothing here knows HTTP: src/http/errors.ts maps each code to its status and
  * `retryAfter` to the Retry-After header.
  */
+import type { Reason } from "./reasons.ts";
+
 export const ERROR_CODES = [
   "VALIDATION_ERROR",
   "UNAUTHORIZED",
@@ -20,6 +22,7 @@ export const ERROR_CODES = [
   "INTERNAL_ERROR",
   "NETWORK_UNAVAILABLE",
   "SUBMISSION_TIMEOUT",
+  "NETWORK_NOT_SERVED",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -45,6 +48,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   NETWORK_UNAVAILABLE: "the network cannot be reached or answers unusably: retry after Retry-After seconds",
   SUBMISSION_TIMEOUT:
     "the outcome is not known yet (details.hash): retry, or look the transaction up, to get the network's verdict",
+  NETWORK_NOT_SERVED: "this relay does not serve the network asked for (NETWORKS): a retry gets the same answer",
 };
 
 /** An error as data (kept in outcomes and replayed). */
@@ -87,7 +91,8 @@ export class RelayError extends Error {
 export const isRetryable = (code: ErrorCode): boolean =>
   code === "NETWORK_UNAVAILABLE" || code === "SUBMISSION_TIMEOUT";
 
-export const validationError = (message: string, details: Record<string, unknown>) =>
+/** A VALIDATION_ERROR; its details.reason is one of src/reasons.ts's codes (the prose is the message). */
+export const validationError = (message: string, details: { reason: Reason } & Record<string, unknown>) =>
   new RelayError("VALIDATION_ERROR", message, details);
 
 export const unavailable = (message: string, details: Record<string, unknown> | undefined, retryAfter: number) =>

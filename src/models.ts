@@ -178,9 +178,7 @@ export type SimulateResult = Static<typeof SimulateResult>;
  */
 export const EstimateResult = Type.Object(
   {
-    estimatedFee: stroops(
-      "What the network will most likely charge: the recent usual rate x (operations + 1) + resource fee",
-    ),
+    estimatedFee: stroops("What the network will most likely charge: rates.likely x (operations + 1) + resource fee"),
     bidFee: stroops("What the relay would bid now: its bid rate x (operations + 1) + resource fee"),
     maxFee: stroops(
       "The most it may be charged, reserved from credits on mainnet: the bid's cap (MAX_FEE_RATE) x (operations + 1) + resource fee",
@@ -191,7 +189,9 @@ export const EstimateResult = Type.Object(
     }),
     rates: Type.Object(
       {
-        likely: stroops("Per operation, the most common rate recent ledgers charged (never below the base fee)"),
+        likely: stroops(
+          "Per operation, the highest rate the last ledgers cleared at as the relay read them (else the fee statistics' most common rate); never below the base fee",
+        ),
         bid: stroops("Per operation, the relay's first bid under the caller's fee strategy (docs/fees.md)"),
         max: stroops("Per operation, the highest bid under surge"),
       },

@@ -53,7 +53,9 @@ function refusal(transaction: string, require = SIGNED): RelayError {
     const err = e as RelayError;
     expect(err.code).toBe("VALIDATION_ERROR");
     expect(err.details?.field).toBe("transaction");
-    expect(err.message).toBe(`transaction: ${err.details?.reason}`);
+    // the reason is a code (src/reasons.ts); the message is the sentence
+    expect(err.details?.reason).toMatch(/^[a-z][a-z0-9]*(_[a-z0-9]+)*$/);
+    expect(err.message).toMatch(/^transaction: [a-zA-Z]+ /);
     return err;
   }
   throw new Error("decoded, not refused");
@@ -109,7 +111,7 @@ describe("a valid transaction", () => {
   test("the signatures required are the inner transaction's: a signed fee-bump around an unsigned one is refused", () => {
     const fb = TransactionBuilder.buildFeeBumpTransaction(other, "500", tx([payment()], { sign: false }), PASSPHRASE);
     fb.sign(other);
-    expect(refusal(b64(fb)).details?.reason).toBe("the transaction has no signatures");
+    expect(refusal(b64(fb)).details?.reason).toBe("no_signatures");
     expect(decodeTransaction(b64(fb), PASSPHRASE, UNSIGNED).wasFeeBump).toBe(true);
   });
 
@@ -167,7 +169,7 @@ describe("Soroban transactions", () => {
   test("without sorobanData: refused for sponsoring, decoded for estimates and simulations", () => {
     const unprepared = tx([call()], { sign: false });
     expect(refusal(b64(unprepared), { signatures: false, sorobanData: true }).details?.reason).toBe(
-      "a Soroban transaction must carry sorobanData (simulate and assemble it first)",
+      "missing_soroban_data",
     );
     const d = decodeTransaction(b64(unprepared), PASSPHRASE, UNSIGNED);
     expect(d).toMatchObject({ isSoroban: true, contractIds: [CONTRACT.contractId()], resourceFee: 0n });
@@ -186,16 +188,14 @@ describe("Soroban transactions", () => {
       [payment(), call()],
       [call(), call()],
     ])
-      expect(refusal(b64(tx(ops)), SIGNED).details?.reason).toBe(
-        "a Soroban transaction must have exactly one operation",
-      );
+      expect(refusal(b64(tx(ops)), SIGNED).details?.reason).toBe("soroban_single_operation");
   });
 });
 
 describe("refused", () => {
   test("not base64", () => {
     for (const s of ["", "%%%", "abc", "AAAA=", "AA AA", `${b64(tx([payment()]))}\n`])
-      expect(refusal(s).details?.reason).toBe("not base64");
+      expect(refusal(s).details?.reason).toBe("not_base64");
   });
 
   test("base64 that is not a TransactionEnvelope", () => {
@@ -204,25 +204,25 @@ describe("refused", () => {
       Buffer.from("not an envelope at all!").toString("base64"),
       b64(tx([payment()])).slice(0, 40),
     ])
-      expect(refusal(s).details?.reason).toBe("not a TransactionEnvelope");
+      expect(refusal(s).details?.reason).toBe("not_an_envelope");
   });
 
   test("trailing bytes after the envelope", () => {
     const raw = tx([payment()]).toEnvelope().toXDR();
     const trailing = Buffer.concat([raw, Buffer.alloc(4)]).toString("base64");
-    expect(refusal(trailing).details?.reason).toBe("trailing bytes after the TransactionEnvelope");
+    expect(refusal(trailing).details?.reason).toBe("trailing_bytes");
   });
 
   test("unsigned, when signatures are required", () => {
     const unsigned = b64(tx([payment()], { sign: false }));
-    expect(refusal(unsigned).details?.reason).toBe("the transaction has no signatures");
+    expect(refusal(unsigned).details?.reason).toBe("no_signatures");
     expect(decodeTransaction(unsigned, PASSPHRASE, UNSIGNED).operations).toBe(1);
   });
 
   test("no operations", () => {
     const env = tx([payment()]).toEnvelope() as xdr.TransactionEnvelopeTx;
     (env.v1.tx as { operations: xdr.Operation[] }).operations = [];
-    expect(refusal(env.toXDR("base64"), UNSIGNED).details?.reason).toBe("the transaction has no operations");
+    expect(refusal(env.toXDR("base64"), UNSIGNED).details?.reason).toBe("no_operations");
   });
 
   test(`more than ${MAX_OPS_PER_TX} operations: the XDR itself allows no more, so it is not a TransactionEnvelope`, () => {
@@ -242,6 +242,6 @@ describe("refused", () => {
       return more.toString("base64");
     };
     expect(decodeTransaction(oneMore(MAX_OPS_PER_TX - 1), PASSPHRASE, UNSIGNED).operations).toBe(MAX_OPS_PER_TX);
-    expect(refusal(oneMore(MAX_OPS_PER_TX), UNSIGNED).details?.reason).toBe("not a TransactionEnvelope");
+    expect(refusal(oneMore(MAX_OPS_PER_TX), UNSIGNED).details?.reason).toBe("not_an_envelope");
   });
 });

@@ -1,7 +1,14 @@
 /** The fee strategy as a pure function, and the clearing rates read from ledger results. */
 import { expect, test } from "bun:test";
 import fc from "fast-check";
-import { asFeeStrategy, FAST_MULTIPLIER, planBid, recentClearing, REPLACE_AFTER } from "../src/relay/fee-strategy.ts";
+import {
+  asFeeStrategy,
+  FAST_MULTIPLIER,
+  likelyRate,
+  planBid,
+  recentClearing,
+  REPLACE_AFTER,
+} from "../src/relay/fee-strategy.ts";
 import { chargedRate, ClearingRates, type Market } from "../src/network/clearing-rates.ts";
 import { BASE_FEE } from "../src/stellar/protocol.ts";
 import { X, toB64 } from "../src/stellar/xdr.ts";
@@ -58,6 +65,23 @@ test("properties: within [floor, max(cap, floor)], fast never below economy's or
       },
     ),
   );
+});
+
+test("likely: what the last ledgers cleared at (the relay's reading), else the statistics' mode; within [base fee, bid]", () => {
+  // a hot surge: the last ledgers cleared at 440 to 672, the statistics' mode (a longer window) says 100
+  const hot = planBid("fast", market([440n, 672n, 510n], 100n, 200n), 100n, 100_000n);
+  expect(hot.cleared).toBe(672n);
+  expect(likelyRate(hot, 100n)).toBe(672n);
+  // nothing read lately: the mode
+  const quiet = planBid("fast", market([], 100n, 100n), 100n, 100_000n);
+  expect(quiet.cleared).toBeNull();
+  expect(likelyRate(quiet, 130n)).toBe(130n);
+  expect(likelyRate(quiet, 0n)).toBe(BASE_FEE);
+  // never above the bid (a cap under the market)
+  expect(likelyRate(planBid("fast", market([5_000n]), 100n, 300n), 100n)).toBe(300n);
+  // the statistics (a fee-bump counted at its inner operations) may drive the bid; cleared stays the ledgers'
+  const stats = planBid("fast", market([100n], 100n, 200n), 100n, 100_000n);
+  expect([stats.clearing, stats.cleared]).toEqual([200n, 100n]);
 });
 
 test("a stored strategy other than fast or economy is the default, fast", () => {

@@ -41,7 +41,7 @@ test("a misspelled field is refused naming it; a value outside a list lists the 
   }
   const res = await r.post("/v1/sponsor", { transaction, network: "futurenet" });
   expectError(res, 400, "VALIDATION_ERROR");
-  expect(res.body.error.message).toBe("network must be one of: testnet, mainnet");
+  expect(res.body.error.message).toBe('network must be one of: testnet, mainnet (got "futurenet")');
   expect(res.body.error.details.allowed).toEqual(["testnet", "mainnet"]);
 });
 

@@ -208,7 +208,7 @@ describe("keys and bodies", () => {
       }
       expect(error, JSON.stringify(key)).toBeInstanceOf(RelayError);
       expect((error as RelayError).code).toBe("VALIDATION_ERROR");
-      expect((error as RelayError).details).toEqual({ field: "X-Idempotency-Key", reason: "invalid idempotency key" });
+      expect((error as RelayError).details).toEqual({ field: "X-Idempotency-Key", reason: "bad_idempotency_key" });
     }
   });
 

@@ -26,6 +26,7 @@ test("every error code has its status and the spec's envelope with the request i
     INTERNAL_ERROR: 500,
     NETWORK_UNAVAILABLE: 503,
     SUBMISSION_TIMEOUT: 504,
+    NETWORK_NOT_SERVED: 400,
   };
   expect({ ...ERROR_STATUS } as Record<string, number>).toEqual(expected);
   const app = new Elysia()

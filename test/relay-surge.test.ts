@@ -82,6 +82,12 @@ test("fast: into the next ledger over cheaper competing traffic, charged the cle
   expect(await found(others[4]!)).toBe(true);
   expect(await found(others[3]!)).toBe(true);
   for (const h of others.slice(0, 3)) expect(await found(h)).toBe(false); // the cheaper ones wait
+  // what it would most likely be charged now: what the last ledgers cleared at (250), not the fee
+  // statistics' most common fee (100, over a longer window)
+  const after = await estimateOf(await r.payment(user), testKey);
+  expect(after.body.rates.likely).toBe("250");
+  expect(after.body.estimatedFee).toBe(String(250 * 2));
+  expect(after.body.explanation).toContain("the last ledgers cleared at up to 250 stroops per operation");
   for (let i = 0; i < 2; i++) r.close();
 });
 
@@ -192,6 +198,10 @@ test("bounds that pass while it waits: expired as soon as the ledger past them i
   });
   expect(res.body.error.message).toContain(`maxLedger ${next + 1}`);
   expect(res.body.error.message).toContain("cleared at up to 300 stroops per operation");
+  // the estimate a moment later quotes the same figure (one source: the ledgers the relay read)
+  const estimate = await estimateOf(await r.payment(user), testKey);
+  expect(estimate.body.explanation).toContain("the last ledgers cleared at up to 300 stroops per operation");
+  expect(estimate.body.rates.likely).toBe("300");
   expect(await found(innerHash)).toBe(false);
   const seen = await r.http.get(`/v1/transactions/${innerHash}`, { "x-api-key": testKey });
   expect(seen.body).toMatchObject({ status: "expired", innerHash });
@@ -222,6 +232,10 @@ test("bounds passed before it is sent: answered expired without a send, and kept
   const res = await sponsor(tx, testKey);
   expect(res.status).toBe(422);
   expect(res.body.error.details).toMatchObject({ status: "expired", innerHash, maxLedger: latest - 1 });
+  // nothing was sent: no bid is quoted, and the message says none was sent
+  expect(res.body.error.details.bid).toBeUndefined();
+  expect(res.body.error.message).not.toContain("with a bid of");
+  expect(res.body.error.message).toContain("no fee-bump of it was sent");
   const seen = await r.http.get(`/v1/transactions/${innerHash}`, { "x-api-key": testKey });
   expect(seen.status).toBe(200);
   expect(seen.body).toMatchObject({ status: "expired", innerHash, attempts: [] });

@@ -13,6 +13,7 @@ const POLICY_FIELDS = [
   ["lowBalanceAlert", "Low balance alert (stroops)", "stroops"],
   ["allowedOperations", "Allowed operations (comma-separated; empty: any)", "list"],
   ["allowedContractIds", "Allowed contract ids (comma-separated; empty: any)", "list"],
+  ["feeStrategy", "Fee strategy", ["fast", "economy"]],
 ];
 const STATUSES = ["pending", "submitted", "success", "failed", "rejected", "expired"];
 
@@ -362,11 +363,14 @@ async function channels(view) {
   const count = h("input", { type: "number", min: 1, max: 1000, required: true, inputmode: "numeric" });
   const note = h("p", { class: "notice", role: "status", hidden: true });
   const pools = h("div");
+  let resizing = null; // the network whose resize the notice tells of, until its pool has converged
   const resize = async () => {
     const r = await api("PUT", "/v1/admin/channels", { network: network.value, count: Number(count.value) });
+    resizing = r.network;
     note.hidden = false;
     note.textContent = `Resizing ${r.network} from ${r.current} to ${r.target} channels…`;
   };
+  const converged = (p) => p.current === p.target && !p.totals.creating && !p.totals.draining;
   view.prepend(h("h1", null, "Channels"));
   view.append(
     h(
@@ -384,6 +388,12 @@ async function channels(view) {
   );
   every(2000, async () => {
     const all = await api("GET", "/v1/admin/channels");
+    const resized = all.pools.find((x) => x.network === resizing);
+    if (resized && converged(resized)) {
+      resizing = null;
+      note.hidden = true;
+      note.textContent = "";
+    }
     if (!count.value) {
       const p = all.pools.find((x) => x.network === network.value);
       if (p) count.value = p.target;
@@ -397,9 +407,7 @@ async function channels(view) {
             "h2",
             null,
             `${p.network}: ${p.current} of ${p.target} channels`,
-            p.current === p.target && !p.totals.creating && !p.totals.draining
-              ? h("span", { class: "ok" }, " ✓")
-              : " (converging)",
+            converged(p) ? h("span", { class: "ok" }, " ✓") : " (converging)",
           ),
           h(
             "p",
@@ -587,6 +595,8 @@ async function projectKeys(box, id) {
 async function projectCredits(box, id) {
   const amount = h("input", { required: true, inputmode: "numeric", pattern: "-?[0-9]+" });
   const reference = h("input", { maxlength: 200 });
+  // an adjustment (a negative amount needs one: the API refuses it without) says why, in the journal
+  const reason = h("input", { maxlength: 500 });
   const balance = h("p", { class: "stat" });
   const journal = h("div");
   const load = async () => {
@@ -602,6 +612,7 @@ async function projectCredits(box, id) {
           ["Kind", (e) => e.kind],
           ["Amount", (e) => xlm(e.amount), "num"],
           ["Reference", (e) => e.reference ?? (e.txHash ? h("code", null, short(e.txHash)) : "")],
+          ["Reason", (e) => e.reason ?? ""],
         ],
         j.entries,
         "No entries yet.",
@@ -612,9 +623,11 @@ async function projectCredits(box, id) {
     await api("POST", `/v1/admin/projects/${id}/credits`, {
       amount: amount.value.trim(),
       ...(reference.value ? { reference: reference.value } : {}),
+      ...(reason.value.trim() ? { reason: reason.value.trim() } : {}),
     });
     amount.value = "";
     reference.value = "";
+    reason.value = "";
     await load();
   };
   box.append(
@@ -624,6 +637,7 @@ async function projectCredits(box, id) {
       topUp,
       field("Amount (stroops)", amount, "credit-amount"),
       field("Reference", reference, "credit-reference"),
+      field("Reason (needed for a negative amount)", reason, "credit-reason"),
       h("button", { type: "submit" }, "Top up"),
     ),
     h("h3", null, "Journal"),
@@ -637,12 +651,20 @@ async function projectPolicy(box, p, drawHead) {
   const errors = {};
   const fields = POLICY_FIELDS.map(([name, label, kind]) => {
     const v = p.policy[name];
-    const input = h("input", {
-      name,
-      inputmode: kind === "list" ? null : "decimal",
-      value: v === null || v === undefined ? "" : Array.isArray(v) ? v.join(", ") : String(v),
-      "aria-describedby": `policy-error-${name}`,
-    });
+    // a list of words (kind is the list): a select of them, with the relay's default first
+    const input = Array.isArray(kind)
+      ? h(
+          "select",
+          { name, "aria-describedby": `policy-error-${name}` },
+          h("option", { value: "" }, "(default)"),
+          kind.map((w) => h("option", { value: w, selected: w === v }, w)),
+        )
+      : h("input", {
+          name,
+          inputmode: kind === "list" ? null : "decimal",
+          value: v === null || v === undefined ? "" : Array.isArray(v) ? v.join(", ") : String(v),
+          "aria-describedby": `policy-error-${name}`,
+        });
     inputs[name] = input;
     errors[name] = h("span", { class: "error", id: `policy-error-${name}` });
     return h(
@@ -661,7 +683,7 @@ async function projectPolicy(box, p, drawHead) {
         .split(",")
         .map((x) => x.trim())
         .filter(Boolean);
-    if (kind === "stroops") return s;
+    if (kind === "stroops" || Array.isArray(kind)) return s;
     return Number(s);
   };
   const save = async () => {

@@ -47,7 +47,7 @@ export const callerContext = new Elysia({ name: "caller-context" }).resolve({ as
   return { principal, clientIp };
 });
 
-/** The network of a simulate or estimate request: the one named, else the caller's (checked against its key). */
+/** The network of a sponsor, simulate or estimate request: the one named, else the caller's (checked against its key). */
 export function callerNetwork(principal: Principal, requested: NetworkName | undefined): NetworkName {
   const network = requested ?? defaultNetwork(principal);
   checkNetwork(principal, network);

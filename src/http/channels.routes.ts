@@ -86,7 +86,7 @@ export function channelRoutes(deps: {
         if (body.count === undefined && body.max === undefined)
           throw validationError("count or max: give the channel count, the pool's maximum, or both", {
             field: "count",
-            reason: "missing",
+            reason: "missing_field",
           });
         if (body.max !== undefined) await p.setMaximum(body.max);
         const r =

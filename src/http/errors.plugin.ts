@@ -11,6 +11,7 @@ import { RelayError } from "../errors.ts";
 import { ERROR_STATUS, HttpError, envelope, errorHeaders } from "./errors.ts";
 import { type FlatFields, flatLogger, type Logger } from "../log.ts";
 import { requestPath } from "./request-path.ts";
+import { fromValidation } from "./validation-errors.ts";
 
 /**
  * What the errors plugin's onRequest puts on each request's context. Elysia hands that same object to every later
@@ -50,26 +51,6 @@ export const requestContext = new Elysia({ name: "request-context" }).resolve({ 
     },
   };
 });
-
-function fromValidation(e: ValidationError): RelayError {
-  const first = e.all[0] as
-    | { path?: string; message?: string; summary?: string; schema?: { anyOf?: { const?: unknown }[] } }
-    | undefined;
-  const field = first?.path ? first.path.replace(/^\//, "").replace(/\//g, ".") : undefined;
-  const said = first?.summary ?? first?.message ?? "invalid";
-  // an unknown field (a misspelling) is named; a value outside a list of words lists the words
-  const allowed = first?.schema?.anyOf?.map((s) => s.const).filter((c) => typeof c === "string");
-  const [message, reason] = /should not be provided|unexpected property/i.test(said)
-    ? [`unknown field ${field}: not one this request takes`, "unknown_field"]
-    : allowed?.length
-      ? [`${field} must be one of: ${allowed.join(", ")}`, "not_allowed"]
-      : [field ? `${field}: ${said}` : "the request body is invalid", said];
-  return new RelayError("VALIDATION_ERROR", message, {
-    ...(field ? { field } : {}),
-    reason,
-    ...(allowed?.length ? { allowed } : {}),
-  });
-}
 
 /**
  * What an unexpected error may log: its message and code. A failed query's message holds the SQL and
@@ -142,11 +123,11 @@ export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number; dialects?
       const { requestId = "" } = context as WithRequestContext<typeof context>;
       let e: RelayError;
       if (error instanceof RelayError) e = error;
-      else if (error instanceof ValidationError) e = fromValidation(error);
+      else if (error instanceof ValidationError) e = fromValidation(error, new URL(request.url).searchParams);
       // the body parser's own refusals (src/http/input.plugin.ts) reach here wrapped in Elysia's ParseError
       else if (code === "PARSE" && error.cause instanceof RelayError) e = error.cause;
       else if (code === "PARSE")
-        e = new RelayError("VALIDATION_ERROR", "the request body is not valid JSON", { reason: "invalid JSON" });
+        e = new RelayError("VALIDATION_ERROR", "the request body is not valid JSON", { reason: "invalid_json" });
       else if (code === "NOT_FOUND")
         e = new RelayError("NOT_FOUND", `no route for ${request.method} ${pathOf(request)}`);
       else {

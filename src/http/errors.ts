@@ -22,6 +22,7 @@ export const ERROR_STATUS: Record<ErrorCode, number> = {
   INTERNAL_ERROR: 500,
   NETWORK_UNAVAILABLE: 503,
   SUBMISSION_TIMEOUT: 504,
+  NETWORK_NOT_SERVED: 400,
 };
 
 export interface ErrorEnvelope {

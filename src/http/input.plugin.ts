@@ -104,7 +104,7 @@ async function parseBody(request: Request, contentType: string, maxBodyBytes: nu
     return JSON.parse(text, refuseReservedKeys);
   } catch (e) {
     if (e instanceof RelayError) throw e;
-    throw validationError("the request body is not valid JSON", { reason: "invalid JSON" });
+    throw validationError("the request body is not valid JSON", { reason: "invalid_json" });
   }
 }
 

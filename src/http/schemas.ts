@@ -24,11 +24,12 @@ const operation = t.String({
     "Base64 XDR of an invokeHostFunction Operation with its signed authorization entries (func+auth mode, instead of transaction)",
 });
 export const SponsorBody = t.Object(
-  { transaction: t.Optional(transaction), operation: t.Optional(operation), network },
+  { transaction: t.Optional(transaction), operation: t.Optional(operation), network: t.Optional(network) },
   {
     additionalProperties: false,
     $id: "SponsorRequest",
-    description: "Exactly one of transaction and operation",
+    description:
+      "Exactly one of transaction and operation; network: default the caller's (its key's; testnet without a key)",
   },
 );
 export const NetworkOptionalBody = t.Object(

@@ -3,11 +3,10 @@ import { Elysia } from "elysia";
 import { SponsorBody, V1_ERRORS, errorResponses } from "./schemas.ts";
 import { SponsorAccepted, SponsorResult } from "../models.ts";
 import { apiKeySecurity, idempotencyKeyParameter } from "./openapi.ts";
-import { callerContext } from "./auth.plugin.ts";
+import { callerContext, callerNetwork } from "./auth.plugin.ts";
 import { bodyHash, checkIdempotencyKey, type Idempotency } from "../relay/idempotency.ts";
 import type { SponsorService } from "../relay/sponsor.service.ts";
 import type { SponsorHooks } from "../relay/sponsor/submission.ts";
-import { checkNetwork } from "../relay/principal.ts";
 import { RelayError, validationError } from "../errors.ts";
 import { requestContext } from "./errors.plugin.ts";
 import type { Outcome } from "../store/types.ts";
@@ -62,7 +61,9 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
     .post(
       "/v1/sponsor",
       async ({ body, request, set, principal, annotate }) => {
-        checkNetwork(principal, body.network);
+        // none named: the key's network (testnet without a key), as /v1/simulate and /v1/estimate
+        const network = callerNetwork(principal, body.network);
+        deps.sponsor.gateway(network); // a network this relay does not serve: NETWORK_NOT_SERVED
         if ((body.transaction === undefined) === (body.operation === undefined)) {
           throw validationError(
             "send either transaction (a signed transaction) or operation (an invokeHostFunction operation with signed authorization entries)",
@@ -76,12 +77,12 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
         const acceptance = async ? new Promise<Accepted>((resolve) => (accepted = resolve)) : null;
         const run = (hooks?: SponsorHooks) =>
           body.transaction !== undefined
-            ? deps.sponsor.sponsor(body.transaction, body.network, principal.payer, hooks)
-            : deps.sponsor.sponsorOperation(body.operation!, body.network, principal.payer, hooks);
+            ? deps.sponsor.sponsor(body.transaction, network, principal.payer, hooks)
+            : deps.sponsor.sponsorOperation(body.operation!, network, principal.payer, hooks);
         const logged = (outcome: Outcome, replayed = false) => {
           annotate({
             projectId: principal.payer.projectId,
-            network: body.network,
+            network,
             ...outcomeFields(outcome),
             ...(replayed ? { replayed } : {}),
           });
@@ -94,7 +95,7 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
           return await Promise.race([outcome, acceptance]);
         };
         const acceptedAnswer = (a: Accepted) => {
-          annotate({ projectId: principal.payer.projectId, network: body.network, hash: a.hash, result: "submitted" });
+          annotate({ projectId: principal.payer.projectId, network, hash: a.hash, result: "submitted" });
           set.status = 202;
           set.headers.location = `/v1/transactions/${a.innerHash}`;
           set.headers["preference-applied"] = "respond-async";
@@ -109,7 +110,7 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
           return "kind" in r ? answerOf(r) : acceptedAnswer(r);
         }
         checkIdempotencyKey(key);
-        const hash = bodyHash({ transaction: body.transaction, operation: body.operation, network: body.network });
+        const hash = bodyHash({ transaction: body.transaction, operation: body.operation, network });
         // the run tells every request of its key when the network accepted it (one that joins it too)
         const keyed = (progress: (a: Accepted) => void) => run({ accepted: progress });
         const r = await first(deps.idempotency.run(principal.payer.scope, key, hash, keyed, accepted));

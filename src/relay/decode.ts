@@ -18,6 +18,7 @@ import {
 } from "../stellar/xdr.ts";
 import { innerBytes, innerHashOf, type InnerBytes } from "../stellar/envelope.ts";
 import { validationError } from "../errors.ts";
+import type { Reason } from "../reasons.ts";
 import { MAX_OPS_PER_TX } from "../stellar/protocol.ts";
 import type { ValidUntil } from "../network/ledger-watcher.ts";
 
@@ -51,7 +52,8 @@ export interface DecodedTx {
 
 const OP_NAMES: Record<number, string> = Object.fromEntries(Object.entries(Op).map(([name, n]) => [n, name]));
 
-const invalid = (reason: string) => validationError(`transaction: ${reason}`, { field: "transaction", reason });
+const invalid = (reason: Reason, message: string) =>
+  validationError(`transaction: ${message}`, { field: "transaction", reason });
 
 /**
  * Decodes `b64`. Sponsoring requires signatures and Soroban data; estimates and simulations do not
@@ -62,27 +64,35 @@ export function decodeTransaction(
   passphrase: string,
   require: { signatures: boolean; sorobanData: boolean },
 ): DecodedTx {
-  if (!b64 || !BASE64.test(b64)) throw invalid("not base64");
+  if (!b64 || !BASE64.test(b64)) throw invalid("not_base64", "not base64");
   let wire: EnvelopeW;
   const raw = fromB64(b64);
   try {
     wire = X.envelope.decode(raw);
   } catch (e) {
-    throw invalid(
-      /trailing/i.test(String(e)) ? "trailing bytes after the TransactionEnvelope" : "not a TransactionEnvelope",
-    );
+    throw /trailing/i.test(String(e))
+      ? invalid("trailing_bytes", "trailing bytes after the TransactionEnvelope")
+      : invalid("not_an_envelope", "not a TransactionEnvelope");
   }
   const innerTx = wire.type === 5 ? wire.feeBump.tx.innerTx.v1 : wire.type === 2 ? wire.v1 : wire.v0;
   const ops = innerTx.tx.operations;
-  if (ops.length === 0) throw invalid("the transaction has no operations");
+  if (ops.length === 0) throw invalid("no_operations", "the transaction has no operations");
   if (ops.length > MAX_OPS_PER_TX)
-    throw invalid(`the transaction has ${ops.length} operations; the protocol allows ${MAX_OPS_PER_TX}`);
-  if (require.signatures && innerTx.signatures.length === 0) throw invalid("the transaction has no signatures");
+    throw invalid(
+      "too_many_operations",
+      `the transaction has ${ops.length} operations; the protocol allows ${MAX_OPS_PER_TX}`,
+    );
+  if (require.signatures && innerTx.signatures.length === 0)
+    throw invalid("no_signatures", "the transaction has no signatures");
   const soroban = ops.filter((o) => SOROBAN_OPS.has(o.body.type)).length;
-  if (soroban && ops.length !== 1) throw invalid("a Soroban transaction must have exactly one operation");
+  if (soroban && ops.length !== 1)
+    throw invalid("soroban_single_operation", "a Soroban transaction must have exactly one operation");
   const data = wire.type === 5 ? wire.feeBump.tx.innerTx.v1.tx.ext : wire.type === 2 ? wire.v1.tx.ext : null;
   if (require.sorobanData && soroban && data?.v !== 1)
-    throw invalid("a Soroban transaction must carry sorobanData (simulate and assemble it first)");
+    throw invalid(
+      "missing_soroban_data",
+      "a Soroban transaction must carry sorobanData (simulate and assemble it first)",
+    );
   const inner = innerBytes(raw, wire);
   return {
     inner,

@@ -30,8 +30,13 @@ export interface Bid {
   rate: bigint;
   /** The lowest valid bid. */
   floor: bigint;
-  /** What recent ledgers cleared at (the highest of them), stroops per operation. */
+  /** What the bid follows: the recent clearing rate (recentClearing), stroops per operation. */
   clearing: bigint;
+  /**
+   * The highest rate the last ledgers cleared at as the relay read them (null: it read none lately): what
+   * the network most likely charges now, and the figure its errors quote (SUBMISSION_TIMEOUT, expired).
+   */
+  cleared: bigint | null;
   strategy: FeeStrategy;
   /** Missed ledgers before the bid is replaced at 10x. */
   replaceAfterLedgers: number;
@@ -57,9 +62,20 @@ export function planBid(strategy: FeeStrategy, m: Market, floor: bigint, cap: bi
     rate: max(lowest, capped),
     floor: lowest,
     clearing,
+    cleared: m.recent.length ? max(...m.recent) : null,
     strategy,
     replaceAfterLedgers: REPLACE_AFTER[strategy],
   };
+}
+
+/**
+ * What the network most likely charges per operation: what the last ledgers cleared at (the relay's own
+ * reading, the same figure its errors quote), else the fee statistics' `mode` (recent fees charged, over a
+ * longer window); at least the base fee, at most the bid.
+ */
+export function likelyRate(plan: Bid, mode: bigint): bigint {
+  const market = plan.cleared ?? mode;
+  return max(BASE_FEE, market < plan.rate ? market : plan.rate);
 }
 
 /** A policy's strategy as stored (anything else: the default). */

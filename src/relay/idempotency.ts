@@ -15,7 +15,7 @@ export function checkIdempotencyKey(key: string): void {
   if (!IDEMPOTENCY_KEY.test(key))
     throw validationError("X-Idempotency-Key must be 1 to 255 visible ASCII characters", {
       field: "X-Idempotency-Key",
-      reason: "invalid idempotency key",
+      reason: "bad_idempotency_key",
     });
 }
 

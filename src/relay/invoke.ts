@@ -7,6 +7,7 @@
 import { StrKey, xdr } from "@stellar/stellar-sdk";
 import { BASE64, Op, X, fromB64, invokedContract } from "../stellar/xdr.ts";
 import { validationError } from "../errors.ts";
+import type { Reason } from "../reasons.ts";
 
 export interface DecodedOperation {
   operation: xdr.Operation;
@@ -17,7 +18,7 @@ export interface DecodedOperation {
   signer: string | null;
 }
 
-const invalid = (reason: string, message: string) =>
+const invalid = (reason: Reason, message: string) =>
   validationError(`operation: ${message}`, { field: "operation", reason });
 
 /** Every account (G...) an authorization entry's credentials name, delegates included. */

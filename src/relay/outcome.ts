@@ -8,7 +8,10 @@ const HINTS: Record<string, string> = {
   tx_too_late: "its time bounds have passed: build it again with a later maxTime",
   tx_too_early: "its time bounds have not begun yet",
   tx_insufficient_balance: "its source account cannot keep its minimum balance",
-  tx_no_account: "its source account does not exist on this network",
+  tx_no_source_account:
+    "its source account does not exist on this network: create and fund it first (friendbot on testnet, a createAccount payment on mainnet)",
+  op_no_source_account:
+    "the operation's source account does not exist on this network: create and fund it first (friendbot on testnet, a createAccount payment on mainnet)",
   op_underfunded: "the paying account does not hold enough of the asset",
   op_no_destination: "the destination account does not exist (create it with createAccount)",
   op_low_reserve: "the account would fall below its minimum balance",

@@ -299,11 +299,11 @@ export class ProjectsService {
   ): Promise<CreditBalance> {
     await this.row(projectId);
     const actor = this.actorOf(projectId);
-    if (amount === 0n) throw validationError("amount: must not be zero", { field: "amount", reason: "zero amount" });
+    if (amount === 0n) throw validationError("amount: must not be zero", { field: "amount", reason: "zero_amount" });
     if (amount < 0n && !reason)
       throw validationError("reason: a negative adjustment needs a reason", {
         field: "reason",
-        reason: "missing reason",
+        reason: "reason_required",
       });
     const kind = amount > 0n && !reason ? "topup" : "adjustment";
     if (amount < 0n) {

@@ -8,9 +8,8 @@ import { StrKey } from "@stellar/stellar-sdk";
 import type { Gateway } from "../network/gateway.ts";
 import { decodeTransaction, sdkInner, type DecodedTx } from "./decode.ts";
 import { innerRate } from "./fee-bump.ts";
-import { BASE_FEE } from "../stellar/protocol.ts";
 import type { FeePlanner } from "./fee-plan.ts";
-import { FAST_MULTIPLIER, type FeeStrategy } from "./fee-strategy.ts";
+import { FAST_MULTIPLIER, type FeeStrategy, likelyRate } from "./fee-strategy.ts";
 import type { EstimateResult, SimulateResult, SimulationEvent } from "../models.ts";
 
 const EVENT_TYPES = ["system", "contract", "diagnostic"] as const;
@@ -64,7 +63,7 @@ export class SimulateService {
     if (ops.length !== 1 || !isSorobanOp(ops[0].type)) {
       throw new RelayError("VALIDATION_ERROR", `transaction: ${SIMULATABLE}`, {
         field: "transaction",
-        reason: SIMULATABLE,
+        reason: "not_simulatable",
       });
     }
     const raw = await gw.simulate(inner);
@@ -87,19 +86,25 @@ export class SimulateService {
     const d = decodeTransaction(transaction, gw.passphrase, { signatures: false, sorobanData: false });
     const plan = await this.fees.plan(gw, innerRate(d), d.isSoroban, strategy);
     const { rate, floor } = plan;
-    const usual = await gw.feeRate("mode", d.isSoroban);
-    // the market rate is at least the base fee; the inner transaction's own rate is a floor of the bid only
-    const likely = usual > BASE_FEE ? (usual < rate ? usual : rate) : BASE_FEE;
+    // what the last ledgers cleared at (else the statistics' mode); the inner transaction's rate is the bid's floor only
+    const likely = likelyRate(plan, plan.cleared === null ? await gw.feeRate("mode", d.isSoroban) : 0n);
     const cap = rate > this.fees.config.maxFeeRate ? rate : this.fees.config.maxFeeRate;
     const ops = BigInt(d.operations + 1);
     let resourceFee = d.resourceFee;
     if (d.isSoroban && resourceFee === 0n) resourceFee = BigInt((await this.simulateDecoded(gw, d)).resourceFee);
     const total = (r: bigint) => (r * ops + resourceFee).toString();
+    const cleared =
+      plan.cleared === null ? "" : `the last ledgers cleared at up to ${plan.cleared} stroops per operation; `;
+    // the fee statistics count a fee-bump at its inner operations: higher than what the ledgers cleared at
+    const basis =
+      plan.cleared !== null && plan.clearing > plan.cleared
+        ? `the fee statistics' ${this.fees.config.feePercentile}, ${plan.clearing}`
+        : `what recent ledgers cleared at, ${plan.clearing}`;
     const why =
       plan.strategy === "fast"
-        ? `the fast strategy bids ${FAST_MULTIPLIER}x what recent ledgers cleared at (${plan.clearing}) to get into the next ledger, ` +
+        ? `${cleared}the fast strategy bids ${FAST_MULTIPLIER}x ${basis}, to get into the next ledger, ` +
           `and replaces its bid at 10x after one missed ledger`
-        : `the economy strategy bids the recent median fee and replaces its bid at 10x after ${plan.replaceAfterLedgers} missed ledgers`;
+        : `${cleared}the economy strategy bids the recent median fee and replaces its bid at 10x after ${plan.replaceAfterLedgers} missed ledgers`;
     return {
       estimatedFee: total(likely),
       bidFee: total(rate),

@@ -14,7 +14,7 @@
  * send, acceptance), settlement (the verdict recorded and the credits settled, in one place) and
  * outcomes. This file runs them: one run per inner hash, recovery, and the requests' answers.
  */
-import { RelayError, isRetryable, unavailable, type ErrorCode } from "../errors.ts";
+import { RelayError, isRetryable, type ErrorCode } from "../errors.ts";
 import type { Gateway, NetworkName } from "../network/gateway.ts";
 import type { Submitter } from "../network/submitter.ts";
 import type { Outcome, SettledCredits, SubmissionRecord, SubmissionStore } from "../store/types.ts";
@@ -107,10 +107,15 @@ export class SponsorService {
     );
   }
 
+  /** The gateway of a network this relay serves; another is NETWORK_NOT_SERVED (400: a retry cannot help). */
   gateway(network: NetworkName): Gateway {
     const g = this.deps.gateways[network];
-    if (!g) throw unavailable(`network ${network} is not configured`, undefined, 30);
-    return g;
+    if (g) return g;
+    const served = Object.keys(this.deps.gateways);
+    throw new RelayError("NETWORK_NOT_SERVED", `this relay does not serve ${network}; it serves ${served.join(", ")}`, {
+      network,
+      served,
+    });
   }
   /** Sponsors a client transaction for `payer`; resolves with the outcome to answer (200 body or an error). */
   async sponsor(transaction: string, network: NetworkName, payer: Payer, hooks?: SponsorHooks): Promise<Outcome> {

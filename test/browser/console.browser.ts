@@ -187,6 +187,15 @@ describe("the operator console in Chromium", () => {
       await untilText("5 XLM (50,000,000 stroops)");
       expect(await bodyText()).toContain("topup");
       expect((await r.admin("GET", `/projects/${projectId}`)).body.creditBalance).toBe("50000000");
+      // a negative adjustment needs a reason: refused without, applied with it, and the journal shows it
+      await fill("Amount (stroops)", "-10000000");
+      await press(button("Top up"));
+      await untilText("a negative adjustment needs a reason");
+      await fill("Reason (needed for a negative amount)", "refund of a duplicate top-up");
+      await press(button("Top up"));
+      await untilText("4 XLM (40,000,000 stroops)");
+      expect(await bodyText()).toContain("refund of a duplicate top-up");
+      expect((await r.admin("GET", `/projects/${projectId}`)).body.creditBalance).toBe("40000000");
     },
     STEP,
   );
@@ -202,6 +211,14 @@ describe("the operator console in Chromium", () => {
       await press(button("Save policy"));
       await untilText("Saved.");
       expect((await r.admin("GET", `/projects/${projectId}`)).body.policy.burst).toBe(20);
+      // the fee strategy: a select of the allowed values
+      const options = await page.$$eval("#policy-feeStrategy option", (os) => os.map((o: any) => o.value));
+      expect(options).toEqual(["", "fast", "economy"]);
+      await page.select(input("Fee strategy"), "economy");
+      await press(button("Save policy"));
+      const strategy = async () => (await r.admin("GET", `/projects/${projectId}`)).body.policy.feeStrategy;
+      for (let i = 0; i < 100 && (await strategy()) !== "economy"; i++) await Bun.sleep(100);
+      expect(await strategy()).toBe("economy");
       await shot("project");
     },
     STEP,
@@ -291,6 +308,12 @@ describe("the operator console in Chromium", () => {
       await press(button("Resize"));
       await untilText("Resizing testnet");
       await untilText("testnet: 6 of 6 channels ✓", 30_000);
+      // the resize is done: its notice goes
+      // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is meant
+      await page.waitForFunction(() => !document.body.innerText.includes("Resizing testnet"), {
+        timeout: 10_000,
+        polling: 100,
+      });
       expect(await page.$$eval("section[aria-label='testnet pool'] tbody tr", (rows) => rows.length)).toBe(6);
       await shot("channels");
     },

@@ -210,6 +210,8 @@ function translate(e: ErrorData): Translated {
       return code("INVALID_PARAMS", 422, d);
     case "INTERNAL_ERROR":
       return code("INTERNAL_ERROR", 500, d);
+    case "NETWORK_NOT_SERVED":
+      return code("UNSUPPORTED_NETWORK", 400, d);
     default:
       return e.code satisfies never;
   }

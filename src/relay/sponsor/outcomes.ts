@@ -46,11 +46,11 @@ function market(bid?: BidContext): { cleared: bigint | null; text: string } {
   return { cleared, text };
 }
 
-/** The bid's figures for an error's details. */
-function bidDetails(rate: bigint, cleared: bigint | null, bid?: BidContext): Record<string, string> {
+/** The bid's figures for an error's details (`rate` null: no fee-bump was sent, so there is no bid to quote). */
+function bidDetails(rate: bigint | null, cleared: bigint | null, bid?: BidContext): Record<string, string> {
   if (!bid) return {};
   return {
-    bid: rate.toString(),
+    ...(rate === null ? {} : { bid: rate.toString() }),
     cap: bid.cap.toString(),
     strategy: bid.strategy,
     ...(cleared === null ? {} : { clearingRate: cleared.toString() }),
@@ -85,10 +85,17 @@ function unixTime(seconds: bigint): string {
 }
 
 /**
- * SUBMISSION_FAILED with status `expired`: the network held the transaction, but read up to `ledger`
- * no ledger included it, and its time or ledger bounds have passed, so none will (tx_too_late).
+ * SUBMISSION_FAILED with status `expired`: read up to `ledger` no ledger included the transaction, and
+ * its time or ledger bounds have passed, so none will (tx_too_late). `rate`: the bid of the last fee-bump
+ * sent; null when none was sent (its bounds passed first): no bid is quoted then.
  */
-export function expired(hash: string, rate: bigint, ledger: number, bounds: ValidUntil, bid?: BidContext): RelayError {
+export function expired(
+  hash: string,
+  rate: bigint | null,
+  ledger: number,
+  bounds: ValidUntil,
+  bid?: BidContext,
+): RelayError {
   const { cleared, text } = market(bid);
   const until = [
     ...(bounds.maxTime > 0n ? [`maxTime ${unixTime(bounds.maxTime)}`] : []),
@@ -96,7 +103,10 @@ export function expired(hash: string, rate: bigint, ledger: number, bounds: Vali
   ].join(", ");
   const message =
     `not included before its time bounds passed (${until}; ledger ${ledger} closed after them), ` +
-    `with a bid of ${rate} stroops per operation${text}; build it again with a later maxTime`;
+    (rate === null
+      ? "before the relay sent it (no fee-bump of it was sent)"
+      : `with a bid of ${rate} stroops per operation`) +
+    `${text}; build it again with a later maxTime`;
   return new RelayError("SUBMISSION_FAILED", message, {
     result_codes: { transaction: "tx_too_late" },
     hash,

@@ -151,7 +151,9 @@ export class SubmissionStage {
           throw timedOut(r.hash, r.rate, this.deps.submissionTimeoutMs, r.reason, r.accepted, bid());
         case "expired": {
           // in no ledger up to one past its bounds: none will include it, and its hold ends with this answer
-          const e = expired(r.hash, r.rate, r.ledger, job.validUntil!, bid());
+          // the bid is quoted only when a fee-bump of it was sent (by this run, or by the one it resumes)
+          const sent = written || Boolean(sender.resumed);
+          const e = expired(r.hash, sent ? r.rate : null, r.ledger, job.validUntil!, bid());
           if (!written) await this.keepExpired(gw.name, job.innerHash, reservation, e);
           throw e;
         }
