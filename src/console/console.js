@@ -415,6 +415,11 @@ async function channels(view) {
             `Funder ${short(p.funder.publicKey)} · ${xlm(p.funder.balance)} · channels ${xlm(p.totals.balance)}`,
             p.instance ? ` · seen from ${p.instance}` : "",
           ),
+          h(
+            "p",
+            { class: "muted", "aria-label": `${p.network} pool bounds` },
+            `Grows to at most ${p.max ?? p.target} channels while requests wait · ${p.waiting ?? 0} waiting now`,
+          ),
           p.lastError ? h("p", { class: "error" }, p.lastError) : null,
           table(
             [
