@@ -86,10 +86,10 @@ try {
     const pick = (re: RegExp) =>
       text
         .split("\n")
-        .filter((l) => re.test(l) && l.includes('network="mainnet"') && !l.startsWith("#"))
+        .filter((l) => re.test(l) && l.includes('network="mainnet"') && !l.includes("_bucket"))
         .map((l) => l.replace(/\{[^}]*\}/, "").trim())
         .join(", ");
-    return pick(/^relay_(pool|channel)_/) || "(no pool metrics)";
+    return pick(/^relay_channels?_(target|max|waiting|wait_seconds_count|wait_seconds_sum)/) || "(no pool metrics)";
   };
   const report = async (name: string, answers: Answer[]) => {
     const included = answers.filter((a) => a.ledger !== null);

@@ -12,8 +12,12 @@ const POLICY_FIELDS = [
   ["testnetDailySpendLimit", "Testnet daily spend limit (stroops)", "stroops"],
   ["lowBalanceAlert", "Low balance alert (stroops)", "stroops"],
   ["allowedOperations", "Allowed operations (comma-separated; empty: any)", "list"],
-  ["allowedContractIds", "Allowed contract ids (comma-separated; empty: any)", "list"],
   ["feeStrategy", "Fee strategy", ["fast", "economy"]],
+  ["allow", 'Allowlists (JSON: {"contracts": [{"contract", "functions"}], "destinations", "assets"})', "json"],
+  ["activeFrom", "Active from (ISO 8601)", "text"],
+  ["activeUntil", "Active until (ISO 8601)", "text"],
+  ["perUser", 'Per end-user caps a day (JSON: {"maxTransactionsPerDay", "maxFeePerDay"})', "json"],
+  ["approval", 'Approval server (JSON: {"url", "timeoutMs", "onFailure"})', "json"],
 ];
 const STATUSES = ["pending", "submitted", "success", "failed", "rejected", "expired"];
 
@@ -506,8 +510,9 @@ async function project(view, id) {
   const credits = h("section", { class: "card", "aria-label": "Credits" });
   const policy = h("section", { class: "card", "aria-label": "Policy" });
   const hooks = h("section", { class: "card", "aria-label": "Webhooks" });
+  const users = h("section", { class: "card", "aria-label": "End users" });
   view.prepend(h("p", null, h("a", { href: "#/projects" }, "← Projects")));
-  view.append(head, keys, credits, policy, hooks);
+  view.append(head, keys, credits, policy, users, hooks);
   const p = await api("GET", `/v1/admin/projects/${encodeURIComponent(id)}`);
   const drawHead = (p) =>
     head.replaceChildren(h("h1", null, p.name, " ", badge(p.status)), h("p", { class: "muted mono" }, p.id));
@@ -518,6 +523,22 @@ async function project(view, id) {
     projectPolicy(policy, p, drawHead),
     projectWebhooks(hooks, id),
   ]);
+  projectUsers(users, id);
+}
+
+/** An end user's usage today against the policy's perUser caps. */
+function projectUsers(box, id) {
+  const account = h("input", { name: "account", placeholder: "G… or C…", autocomplete: "off" });
+  const out = h("p", { role: "status" });
+  const look = async () => {
+    const u = await api("GET", `/v1/admin/projects/${id}/users/${encodeURIComponent(account.value.trim())}`);
+    out.textContent = `${u.day}: ${u.transactions} transactions, ${u.feeCharged} stroops charged`;
+  };
+  box.append(
+    h("h2", null, "End users"),
+    form(look, field("End user account", account, "user-account"), h("button", { type: "submit" }, "Look up")),
+    out,
+  );
 }
 
 async function projectKeys(box, id) {
@@ -664,12 +685,18 @@ async function projectPolicy(box, p, drawHead) {
           h("option", { value: "" }, "(default)"),
           kind.map((w) => h("option", { value: w, selected: w === v }, w)),
         )
-      : h("input", {
-          name,
-          inputmode: kind === "list" ? null : "decimal",
-          value: v === null || v === undefined ? "" : Array.isArray(v) ? v.join(", ") : String(v),
-          "aria-describedby": `policy-error-${name}`,
-        });
+      : kind === "json"
+        ? h(
+            "textarea",
+            { name, rows: 2, "aria-describedby": `policy-error-${name}` },
+            v === null || v === undefined ? "" : JSON.stringify(v),
+          )
+        : h("input", {
+            name,
+            inputmode: kind === "list" || kind === "text" ? null : "decimal",
+            value: v === null || v === undefined ? "" : Array.isArray(v) ? v.join(", ") : String(v),
+            "aria-describedby": `policy-error-${name}`,
+          });
     inputs[name] = input;
     errors[name] = h("span", { class: "error", id: `policy-error-${name}` });
     return h(
@@ -688,7 +715,14 @@ async function projectPolicy(box, p, drawHead) {
         .split(",")
         .map((x) => x.trim())
         .filter(Boolean);
-    if (kind === "stroops" || Array.isArray(kind)) return s;
+    if (kind === "stroops" || kind === "text" || Array.isArray(kind)) return s;
+    if (kind === "json") {
+      try {
+        return JSON.parse(s);
+      } catch {
+        throw Object.assign(new Error(`${name}: not JSON`), { error: { details: { field: `policy.${name}` } } });
+      }
+    }
     return Number(s);
   };
   const save = async () => {
@@ -699,7 +733,8 @@ async function projectPolicy(box, p, drawHead) {
     const patch = Object.fromEntries(POLICY_FIELDS.map(([name, , kind]) => [name, value(name, kind)]));
     const updated = await api("PATCH", `/v1/admin/projects/${p.id}`, { policy: patch });
     drawHead(updated);
-    saved.textContent = "Saved.";
+    const secret = updated.policy.approval?.secret;
+    saved.textContent = secret ? `Saved. The approval secret, shown once: ${secret}` : "Saved.";
   };
   save.onError = (e) => {
     const name = String(e.error?.details?.field ?? "")

@@ -103,7 +103,7 @@ export function mergeOverrides(current: PolicyOverrides, patch: PolicyPatch): Po
     delete next.allowedContractIds;
     if (patch.allow?.contracts === undefined)
       next.allow = { ...(next.allow as object | undefined), contracts: ids.map((contract) => ({ contract })) };
-  } else if (patch.allowedContractIds === null && next.allow) {
+  } else if (patch.allowedContractIds === null && patch.allow === undefined && next.allow) {
     const { contracts: _, ...rest } = next.allow as Record<string, unknown>;
     next.allow = rest;
   }

@@ -6,6 +6,7 @@
  * other host (offline), a cross-site form post refused, and the old cookie refused after sign-out.
  * Screenshots of each page go to docs/console/. Run with `bun run test:browser` (not in `bun run test`).
  */
+import { Keypair } from "@stellar/stellar-sdk";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -220,6 +221,32 @@ describe("the operator console in Chromium", () => {
       for (let i = 0; i < 100 && (await strategy()) !== "economy"; i++) await Bun.sleep(100);
       expect(await strategy()).toBe("economy");
       await shot("project");
+    },
+    STEP,
+  );
+
+  test(
+    "policy: sponsorship rules as JSON and ISO times (an error beside the field); an end user's usage today",
+    async () => {
+      await fill(
+        'Per end-user caps a day (JSON: {"maxTransactionsPerDay", "maxFeePerDay"})',
+        '{"maxTransactionsPerDay": 0}',
+      );
+      await press(button("Save policy"));
+      await page.waitForFunction(() => (document.querySelector("#policy-error-perUser")?.textContent ?? "") !== "");
+      await fill(
+        'Per end-user caps a day (JSON: {"maxTransactionsPerDay", "maxFeePerDay"})',
+        '{"maxTransactionsPerDay": 3}',
+      );
+      await fill("Active until (ISO 8601)", "2099-01-01T00:00:00Z");
+      await press(button("Save policy"));
+      const policy = async () => (await r.admin("GET", `/projects/${projectId}`)).body.policy;
+      for (let i = 0; i < 100 && (await policy()).perUser === null; i++) await Bun.sleep(100);
+      expect((await policy()).perUser).toEqual({ maxTransactionsPerDay: 3 });
+      expect((await policy()).activeUntil).toBe("2099-01-01T00:00:00.000Z");
+      await fill("End user account", Keypair.random().publicKey());
+      await press(button("Look up"));
+      await untilText("0 transactions, 0 stroops charged");
     },
     STEP,
   );
