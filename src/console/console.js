@@ -365,11 +365,16 @@ async function channels(view) {
     h("option", { value: "mainnet" }, "mainnet"),
   );
   const count = h("input", { type: "number", min: 1, max: 1000, required: true, inputmode: "numeric" });
+  const max = h("input", { type: "number", min: 1, max: 1000, inputmode: "numeric" });
   const note = h("p", { class: "notice", role: "status", hidden: true });
   const pools = h("div");
   let resizing = null; // the network whose resize the notice tells of, until its pool has converged
   const resize = async () => {
-    const r = await api("PUT", "/v1/admin/channels", { network: network.value, count: Number(count.value) });
+    const r = await api("PUT", "/v1/admin/channels", {
+      network: network.value,
+      count: Number(count.value),
+      ...(max.value ? { max: Number(max.value) } : {}),
+    });
     resizing = r.network;
     note.hidden = false;
     note.textContent = `Resizing ${r.network} from ${r.current} to ${r.target} channels…`;
@@ -384,6 +389,7 @@ async function channels(view) {
         resize,
         field("Network", network, "resize-network"),
         field("Channel count", count, "channel-count"),
+        field("Maximum while requests wait", max, "channel-max"),
         h("button", { type: "submit" }, "Resize"),
       ),
       note,
@@ -401,6 +407,7 @@ async function channels(view) {
     if (!count.value) {
       const p = all.pools.find((x) => x.network === network.value);
       if (p) count.value = p.target;
+      if (p?.max && !max.value) max.value = p.max;
     }
     pools.replaceChildren(
       ...all.pools.map((p) =>

@@ -332,8 +332,10 @@ describe("the operator console in Chromium", () => {
       await untilText("testnet: 4 of 4 channels");
       await page.select("#resize-network", "testnet");
       await fill("Channel count", "6");
+      await fill("Maximum while requests wait", "9");
       await press(button("Resize"));
       await untilText("Resizing testnet");
+      await untilText("Grows to at most 9 channels while requests wait");
       await untilText("testnet: 6 of 6 channels ✓", 30_000);
       // the resize is done: its notice goes
       // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is meant
