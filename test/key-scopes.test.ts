@@ -171,3 +171,41 @@ describe.each(databaseKinds)("scoped keys (%s)", (kind) => {
     });
   });
 });
+
+describe("an expired key counts against its caller's IP like a revoked one", () => {
+  let r: TestRelay;
+  beforeAll(
+    async () => {
+      r = await startTestRelay({
+        ANONYMOUS_POLICY: JSON.stringify({ requestsPerSecond: 0.01, burst: 2 }),
+        TRUST_PROXY: "true",
+      });
+    },
+    { timeout: 120_000 },
+  );
+  afterAll(() => r.stop());
+
+  test("two KEY_EXPIRED from one IP empty its anonymous bucket: the third is 429", async () => {
+    const p = await r.project();
+    const k = await r.admin("POST", `/projects/${p.id}/keys`, {
+      environment: "test",
+      expiresAt: new Date(Date.now() + 500).toISOString(),
+    });
+    expectOk(k, 201);
+    const lookup = (ip: string) =>
+      r.http.get(`/v1/transactions/${"0".repeat(64)}`, { ...key(k.body.key), "x-forwarded-for": ip });
+    let n = 1;
+    // each poll from an IP of its own (its anonymous bucket is full)
+    await until("the key expired", async () => (await lookup(`198.51.100.${n++ % 250}`)).status === 401);
+    const ip = "203.0.113.77";
+    expectError(await lookup(ip), 401, "KEY_EXPIRED");
+    expectError(await lookup(ip), 401, "KEY_EXPIRED");
+    expectError(await lookup(ip), 429, "RATE_LIMIT_EXCEEDED");
+    // the project's own bucket is not the one that emptied: its other key still works from that IP
+    expectError(
+      await r.http.get(`/v1/transactions/${"0".repeat(64)}`, { ...key(p.testKey), "x-forwarded-for": ip }),
+      404,
+      "NOT_FOUND",
+    );
+  });
+});
