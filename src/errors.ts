@@ -8,8 +8,10 @@ import type { Reason } from "./reasons.ts";
 export const ERROR_CODES = [
   "VALIDATION_ERROR",
   "UNAUTHORIZED",
+  "KEY_EXPIRED",
   "INSUFFICIENT_CREDITS",
   "FORBIDDEN",
+  "SCOPE_REQUIRED",
   "POLICY_VIOLATION",
   "SPONSORSHIP_DENIED",
   "NOT_FOUND",
@@ -31,8 +33,11 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
 export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   VALIDATION_ERROR: "the request is invalid: a bad or unknown body field, bad XDR, a bad header or hostile input",
   UNAUTHORIZED: "a missing, malformed, unknown or revoked API key (mainnet needs one), or no admin token",
+  KEY_EXPIRED:
+    "the API key's expiresAt has passed (set at creation, or the end of a rotation's overlap): use its successor",
   INSUFFICIENT_CREDITS: "the project's credit balance cannot cover the most this fee may cost",
   FORBIDDEN: "the key is for the other network, or the project is suspended",
+  SCOPE_REQUIRED: "the API key's scopes do not include what this call needs (details.scope)",
   POLICY_VIOLATION: "a rule of the project's policy refuses it (details.rule)",
   SPONSORSHIP_DENIED: "the project's approval server denied it, or did not answer usably (details.reason)",
   NOT_FOUND: "no such route, project, key, webhook or transaction (for this caller)",

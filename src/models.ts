@@ -250,25 +250,7 @@ export type ProjectView = Static<typeof ProjectView>;
 /** A project takes requests while active; suspended, it is refused (403). */
 export type ProjectStatus = ProjectView["status"];
 
-/** An API key as the admin API shows it: never the key itself (but once, at creation: CreatedKeyView). */
-export const KeyView = Type.Object(
-  {
-    id: Type.String(),
-    prefix: Type.String(),
-    environment: Type.Union([Type.Literal("test"), Type.Literal("live")]),
-    label: nullableString(),
-    createdAt: Type.String(),
-    revokedAt: nullableString(),
-  },
-  { $id: "ApiKey" },
-);
-export type KeyView = Static<typeof KeyView>;
-
-export const CreatedKeyView = Type.Composite(
-  [KeyView, Type.Object({ key: Type.String({ description: "The key itself: shown this once" }) })],
-  { $id: "CreatedApiKey" },
-);
-export type CreatedKeyView = Static<typeof CreatedKeyView>;
+export { CreatedKeyView, KeyScope, KeyView } from "./key-models.ts";
 
 export const CreditEntryView = Type.Object(
   {

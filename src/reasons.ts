@@ -44,6 +44,9 @@ export const REASONS = {
   not_an_integer: "a number that must be whole",
   bad_time_window: "a policy whose activeFrom is not before its activeUntil",
   not_available: "a feature this relay is not set up for",
+  empty: "an empty list where at least one item is needed (a key's scopes)",
+  not_a_time: "a time that is not ISO 8601 with a time zone",
+  in_the_past: "a time that has passed already (a key's expiresAt)",
   reason_required: "a negative credit adjustment without a reason",
   // webhook URLs
   invalid_url: "a webhook URL that is not a URL",

@@ -12,8 +12,10 @@ test("every error code has its status and the spec's envelope with the request i
   const expected: Record<ErrorCode, number> = {
     VALIDATION_ERROR: 400,
     UNAUTHORIZED: 401,
+    KEY_EXPIRED: 401,
     INSUFFICIENT_CREDITS: 402,
     FORBIDDEN: 403,
+    SCOPE_REQUIRED: 403,
     POLICY_VIOLATION: 403,
     SPONSORSHIP_DENIED: 403,
     NOT_FOUND: 404,

@@ -131,7 +131,10 @@ describe.each(databaseKinds)("projects over HTTP (%s)", (kind) => {
           prefix: m.body.prefix,
           environment: m.body.environment,
           label: m.body.label,
+          scopes: ["sponsor", "simulate", "estimate", "read"],
           createdAt: m.body.createdAt,
+          expiresAt: null,
+          lastUsedAt: null,
           revokedAt: null,
         });
       }

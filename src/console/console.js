@@ -2,6 +2,8 @@
 // (/v1/admin/*, with the session cookie and X-CSRF-Token on changes) and GET /health. The admin
 // token is sent once, to sign in, and never kept: the CSRF token lives in this module's memory.
 
+import { projectKeys } from "./keys.js";
+
 const SESSION = "/v1/admin/session";
 const POLICY_FIELDS = [
   ["requestsPerSecond", "Requests per second", "number"],
@@ -525,7 +527,7 @@ async function project(view, id) {
     head.replaceChildren(h("h1", null, p.name, " ", badge(p.status)), h("p", { class: "muted mono" }, p.id));
   drawHead(p);
   await Promise.all([
-    projectKeys(keys, id),
+    projectKeys(keys, id, { h, api, table, field, form, when, badge, showError }),
     projectCredits(credits, id),
     projectPolicy(policy, p, drawHead),
     projectWebhooks(hooks, id),
@@ -546,83 +548,6 @@ function projectUsers(box, id) {
     form(look, field("End user account", account, "user-account"), h("button", { type: "submit" }, "Look up")),
     out,
   );
-}
-
-async function projectKeys(box, id) {
-  const env = h(
-    "select",
-    null,
-    h("option", { value: "test" }, "test (testnet)"),
-    h("option", { value: "live" }, "live (mainnet)"),
-  );
-  const label = h("input", { maxlength: 200 });
-  const shown = h("div");
-  const rows = h("div");
-  const load = async () => {
-    const { keys } = await api("GET", `/v1/admin/projects/${id}/keys`);
-    rows.replaceChildren(
-      table(
-        [
-          ["Key", (k) => h("code", null, `${k.prefix}…`)],
-          ["Environment", (k) => k.environment],
-          ["Label", (k) => k.label ?? ""],
-          ["Created", (k) => when(k.createdAt)],
-          ["Status", (k) => (k.revokedAt ? badge("revoked") : badge("active"))],
-          [
-            "",
-            (k) =>
-              k.revokedAt
-                ? ""
-                : h(
-                    "button",
-                    { type: "button", class: "danger", "aria-describedby": `key-${k.id}`, onclick: () => revoke(k) },
-                    "Revoke",
-                  ),
-          ],
-        ],
-        keys,
-        "No keys yet.",
-      ),
-    );
-  };
-  const revoke = async (k) => {
-    if (!confirm(`Revoke ${k.prefix}…? Requests with it are refused at once.`)) return;
-    await api("DELETE", `/v1/admin/projects/${id}/keys/${k.id}`).catch(showError);
-    await load();
-  };
-  const create = async () => {
-    const k = await api("POST", `/v1/admin/projects/${id}/keys`, {
-      environment: env.value,
-      ...(label.value ? { label: label.value } : {}),
-    });
-    const secret = h("code", { id: "new-key" }, k.key);
-    const copy = h("button", { type: "button", class: "secondary" }, "Copy");
-    copy.addEventListener("click", async () => {
-      try {
-        await navigator.clipboard.writeText(k.key);
-      } catch {
-        getSelection().selectAllChildren(secret); // no clipboard (plain HTTP): selected, for Ctrl+C
-      }
-      copy.textContent = "Copied";
-    });
-    shown.replaceChildren(
-      h("div", { class: "secret", role: "status" }, h("strong", null, "New key, shown once:"), secret, copy),
-    );
-    label.value = "";
-    await load();
-  };
-  box.append(
-    h("h2", null, "API keys"),
-    form(
-      create,
-      field("Environment", env, "key-environment"),
-      field("Key label", label, "key-label"),
-      h("button", { type: "submit" }, "Create key"),
-    ),
-    shown,
-    rows,
-  );
-  await load();
 }
 
 async function projectCredits(box, id) {

@@ -4,13 +4,15 @@ import { CloneType } from "@sinclair/typebox";
 import { errorResponses } from "./schemas.ts";
 import { adminSecurity } from "./openapi.ts";
 import { PolicyPatch as PolicyPatchSchema } from "../relay/policy.ts";
-import { CreatedKeyView, CreditBalance, CreditJournal, KeyView } from "../models.ts";
+import { CreatedKeyView, CreditBalance, CreditJournal, KeyScope, KeyView } from "../models.ts";
 import { ProjectView } from "../admin-models.ts";
 import type { ProjectsService } from "../relay/projects.service.ts";
 
 const PolicyPatch = CloneType(PolicyPatchSchema, { $id: "PolicyPatch" });
 const name = t.String({ minLength: 1, maxLength: 200 });
 const params = t.Object({ id: t.String() });
+/** The longest a rotated key may keep working. */
+const MAX_OVERLAP_SECONDS = 30 * 86_400;
 /** Any admin route: bad input (400), no or a wrong token (401), an unknown project or key (404), a bug (500). */
 const errors = errorResponses(400, 401, 404, 500);
 /** A route with a body: also too large (413). */
@@ -62,7 +64,7 @@ export function adminRoutes(deps: { projects: ProjectsService }) {
     .post(
       "/projects/:id/keys",
       async ({ params, body, set }) => {
-        const k = await p.createKey(params.id, body.environment, body.label ?? null);
+        const k = await p.createKey(params.id, { ...body, label: body.label ?? null });
         set.status = 201;
         return k;
       },
@@ -72,6 +74,16 @@ export function adminRoutes(deps: { projects: ProjectsService }) {
           {
             environment: t.Union([t.Literal("test"), t.Literal("live")], { error: "environment must be test or live" }),
             label: t.Optional(t.String({ maxLength: 200 })),
+            expiresAt: t.Optional(
+              t.String({ description: "ISO 8601, in the future: from then on the key is refused (401 KEY_EXPIRED)" }),
+            ),
+            scopes: t.Optional(
+              t.Array(KeyScope, {
+                minItems: 1,
+                uniqueItems: true,
+                description: "What the key may call (default: all); a call outside them is 403 SCOPE_REQUIRED",
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -79,13 +91,52 @@ export function adminRoutes(deps: { projects: ProjectsService }) {
           201: CreatedKeyView,
           ...bodyErrors,
         },
-        detail: detail("Create an API key (sr_test_ for testnet, sr_live_ for mainnet); the key is shown once"),
+        detail: detail(
+          "Create an API key (sr_test_ for testnet, sr_live_ for mainnet); the key is shown once",
+          "scopes: sponsor (POST /v1/sponsor and submitting through /compat/channels), simulate (POST /v1/simulate), " +
+            "estimate (POST /v1/estimate), read (GET /v1/transactions/*, lists, GET /v1/events, the compat " +
+            "endpoint's getTransaction); default all. expiresAt: the key stops working then (401 KEY_EXPIRED) on " +
+            "every instance, each by its own clock.",
+        ),
+      },
+    )
+    .post(
+      "/projects/:id/keys/:keyId/rotate",
+      async ({ params, body, set }) => {
+        const k = await p.rotateKey(params.id, params.keyId, body.overlapSeconds);
+        set.status = 201;
+        return k;
+      },
+      {
+        params: t.Object({ id: t.String(), keyId: t.String() }),
+        body: t.Object(
+          {
+            overlapSeconds: t.Integer({
+              minimum: 0,
+              maximum: MAX_OVERLAP_SECONDS,
+              error: `overlapSeconds must be an integer from 0 to ${MAX_OVERLAP_SECONDS} (30 days)`,
+              description: "How long the old key keeps working (then 401 KEY_EXPIRED)",
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: CreatedKeyView, ...bodyErrors },
+        detail: detail(
+          "Rotate a key: a new one (shown once) with the same environment, label and scopes",
+          "The old key keeps working overlapSeconds more (sooner if it expired sooner already), then is refused " +
+            "with 401 KEY_EXPIRED on every instance (its new expiry is told to the other instances at once). " +
+            "The new key has no expiry. A revoked or unknown key is 404.",
+        ),
       },
     )
     .get("/projects/:id/keys", async ({ params }) => ({ keys: await p.listKeys(params.id) }), {
       params,
       response: { 200: t.Object({ keys: t.Array(KeyView) }), ...errors },
-      detail: detail("List a project's keys (no secrets)"),
+      detail: detail(
+        "List a project's keys (no secrets)",
+        "With their scopes, expiresAt and lastUsedAt; lastUsedAt is written at most once a minute per key (and " +
+          "instance), off the request's path, so it may be up to a minute old.",
+      ),
     })
     .delete("/projects/:id/keys/:keyId", ({ params }) => p.revokeKey(params.id, params.keyId), {
       params: t.Object({ id: t.String(), keyId: t.String() }),

@@ -10,6 +10,9 @@
  * - a key this process does not know as valid (malformed, unknown, revoked, or not yet looked up)
  *   first takes a token from the client IP's anonymous bucket, before the database lookup: bad keys
  *   are limited per IP like anonymous requests, and cannot buy lookups without limit;
+ * - an expired key (KEY_EXPIRED) is not known as valid either: its caller's IP pays first, as for a revoked one;
+ * - a key's scopes, checked here after the token is taken (`scopeFor`: the path's scope), 403 SCOPE_REQUIRED;
+ *   the compat endpoint's route asks by request kind (submitting: sponsor, getTransaction: read);
  * - /compat/* (other protocols, compat.routes.ts) as /v1, but a key not of the relay's form (not sr_...) is no key.
  */
 import { Elysia } from "elysia";
@@ -18,7 +21,8 @@ import { clientIp } from "./caller.ts";
 import { HttpError } from "./errors.ts";
 import { RelayError } from "../errors.ts";
 import { endOfTurn } from "./turn.ts";
-import { checkNetwork, defaultNetwork, type Principal } from "../relay/principal.ts";
+import { checkNetwork, defaultNetwork, requireScope, type Principal } from "../relay/principal.ts";
+import type { KeyScope } from "../key-models.ts";
 import type { ProjectsService } from "../relay/projects.service.ts";
 import type { NetworkName } from "../network/gateway.ts";
 import type { ProjectActor, ProjectActors } from "../relay/project-actors.ts";
@@ -52,6 +56,18 @@ export function callerNetwork(principal: Principal, requested: NetworkName | und
   const network = requested ?? defaultNetwork(principal);
   checkNetwork(principal, network);
   return network;
+}
+
+/**
+ * The scope a /v1 call needs: sponsor, simulate, estimate by their paths, read for every look-up (GET: transactions,
+ * lists, the event stream). Null: none (the compat endpoint's route asks by request kind).
+ */
+export function scopeFor(method: string, path: string): KeyScope | null {
+  if (!path.startsWith("/v1/")) return null;
+  if (path === "/v1/sponsor") return "sponsor";
+  if (path === "/v1/simulate") return "simulate";
+  if (path === "/v1/estimate") return "estimate";
+  return method === "GET" || method === "HEAD" ? "read" : null;
 }
 
 /**
@@ -123,6 +139,8 @@ export function authPlugin(deps: {
         const principal = await deps.projects.authenticate(apiKey, ip);
         Object.assign(context, { principal, clientIp: ip } satisfies CallerContext);
         await take(principal.actor, set.headers);
+        const scope = scopeFor(request.method, path);
+        if (scope) requireScope(principal, scope);
       })
       // fail closed: whatever the URL looked like, a route of the admin API runs only for a request the
       // admin check above let through (the router's own path, not the one read above)

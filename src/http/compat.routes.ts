@@ -14,7 +14,7 @@ import { callerContext } from "./auth.plugin.ts";
 import { SignInLimiter } from "./console-session.ts";
 import { requestContext } from "./errors.plugin.ts";
 import type { ErrorDialect } from "./errors.plugin.ts";
-import { checkNetwork, type Principal } from "../relay/principal.ts";
+import { checkNetwork, requireScope, type Principal } from "../relay/principal.ts";
 import type { NetworkName } from "../network/gateway.ts";
 import {
   CHANNELS_PREFIX,
@@ -93,7 +93,9 @@ const detail = {
     "The API key as `Authorization: Bearer <key>` (or X-API-Key): sr_test_ / sr_live_ keys are the relay's projects " +
     "(rate limits, policies, credits as on /v1/sponsor); any other value, or none, is the anonymous testnet relay. " +
     "Failures are `{success: false, error, data: {code, details}}`, the plugin's codes (details.relayCode: the " +
-    "relay's). docs/compat-channels.md",
+    "relay's). A key's scopes apply: submitting needs sponsor, getTransaction read (403 FORBIDDEN, " +
+    "details.relayCode SCOPE_REQUIRED, details.scope); an expired key is 401 UNAUTHORIZED (relayCode KEY_EXPIRED). " +
+    "docs/compat-channels.md",
   tags: ["relay"],
 };
 
@@ -128,6 +130,7 @@ export function compatRoutes(deps: ManagementDeps & ChannelsServiceDeps) {
         }
         annotate({ compat: "channels", request: req.kind });
         checkCaller(principal, network);
+        requireScope(principal, req.kind === "get-transaction" ? "read" : "sponsor");
         const data =
           req.kind === "get-transaction"
             ? await channels.lookup(principal.projectId, network, req.transactionId)

@@ -13,6 +13,7 @@ export const CONSOLE_FILES = new Map([
   ["index.html", "text/html; charset=utf-8"],
   ["console.css", "text/css; charset=utf-8"],
   ["console.js", "text/javascript; charset=utf-8"],
+  ["keys.js", "text/javascript; charset=utf-8"],
 ]);
 export const CONSOLE_CSP =
   "default-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'; object-src 'none'";

@@ -8,8 +8,10 @@ import { type ErrorCode, type ErrorData, RelayError } from "../errors.ts";
 export const ERROR_STATUS: Record<ErrorCode, number> = {
   VALIDATION_ERROR: 400,
   UNAUTHORIZED: 401,
+  KEY_EXPIRED: 401,
   INSUFFICIENT_CREDITS: 402,
   FORBIDDEN: 403,
+  SCOPE_REQUIRED: 403,
   POLICY_VIOLATION: 403,
   SPONSORSHIP_DENIED: 403,
   NOT_FOUND: 404,

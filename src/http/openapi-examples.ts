@@ -26,6 +26,18 @@ const summary = {
   updatedAt: AT,
 };
 
+const KEY = {
+  id: "5c1d8e2a-7b3f-4a6c-9d0e-2f1a3b4c5d6e",
+  prefix: "sr_live_7Q2m",
+  environment: "live",
+  label: "production",
+  scopes: ["sponsor", "read"],
+  createdAt: AT,
+  expiresAt: "2027-05-31T00:00:00.000Z",
+  lastUsedAt: null,
+  revokedAt: null,
+};
+
 export const EXAMPLES: Record<string, unknown> = {
   "post /v1/sponsor req": { transaction: ENVELOPE, network: "testnet" },
   "post /v1/sponsor 200": {
@@ -55,7 +67,22 @@ export const EXAMPLES: Record<string, unknown> = {
       "when ledgers are full; on mainnet the most it may pay is reserved from credits",
   },
   "post /v1/admin/projects req": { name: "Acme trading", policy: { requestsPerSecond: 50, burst: 100 } },
-  "post /v1/admin/projects/{id}/keys req": { environment: "live", label: "production" },
+  "post /v1/admin/projects/{id}/keys req": {
+    environment: "live",
+    label: "production",
+    scopes: ["sponsor", "read"],
+    expiresAt: "2027-05-31T00:00:00Z",
+  },
+  "post /v1/admin/projects/{id}/keys 201": { ...KEY, key: "sr_live_7Q2mX9pLr4vT8wZ1nB6cY3kH5jF0dS2aE4gU7iO9qW1" },
+  "get /v1/admin/projects/{id}/keys 200": { keys: [{ ...KEY, lastUsedAt: AT }] },
+  "post /v1/admin/projects/{id}/keys/{keyId}/rotate req": { overlapSeconds: 3600 },
+  "post /v1/admin/projects/{id}/keys/{keyId}/rotate 201": {
+    ...KEY,
+    id: "0b6f3c1e-5a2d-4e8b-9c7f-1d2e3a4b5c6d",
+    prefix: "sr_live_K3vP",
+    expiresAt: null,
+    key: "sr_live_K3vP8nR2tY6wQ1zX5cV9bM4lJ7hG0fD3sA6eU8iO2pT",
+  },
   "post /v1/admin/projects/{id}/credits req": { amount: "100000000", reference: "invoice 2026-11" },
   "post /v1/admin/projects/{id}/credits 200": { creditBalance: "100000000" },
   "get /v1/admin/transactions 200": {

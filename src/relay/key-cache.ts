@@ -2,7 +2,9 @@
  * This instance's cache of API keys, by their hash: the live keys (filled at boot, a key created or
  * looked up is added), and the hashes recently found unknown (for NEGATIVE_CACHE_MS, so that a bad
  * key cannot buy a database lookup per request). A revoked key is forgotten at once, here and, by
- * a notice or the database's check (ProjectsService), on every instance.
+ * a notice or the database's check (ProjectsService), on every instance. An expired key stays (its
+ * lookup answers it, so that the caller learns it expired) but is not known as valid: its caller's IP
+ * pays a rate-limit token first, as for a revoked one.
  */
 import type { KeyRow, ProjectsRepo } from "../store/projects.repo.ts";
 
@@ -19,8 +21,14 @@ export class KeyCache {
   constructor(private readonly projects: Pick<ProjectsRepo, "keyByHash">) {}
 
   /** Whether the key with this hash is known as valid (authenticating it needs no database lookup). */
-  has(hash: string): boolean {
-    return this.keys.has(hash);
+  has(hash: string, now = Date.now()): boolean {
+    const k = this.keys.get(hash);
+    return k !== undefined && !expired(k, now);
+  }
+
+  /** A key's new expiry (a rotation's, here or on another instance): its cached row changes, if cached. */
+  expire(keyId: string, at: Date): void {
+    for (const [hash, k] of this.keys) if (k.id === keyId) this.keys.set(hash, { ...k, expiresAt: at });
   }
 
   /** A live key (created here, or read at boot). */
@@ -34,7 +42,7 @@ export class KeyCache {
     this.unknown.delete(hash);
   }
 
-  /** The live key with this hash (from the cache, else the database), or null. */
+  /** The key with this hash, not revoked (expired or not: see `expired`), from the cache, else the database; or null. */
   async lookup(hash: string): Promise<KeyRow | null> {
     const cached = this.keys.get(hash);
     if (cached) return cached;
@@ -62,3 +70,7 @@ export class KeyCache {
     return found;
   }
 }
+
+/** Whether a key's expiry has passed (each instance by its own clock). */
+export const expired = (k: Pick<KeyRow, "expiresAt">, now = Date.now()): boolean =>
+  k.expiresAt !== null && k.expiresAt.getTime() <= now;

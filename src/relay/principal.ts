@@ -9,6 +9,7 @@ import { KEY_NETWORK } from "./api-keys.ts";
 import type { ProjectActor } from "./project-actors.ts";
 import type { Policy, SpendRequest } from "./policy.ts";
 import type { FeeStrategy } from "./fee-strategy.ts";
+import type { KeyScope } from "../key-models.ts";
 
 /** The caller of a /v1 request, resolved from its API key or client IP. */
 export interface Principal {
@@ -17,6 +18,8 @@ export interface Principal {
   keyId: string | null;
   /** The key's environment; null for the anonymous testnet relay. */
   environment: KeyEnvironment | null;
+  /** What the key may call (the anonymous testnet relay: all). */
+  scopes: readonly KeyScope[];
   actor: ProjectActor;
   payer: Payer;
 }
@@ -51,6 +54,15 @@ export function checkNetwork(p: Principal, network: NetworkName): void {
       { reason: "wrong_network", keyNetwork: allowed, network },
     );
   }
+}
+
+/** A call the principal's key is not scoped for: 403 SCOPE_REQUIRED naming the scope. */
+export function requireScope(p: Principal, scope: KeyScope): void {
+  if (!p.scopes.includes(scope))
+    throw new RelayError("SCOPE_REQUIRED", `this API key's scopes (${p.scopes.join(", ")}) do not include ${scope}`, {
+      scope,
+      keyScopes: [...p.scopes],
+    });
 }
 
 /** The network a principal's requests go to when they name none. */

@@ -4,39 +4,34 @@
  * project's actor so that it takes effect at once.
  */
 import { RelayError, validationError } from "../errors.ts";
-import type { ProjectsRepo, ProjectRow, KeyRow, KeyEnvironment, ProjectStatus } from "../store/projects.repo.ts";
+import { hashKey } from "./api-keys.ts";
+import { KEY_SCOPES } from "../key-models.ts";
+import type { ProjectsRepo, ProjectRow, ProjectStatus } from "../store/projects.repo.ts";
 import type { Principal } from "./principal.ts";
 import type { CreditsRepo, JournalEntry } from "../store/credits.repo.ts";
 import type { SubmissionsRepo } from "../store/submissions.repo.ts";
 import type { Logger } from "../log.ts";
 import { ask } from "../../actors/ask.ts";
 import { utcDay, type ProjectReply } from "../../actors/project.machine.ts";
-import { generateKey, hashKey, keyEnvironment, keyPrefix } from "./api-keys.ts";
 import { effectivePolicy, policyView, type Policy, type PolicyPatch } from "./policy.ts";
 import type { Approvals } from "./approval.ts";
 import { PolicyChanges, withSecret } from "./policy-changes.ts";
 import { replyError, type ProjectActor, type ProjectActors } from "./project-actors.ts";
-import { KeyCache } from "./key-cache.ts";
+import { KeysService, keyView, type KeyNotice, type NewKey } from "./keys.service.ts";
 import type { CreatedKeyView, CreditBalance, CreditEntryView, CreditJournal, KeyView } from "../models.ts";
 import type { ProjectView } from "../admin-models.ts";
 
 const unauthorized = (message: string) => new RelayError("UNAUTHORIZED", message);
 const notFound = (what: string) => new RelayError("NOT_FOUND", `${what} not found`);
 
-export const keyView = (k: KeyRow): KeyView => ({
-  id: k.id,
-  prefix: k.prefix,
-  environment: k.environment,
-  label: k.label,
-  createdAt: k.createdAt.toISOString(),
-  revokedAt: k.revokedAt?.toISOString() ?? null,
-});
+export { keyView };
 
 /** A change made through one instance that the others apply (several instances share Redis). */
 export type ProjectNotice =
   | { topic: "project"; projectId: string }
   | { topic: "key-created"; hash: string }
   | { topic: "key-revoked"; keyId: string }
+  | KeyNotice
   | { topic: "credits"; projectId: string; amount: string };
 
 /** Whose open streams end: a revoked key's, or a suspended (or deleted) project's. */
@@ -53,8 +48,8 @@ export class ProjectsService {
    */
   cutOff: (who: CutOff) => void = () => {};
 
-  /** The API keys this instance knows (revoking through this service forgets them at once). */
-  private readonly keys: KeyCache;
+  /** The API keys (revoking through this service forgets them at once). */
+  private readonly keys: KeysService;
   private readonly changes: PolicyChanges;
 
   constructor(
@@ -74,7 +69,7 @@ export class ProjectsService {
     },
   ) {
     this.changes = new PolicyChanges(deps.defaults, deps.approvals, deps.allowPrivate ?? false);
-    this.keys = new KeyCache(deps.projects);
+    this.keys = new KeysService({ projects: deps.projects, log: deps.log, tell: (n) => this.tell(n) });
   }
 
   /**
@@ -97,7 +92,7 @@ export class ProjectsService {
         spent: spent.get(p.id) ?? 0n,
       });
     }
-    for (const { hash, ...key } of keys) this.keys.add(hash, key);
+    for (const { hash, ...key } of keys) this.keys.cache.add(hash, key);
     if (rows.length) this.deps.log.info({ projects: rows.length, keys: keys.length }, "projects restored");
   }
 
@@ -108,26 +103,26 @@ export class ProjectsService {
     const { actors } = this.deps;
     if (apiKey === null) {
       const actor = await actors.anonymousFor(ip);
-      return { projectId: null, keyId: null, environment: null, actor, payer: actors.payer(actor, null, `ip:${ip}`) };
+      const payer = actors.payer(actor, null, `ip:${ip}`);
+      return { projectId: null, keyId: null, environment: null, scopes: KEY_SCOPES, actor, payer };
     }
-    const environment = keyEnvironment(apiKey);
-    if (!environment)
-      throw unauthorized("malformed API key: expected sr_test_ or sr_live_ followed by at least 32 base62 characters");
-    const row = await this.keys.lookup(hashKey(apiKey));
-    const actor = row && actors.project(row.projectId);
-    if (!row || !actor) throw unauthorized("unknown or revoked API key");
+    const row = await this.keys.resolve(apiKey);
+    const actor = actors.project(row.projectId);
+    if (!actor) throw unauthorized("unknown or revoked API key");
+    this.keys.used(row.id);
     return {
       projectId: row.projectId,
       keyId: row.id,
       environment: row.environment,
+      scopes: row.scopes,
       actor,
       payer: actors.payer(actor, row.projectId, `project:${row.projectId}`),
     };
   }
 
-  /** Whether a key is one this process knows as valid (authenticating it needs no database lookup). */
+  /** Whether a key is one this process knows as valid, not expired (authenticating it needs no database lookup). */
   isKnownKey(apiKey: string): boolean {
-    return keyEnvironment(apiKey) !== null && this.keys.has(hashKey(apiKey));
+    return this.keys.isKnown(apiKey);
   }
 
   // ---- projects ---------------------------------------------------------------------------------
@@ -215,26 +210,21 @@ export class ProjectsService {
 
   // ---- keys ---------------------------------------------------------------------------------------
 
-  async createKey(projectId: string, environment: KeyEnvironment, label: string | null): Promise<CreatedKeyView> {
-    await this.row(projectId);
-    const key = generateKey(environment);
-    const hash = hashKey(key);
-    const row = await this.deps.projects.createKey({
-      id: crypto.randomUUID(),
-      projectId,
-      environment,
-      hash,
-      prefix: keyPrefix(key),
-      label,
-    });
-    this.keys.add(hash, row);
+  async createKey(projectId: string, k: NewKey): Promise<CreatedKeyView> {
+    const created = await this.keys.create(projectId, k);
+    await this.tell({ topic: "key-created", hash: hashKey(created.key) });
+    return created;
+  }
+
+  /** A new key for an old one, which works `overlapSeconds` more (then KEY_EXPIRED): the new key shown once. */
+  async rotateKey(projectId: string, keyId: string, overlapSeconds: number): Promise<CreatedKeyView> {
+    const { created, hash } = await this.keys.rotate(projectId, keyId, overlapSeconds);
     await this.tell({ topic: "key-created", hash });
-    return { ...keyView(row), key };
+    return created;
   }
 
   async listKeys(projectId: string): Promise<KeyView[]> {
-    await this.row(projectId);
-    return (await this.deps.projects.keys(projectId)).map(keyView);
+    return this.keys.list(projectId);
   }
 
   async revokeKey(projectId: string, keyId: string): Promise<KeyView> {
@@ -246,7 +236,7 @@ export class ProjectsService {
   }
 
   private forget(keyId: string): void {
-    this.keys.forget(keyId);
+    this.keys.cache.forget(keyId);
     this.cutOff({ keyId });
   }
 
@@ -262,7 +252,10 @@ export class ProjectsService {
   async applyNotice(n: ProjectNotice): Promise<void> {
     switch (n.topic) {
       case "key-created":
-        this.keys.created(n.hash);
+        this.keys.cache.created(n.hash);
+        return;
+      case "key-expiry":
+        this.keys.apply(n);
         return;
       case "key-revoked":
         this.forget(n.keyId);

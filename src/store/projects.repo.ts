@@ -1,10 +1,11 @@
 /** Projects and their API keys (only the key's SHA-256 is stored). */
-import { and, asc, eq, gt, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import { rowsOf } from "./batch-sql.ts";
 import { apiKeys, projects } from "./schema.ts";
 import type { Db } from "./db.ts";
 import type { ProjectStatus } from "../models.ts";
 import type { PolicyOverrides } from "./policy-overrides.ts";
+import type { KeyScope } from "../key-models.ts";
 
 export type { ProjectStatus };
 export type KeyEnvironment = "test" | "live";
@@ -24,7 +25,11 @@ export interface KeyRow {
   environment: KeyEnvironment;
   prefix: string;
   label: string | null;
+  scopes: KeyScope[];
   createdAt: Date;
+  /** When the key stops working (null: never). */
+  expiresAt: Date | null;
+  lastUsedAt: Date | null;
   revokedAt: Date | null;
 }
 
@@ -38,7 +43,10 @@ const keyColumns = {
   environment: apiKeys.environment,
   prefix: apiKeys.prefix,
   label: apiKeys.label,
+  scopes: sql<KeyScope[]>`${apiKeys.scopes}`,
   createdAt: apiKeys.createdAt,
+  expiresAt: apiKeys.expiresAt,
+  lastUsedAt: apiKeys.lastUsedAt,
   revokedAt: apiKeys.revokedAt,
 };
 
@@ -78,6 +86,8 @@ export class ProjectsRepo {
     hash: string;
     prefix: string;
     label: string | null;
+    scopes: KeyScope[];
+    expiresAt: Date | null;
   }): Promise<KeyRow> {
     const [r] = await this.db.insert(apiKeys).values(k).returning(keyColumns);
     return r!;
@@ -102,6 +112,35 @@ export class ProjectsRepo {
       .from(apiKeys)
       .where(and(eq(apiKeys.projectId, projectId), eq(apiKeys.id, keyId)));
     return r ?? null;
+  }
+
+  /**
+   * A rotated key's end: its expiry brought forward to `at` (one already sooner stays); the row, or null when the
+   * project has no such key not revoked.
+   */
+  async expireKey(projectId: string, keyId: string, at: Date): Promise<KeyRow | null> {
+    const [r] = await this.db
+      .update(apiKeys)
+      .set({
+        expiresAt: sql`least(coalesce(${apiKeys.expiresAt}, 'infinity'::timestamptz), ${at.toISOString()}::timestamptz)`,
+      })
+      .where(and(eq(apiKeys.projectId, projectId), eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
+      .returning(keyColumns);
+    return r ?? null;
+  }
+
+  /** A live key of a project, or null. */
+  async liveKey(projectId: string, keyId: string): Promise<KeyRow | null> {
+    const [r] = await this.db
+      .select(keyColumns)
+      .from(apiKeys)
+      .where(and(eq(apiKeys.projectId, projectId), eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)));
+    return r ?? null;
+  }
+
+  /** Marks keys used now (last_used_at): one statement for the keys a minute's first uses name. */
+  async touchKeys(keyIds: string[]): Promise<void> {
+    if (keyIds.length) await this.db.update(apiKeys).set({ lastUsedAt: sql`now()` }).where(inArray(apiKeys.id, keyIds));
   }
 
   /** Every key not revoked, with its hash (the authentication cache is filled with them at boot). */

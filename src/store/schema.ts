@@ -110,6 +110,12 @@ export const apiKeys = pgTable(
     label: text("label"),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     revokedAt: timestamp("revoked_at", { withTimezone: true }),
+    /** What the key may call (sponsor, simulate, estimate, read); keys made before scopes existed may call all. */
+    scopes: text("scopes").array().notNull().default(sql`'{sponsor,simulate,estimate,read}'::text[]`),
+    /** When the key stops working (null: never); a rotation sets the old key's to the end of the overlap. */
+    expiresAt: timestamp("expires_at", { withTimezone: true }),
+    /** The last authenticated use, written at most once a minute per key and instance. */
+    lastUsedAt: timestamp("last_used_at", { withTimezone: true }),
   },
   // the revoked keys by time: each instance reads those revoked since its last look (migration 0010)
   (t) => [

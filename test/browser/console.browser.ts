@@ -72,7 +72,8 @@ beforeAll(async () => {
   });
   page = await browser.newPage();
   await page.setViewport(DESKTOP);
-  page.on("dialog", (d) => void d.accept());
+  // confirm() accepted; prompt() (a key rotation's overlap) answered with its default value
+  page.on("dialog", (d) => void (d.type() === "prompt" ? d.accept(d.defaultValue()) : d.accept()));
   const relayHost = new URL(r.url).host;
   await page.setRequestInterception(true);
   page.on("request", (req) => {
@@ -176,6 +177,56 @@ describe("the operator console in Chromium", () => {
       expect(keys.filter((k: { revokedAt: unknown }) => k.revokedAt !== null)).toHaveLength(1);
       expect(keys.find((k: { label: unknown }) => k.label === "to revoke").revokedAt).not.toBeNull();
       expect(await page.$(button("Revoke"))).not.toBeNull();
+    },
+    STEP,
+  );
+
+  test(
+    "keys: a read-only key expiring in 7 days; the list shows scopes, expiry, last use; Rotate shows the new key once",
+    async () => {
+      const before = (await page.$eval("#new-key", (e) => e.textContent ?? "")).trim();
+      await fill("Key label", "reader");
+      for (const scope of ["sponsor", "simulate", "estimate"]) await press(`aria/${scope}[role="checkbox"]`);
+      await fill("Expires in (days, optional)", "7");
+      await press(button("Create key"));
+      await page.waitForFunction((k) => document.querySelector("#new-key")?.textContent !== k, {}, before);
+      const reader = (await page.$eval("#new-key", (e) => e.textContent ?? "")).trim();
+      const listed = async () => (await r.admin("GET", `/projects/${projectId}/keys`)).body.keys;
+      const made = (await listed()).find((k: { label: string | null }) => k.label === "reader");
+      expect(made.scopes).toEqual(["read"]);
+      expect(Math.abs(Date.parse(made.expiresAt) - Date.now() - 7 * 86_400_000)).toBeLessThan(120_000);
+      // used once (a look-up: read), so that its last use is written
+      const used = await r.http.get(`/v1/transactions/${"0".repeat(64)}`, { "x-api-key": reader });
+      expect(used.status).toBe(404);
+      while (!(await listed()).find((k: { id: string }) => k.id === made.id).lastUsedAt) await Bun.sleep(50);
+      // Rotate (the overlap asked: the dialog's default, 3600 s, accepted)
+      const rotated = await page.evaluate((prefix) => {
+        const row = [...document.querySelectorAll("tr")].find((tr) => tr.textContent?.includes(prefix));
+        const b = [...(row?.querySelectorAll("button") ?? [])].find((x) => x.textContent === "Rotate");
+        (b as { click(): void } | undefined)?.click();
+        return Boolean(b);
+      }, made.prefix);
+      expect(rotated).toBe(true);
+      await page.waitForFunction((k) => document.querySelector("#new-key")?.textContent !== k, {}, reader);
+      const fresh = (await page.$eval("#new-key", (e) => e.textContent ?? "")).trim();
+      expect(fresh).toMatch(/^sr_test_/);
+      const after = await listed();
+      const successor = after.find((k: { id: string; label: string }) => k.label === "reader" && k.id !== made.id);
+      expect(successor.scopes).toEqual(["read"]);
+      expect(fresh.startsWith(successor.prefix)).toBe(true);
+      const old = after.find((k: { id: string }) => k.id === made.id);
+      expect(Math.abs(Date.parse(old.expiresAt) - Date.now() - 3600_000)).toBeLessThan(120_000);
+      // the list: the old key's row has its scopes, an expiry and a last use (no "never")
+      await page.waitForFunction(
+        (prefix) => {
+          const row = [...document.querySelectorAll("tr")].find((tr) => tr.textContent?.includes(prefix));
+          return row && !row.textContent.includes("never") && row.textContent.includes("read");
+        },
+        { timeout: 20_000, polling: 100 },
+        made.prefix,
+      );
+      expect(await page.$$(button("Rotate"))).toHaveLength(3);
+      await shot("keys");
     },
     STEP,
   );

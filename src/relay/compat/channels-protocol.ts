@@ -174,6 +174,10 @@ function translate(e: ErrorData): Translated {
       return code("UNAUTHORIZED", 401, d);
     case "FORBIDDEN":
       return code("FORBIDDEN", 403, d);
+    case "KEY_EXPIRED": // the plugin has no such code: its UNAUTHORIZED, details.relayCode says which
+      return code("UNAUTHORIZED", 401, d);
+    case "SCOPE_REQUIRED": // details.scope names what the key lacks
+      return code("FORBIDDEN", 403, d);
     case "INSUFFICIENT_CREDITS": // the project's prepaid budget: the plugin's per-key fee budget
       return code("FEE_LIMIT_EXCEEDED", 429, { ...d, reason: "insufficient_credits" });
     case "POLICY_VIOLATION":
