@@ -17,7 +17,7 @@
 import { RelayError, isRetryable, type ErrorCode } from "../errors.ts";
 import type { Gateway, NetworkName } from "../network/gateway.ts";
 import type { Submitter } from "../network/submitter.ts";
-import type { Outcome, SettledCredits, SubmissionRecord, SubmissionStore } from "../store/types.ts";
+import type { Outcome, SettledCredits, SubmissionStore } from "../store/types.ts";
 import type { Logger } from "../log.ts";
 import { decodeTransaction, sdkInner } from "./decode.ts";
 import { summarize, summarizeAll } from "./touches.ts";
@@ -25,7 +25,7 @@ import { Operation, type Transaction } from "@stellar/stellar-sdk";
 import { innerRate } from "./fee-bump.ts";
 import { BASE_FEE } from "../stellar/protocol.ts";
 import { decodeOperation } from "./invoke.ts";
-import { feeBumpJob, jobFee, operationJob, type Job } from "./jobs.ts";
+import { feeBumpJob, operationJob, type Job } from "./jobs.ts";
 import type { FeePlan, FeePlanner } from "./fee-plan.ts";
 import type { ChannelPool } from "./pool/channel-pool.ts";
 import type { Payer } from "./principal.ts";
@@ -36,10 +36,11 @@ import { finalOutcome, mayStillBeQueued, outcomeOf, withIdentity } from "./spons
 import { ParkedLeases } from "./sponsor/parked-leases.ts";
 import { Settlement } from "./sponsor/settlement.ts";
 import { SubmissionStage, type SponsorHooks } from "./sponsor/submission.ts";
-import { Ordering, orderResult } from "./order/ordering.ts";
+import { Ordering } from "./order/ordering.ts";
+import { Sending } from "./sponsor/sending.ts";
 import type { UserCaps } from "./user-caps.ts";
 import type { Approvals } from "./approval.ts";
-import type { OrderLimits, OrderedTx } from "./order/sequence-gate.ts";
+import type { OrderLimits } from "./order/sequence-gate.ts";
 
 export { outcomeOf } from "./sponsor/outcomes.ts";
 export type { SponsorHooks } from "./sponsor/submission.ts";
@@ -94,9 +95,11 @@ export class SponsorService {
   private readonly settlement: Settlement;
   private readonly submitting: SubmissionStage;
   private readonly ordering: Ordering;
+  private readonly sending: Sending;
 
   constructor(private readonly deps: SponsorDeps) {
     this.ordering = new Ordering(deps.config.order, deps.log);
+    this.sending = new Sending({ ...deps, ordering: this.ordering, submitting: () => this.submitting });
     const parked = new ParkedLeases();
     this.admission = new Admission({ fees: deps.fees, maxFeeRate: deps.config.maxFeeRate, userCaps: deps.userCaps });
     this.settlement = new Settlement({ ...deps, shared: Boolean(deps.shared) }, parked);
@@ -269,13 +272,6 @@ export class SponsorService {
     return outcome;
   }
 
-  private async keepRefused(network: NetworkName, innerHash: string, payer: Payer, outcome: Outcome): Promise<Outcome> {
-    const { scope: caller, projectId } = payer;
-    await this.deps.submissions
-      .recordRefusal({ network, innerHash, caller, projectId, outcome })
-      .catch((e) => this.deps.log.warn({ network, innerHash, err: String(e) }, "recording a refusal failed"));
-    return outcome;
-  }
   /** Reports a request's outcome to the metrics and answers it, with the inner hash and status where it is about one. */
   private observed(network: NetworkName, outcome: Outcome, innerHash?: string): Outcome {
     this.deps.metrics?.sponsorOutcome(network, outcome);
@@ -348,50 +344,6 @@ export class SponsorService {
     }
   }
   /**
-   * Submits, and tells the account's order what became of the transaction's sequence number. One
-   * refused as out of order while a predecessor is still to come is held again, and sent when it may.
-   */
-  private async inOrder(
-    gw: Gateway,
-    job: Job,
-    plan: FeePlan,
-    reservation: Reservation,
-    id: string,
-    resume: SubmissionRecord | null,
-    fresh: boolean,
-    ordered: OrderedTx | null,
-  ): Promise<Outcome> {
-    for (let first = true; ; first = false) {
-      let outcome: Outcome | RelayError;
-      try {
-        outcome = await this.submitting.submit(gw, job, plan, reservation, id, first ? resume : null, fresh && first);
-      } catch (e) {
-        if (!ordered || !(e instanceof RelayError)) throw e;
-        outcome = e;
-      }
-      if (ordered) {
-        const heldAgain = await this.ordering.gate(gw).ended(ordered, orderResult(outcome));
-        if (heldAgain) continue; // its predecessor is applied now: sent again
-      }
-      if (outcome instanceof RelayError) throw outcome;
-      return outcome;
-    }
-  }
-  /** The project's approval server's yes (src/relay/approval.ts), when its policy has one; throws its no. */
-  private async approve(gw: Gateway, job: Job, plan: FeePlan, reservation: Reservation): Promise<void> {
-    const { payer } = reservation;
-    const approval = payer.policy?.().approval;
-    if (!approval || !payer.projectId || !this.deps.approvals) return;
-    await this.deps.approvals.ask(approval, {
-      project: payer.projectId,
-      network: gw.name,
-      innerHash: job.innerHash,
-      source: job.about?.user ?? null,
-      operations: job.about?.operations() ?? [],
-      estimatedFee: jobFee(job, plan.rate).toString(),
-    });
-  }
-  /**
    * One submission per inner hash: reuse a recorded outcome, settle one the network applied, or
    * submit (a recorded intent resumes: its last envelope is sent again first).
    */
@@ -407,23 +359,12 @@ export class SponsorService {
     const id = prior?.id ?? crypto.randomUUID();
     // its last envelope may still be queued: it is sent again first, and errors are checked against the network
     const resume = prior && !prior.outcome && !prior.releasedAt ? prior : null;
-    // a client's transaction waits for its predecessors in its account's order (one resumed may be queued: not held)
-    const ordered: OrderedTx | null =
-      job.order && !resume
-        ? { ...job.order, id: job.innerHash, scope: reservation.payer.scope, maxTime: job.validUntil?.maxTime ?? 0n }
-        : null;
-    let entered = false;
     try {
-      // a new submission (or one sent again after a refusal) is put to the project's approval server once
-      if (!resume) await this.approve(gw, job, plan, reservation);
-      entered = true;
-      if (ordered) await this.ordering.gate(gw).enter(ordered);
-      return await this.inOrder(gw, job, plan, reservation, id, resume, prior === null, ordered);
+      return await this.sending.send(gw, job, plan, reservation, id, resume, prior === null);
     } catch (e) {
-      if (!entered && job.order) this.ordering.gate(gw).refusedBefore(job.order.account, job.order.seq);
       // refused before anything was sent (denied, or held and refused): kept as a rejected submission, to be looked up
       if (prior === null && !(await this.deps.submissions.byInnerHash(gw.name, job.innerHash)))
-        return await this.keepRefused(gw.name, job.innerHash, reservation.payer, outcomeOf(e));
+        return await this.sending.keepRefused(gw.name, job.innerHash, reservation.payer, outcomeOf(e));
       // a row of this inner hash written meanwhile (a refusal, by another request or instance): resume it
       if (prior === null && !again && innerHashTaken(e)) return await this.once(gw, job, plan, reservation, true);
       const o = outcomeOf(e);
