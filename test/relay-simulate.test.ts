@@ -193,8 +193,10 @@ test("under surge, estimate bids what sponsor would: the network's rate capped a
     const tx = await relay.payment(user);
     const res = await relay.post("/v1/estimate", { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" });
     expect(res.status).toBe(200);
-    expect(res.body.breakdown.baseFee).toBe(String(150 * 2)); // 150 x (1 operation + 1)
     expect(res.body.rates.bid).toBe("150"); // fast would bid 10,000: the cap wins
+    expect(res.body.bidFee).toBe(String(150 * 2)); // 150 x (1 operation + 1)
+    // the likely charge: what the last ledgers cleared at (the estimate's breakdown adds up to it)
+    expect(res.body.breakdown.baseFee).toBe(String(BigInt(res.body.rates.likely) * 2n));
   } finally {
     await relay.stop();
   }

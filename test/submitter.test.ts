@@ -134,11 +134,24 @@ test("tx_bad_seq re-reads the sequence number up to badSeqRetries times", async 
   ]);
 });
 
-test("TRY_AGAIN_LATER is retried until tryAgainLaterMs, then busy when nothing was taken", async () => {
+test("TRY_AGAIN_LATER is retried until tryAgainLaterMs with no ledger closing, then busy when nothing was taken", async () => {
   const { gw, sent } = network(Array.from({ length: 20 }, () => answer("TRY_AGAIN_LATER")));
+  // no ledger closes: a wait for one lasts its whole time
+  (gw.watcher as { passed: unknown }).passed = (_l: number, ms: number) => Bun.sleep(ms).then(() => false);
   const r = await submitter(gw, { tryAgainLaterMs: 600 }).submit(submission());
   expect(r.kind).toBe("busy");
   expect(sent.length).toBeGreaterThan(1);
+});
+
+test("TRY_AGAIN_LATER while ledgers close (the account's transaction queued elsewhere) is retried past tryAgainLaterMs", async () => {
+  let ledger = 10;
+  const later = () => ({ ...answer("TRY_AGAIN_LATER"), latestLedger: ++ledger });
+  const { gw, sent } = network([...Array.from({ length: 12 }, () => later), answer("PENDING")], () => true);
+  (gw.watcher as { passed: unknown }).passed = (_l: number, ms: number) =>
+    Bun.sleep(Math.min(ms, 100)).then(() => true);
+  const r = await submitter(gw, { tryAgainLaterMs: 300 }).submit(submission({ deadline: Date.now() + 5_000 }));
+  expect(r.kind).toBe("applied");
+  expect(sent.length).toBe(13); // 12 TRY_AGAIN_LATER over about 1.2 s, more than 300 ms
 });
 
 test("a fee-bump waiting too long is replaced by a 10x bid; at the cap it waits, and says so", async () => {

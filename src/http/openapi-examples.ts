@@ -66,7 +66,20 @@ export const EXAMPLES: Record<string, unknown> = {
       "with the fee-bump's own), the relay bids 100 (the lowest valid bid) and may raise its bid up to 100000 " +
       "when ledgers are full; on mainnet the most it may pay is reserved from credits",
   },
-  "post /v1/admin/projects req": { name: "Acme trading", policy: { requestsPerSecond: 50, burst: 100 } },
+  "post /v1/admin/projects req": {
+    name: "Acme trading",
+    policy: {
+      requestsPerSecond: 50,
+      burst: 100,
+      allow: {
+        contracts: [{ contract: "CAS3J7GYLGXMF6TDJBBYYSE3HQ6BBSMLNUQ34T6TZMYMW2EVH34XOWMA", functions: ["transfer"] }],
+        assets: ["native"],
+      },
+      activeFrom: "2026-12-01T00:00:00Z",
+      perUser: { maxTransactionsPerDay: 20, maxFeePerDay: "2000000" },
+      approval: { url: "https://app.example.com/relay/approve", timeoutMs: 1500, onFailure: "deny" },
+    },
+  },
   "post /v1/admin/projects/{id}/keys req": {
     environment: "live",
     label: "production",

@@ -319,11 +319,12 @@ export class SponsorService {
     const shared = this.deps.shared;
     if (!shared) return await fn();
     const name = `inner:${gw.name}:${job.innerHash}`;
-    // a transaction may be held for its predecessors before its submission's time begins
-    const runMs = this.deps.config.submissionTimeoutMs + (job.order ? this.ordering.holdMs : 0);
-    const deadline = Date.now() + runMs;
+    // (a transaction held for its predecessor may outlive its lease: a copy of it sent through another
+    // instance meanwhile can then run there too; the network includes one, and one is charged)
+    const { submissionTimeoutMs } = this.deps.config;
+    const deadline = Date.now() + submissionTimeoutMs;
     for (;;) {
-      if (await shared.claim(name, runMs + SHARED_MARGIN_MS)) {
+      if (await shared.claim(name, submissionTimeoutMs + SHARED_MARGIN_MS)) {
         try {
           return await fn();
         } finally {

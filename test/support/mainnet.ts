@@ -33,7 +33,8 @@ export function mainnetOf(r: TestRelay) {
     async payment(from: Keypair, opts: { amount?: string; seqOffset?: bigint } = {}): Promise<Transaction> {
       const got = await server.getAccount(from.publicKey());
       const offset = opts.seqOffset ?? 0n;
-      const acc = offset < 0n ? new Account(from.publicKey(), (BigInt(got.sequenceNumber()) + offset).toString()) : got;
+      const acc =
+        offset < 0n ? new Account(from.publicKey(), (BigInt(got.sequenceNumber()) + offset - 1n).toString()) : got;
       for (let i = 0n; i < offset; i++) acc.incrementSequenceNumber();
       const tx = new TransactionBuilder(acc, { fee: "100", networkPassphrase: net.passphrase })
         .addOperation(

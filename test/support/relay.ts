@@ -168,7 +168,7 @@ export async function startTestRelay(
         for (let i = 0n; i < opts.seqOffset; i++) acc.incrementSequenceNumber();
       // behind the account (a number used already): the network refuses it at once as tx_bad_seq
       if (opts.seqOffset && opts.seqOffset < 0n)
-        acc = new Account(from.publicKey(), (BigInt(acc.sequenceNumber()) + opts.seqOffset).toString());
+        acc = new Account(from.publicKey(), (BigInt(acc.sequenceNumber()) + opts.seqOffset - 1n).toString());
       const tx = new TransactionBuilder(acc, { fee: opts.fee ?? "100", networkPassphrase: needNet().passphrase })
         .addOperation(
           Operation.payment({

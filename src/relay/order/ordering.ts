@@ -48,11 +48,6 @@ export class Ordering {
     return this.gates.get(network)?.waiting(innerHash) ?? null;
   }
 
-  /** Longest a transaction may be held before it is sent. */
-  get holdMs(): number {
-    return this.limits.holdMs;
-  }
-
   stop(): void {
     for (const g of this.gates.values()) g.stop();
   }
