@@ -24,8 +24,6 @@ import type { ProjectView } from "../admin-models.ts";
 const unauthorized = (message: string) => new RelayError("UNAUTHORIZED", message);
 const notFound = (what: string) => new RelayError("NOT_FOUND", `${what} not found`);
 
-export { keyView };
-
 /** A change made through one instance that the others apply (several instances share Redis). */
 export type ProjectNotice =
   | { topic: "project"; projectId: string }
