@@ -199,6 +199,7 @@ async function start(
   });
   await events.start();
   projects.cutOff = (who) => void events.cutOff(who); // a revoked key's streams end, on every instance
+  projects.expiring = (keyId, at) => events.expire(keyId, at); // and a rotated key's, when its overlap ends
   submissions.wrote = () => events.poke(); // a status change is an event: the stream reads it at once
   opened.push(() => events.stop());
   const prune = () =>

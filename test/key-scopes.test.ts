@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectOk, type Res, until, xdrOf } from "./support/harness.ts";
 import { databaseEnv, databaseKinds, startTestRelay, type TestRelay } from "./support/relay.ts";
+import { SseClient } from "./support/sse.ts";
 
 const key = (k: string) => ({ "x-api-key": k });
 const ALL = ["sponsor", "simulate", "estimate", "read"];
@@ -142,6 +143,29 @@ describe.each(databaseKinds)("scoped keys (%s)", (kind) => {
     expect(Date.parse(used.lastUsedAt)).toBeGreaterThanOrEqual(before - 5000);
     const text = JSON.stringify((await r.admin("GET", `/projects/${project.id}/keys`)).body);
     expect(text).not.toContain(k.body.key);
+  });
+
+  test("an event stream ends when its key expires, and when a rotation's overlap ends", async () => {
+    const open = async (k: string) => {
+      const s = await SseClient.open(r.url, key(k));
+      expect(s.res.status).toBe(200);
+      await s.until((items) => (items.some((x) => x.comment === "connected") ? true : undefined));
+      return s;
+    };
+    const short = await newKey({ expiresAt: new Date(Date.now() + 3000).toISOString() });
+    const rotating = await newKey({});
+    const lasting = await newKey({});
+    const streams = [await open(short.body.key), await open(rotating.body.key), await open(lasting.body.key)];
+    const rotated = await r.admin("POST", `/projects/${project.id}/keys/${rotating.body.id}/rotate`, {
+      overlapSeconds: 1,
+    });
+    expectOk(rotated, 201);
+    for (const s of streams.slice(0, 2)) {
+      await s.done();
+      expect(s.items.at(-1)).toEqual({ comment: "ended: the API key expired" });
+    }
+    expect(streams[2]!.ended).toBe(false); // another key's stream goes on
+    streams[2]!.close();
   });
 
   test("compat endpoint: a read-only key cannot submit, but can getTransaction; an expired key is UNAUTHORIZED", async () => {

@@ -4,7 +4,7 @@
  * streams only); each event is `event: <type>`, `id: <id>` (increasing) and `data: <JSON>` on one
  * line; `Last-Event-ID` resumes after that event; a comment line (`: heartbeat`) comes every
  * `heartbeatMs`. The stream ends when the client goes, when it reads too slowly (it resumes with its
- * last id), when its key is revoked or its project suspended (on every instance: ProjectsService's
+ * last id), when its key is revoked or expires (a rotation's end too) or its project suspended (on every instance: ProjectsService's
  * cutOff) or when the relay stops (which closes every stream, so that shutdown never waits on one).
  */
 import { Elysia, t } from "elysia";
@@ -28,6 +28,7 @@ const OPENING = encoder.encode(": connected\n\n");
 /** The last comment of a stream whose access ended. */
 const ACCESS_ENDED: Partial<Record<EndReason, string>> = {
   revoked: "ended: the API key was revoked",
+  expired: "ended: the API key expired",
   suspended: "ended: the project is suspended",
   deleted: "ended: the project no longer exists",
 };
@@ -117,7 +118,12 @@ export function eventsRoutes(deps: { events: EventFeed; heartbeatMs: number }) {
         const after = lastEventId(request.headers.get("last-event-id"));
         annotate({ projectId: principal.projectId, ...(after !== null ? { lastEventId: String(after) } : {}) });
         const sub = deps.events.subscribe(
-          { projectId: principal.projectId, network: defaultNetwork(principal), keyId: principal.keyId },
+          {
+            projectId: principal.projectId,
+            network: defaultNetwork(principal),
+            keyId: principal.keyId,
+            expiresAt: principal.expiresAt,
+          },
           after,
         );
         // its key was revoked between the authentication and now
@@ -133,7 +139,8 @@ export function eventsRoutes(deps: { events: EventFeed; heartbeatMs: number }) {
             description:
               "Server-Sent Events: per event `event: <type>` (transaction.status, credits.low), `id: <id>` (increasing) " +
               "and `data: <the event's JSON>` on one line; a `: heartbeat` comment line at least every 15 s. " +
-              "The stream ends (after a last `: ended: …` comment) when its key is revoked or its project suspended",
+              "The stream ends (after a last `: ended: …` comment) when its key is revoked or expires, or its project " +
+              "is suspended",
           }),
           ...V1_ERRORS,
           ...errorResponses(503),

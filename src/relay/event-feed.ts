@@ -185,6 +185,11 @@ export class EventFeed {
     return ended.length;
   }
 
+  /** A key's expiry brought forward (a rotation, here or on another instance): its streams end then. */
+  expire(keyId: string, at: Date): void {
+    for (const set of this.subscribers.values()) for (const s of set) if (s.keyId === keyId) s.expireAt(at);
+  }
+
   /** Deletes the events older than `retentionHours` (EVENTS_RETENTION_HOURS); answers how many. */
   prune(retentionHours: number): Promise<number> {
     return this.repo.prune(new Date(Date.now() - retentionHours * 3600_000));

@@ -10,13 +10,18 @@ type FeedEvent = EventRow;
 export const DEFAULT_PAGE = 1000;
 
 /** Why a subscription ended: its client went, read too slowly, the feed stopped, or its access ended. */
-export type EndReason = "closed" | "overflow" | "stopped" | "revoked" | "suspended" | "deleted";
+export type EndReason = "closed" | "overflow" | "stopped" | "revoked" | "expired" | "suspended" | "deleted";
+
+/** The longest a timer may wait (setTimeout's limit): a later expiry is looked at again then. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Who subscribes: a project, on its key's network, with that key (its revocation ends the subscription). */
 export interface Subscriber {
   projectId: string;
   network: string;
   keyId?: string | null;
+  /** When its key expires (null: never): the subscription ends then ("expired"). */
+  expiresAt?: Date | null;
 }
 
 /**
@@ -32,6 +37,7 @@ export class Subscription {
   private wake: (() => void) | null = null;
   private ended: EndReason | null = null;
   private resolveEnded!: (reason: EndReason) => void;
+  private expiry: ReturnType<typeof setTimeout> | undefined;
   /** Resolves when it ends, with why (an overflow ends it while its reader may not be reading). */
   readonly whenEnded = new Promise<EndReason>((resolve) => {
     this.resolveEnded = resolve;
@@ -55,6 +61,16 @@ export class Subscription {
     this.keyId = who.keyId ?? null;
     this.last = lastEventId ?? upTo;
     this.backlog = lastEventId !== null && lastEventId < upTo;
+    this.expireAt(who.expiresAt ?? null);
+  }
+
+  /** Its key's expiry (a rotation brings it forward): it ends then, at once if it passed. */
+  expireAt(at: Date | null): void {
+    clearTimeout(this.expiry);
+    if (at === null || this.ended) return;
+    const ms = at.getTime() - Date.now();
+    if (ms <= 0) this.end("expired");
+    else this.expiry = setTimeout(() => this.expireAt(at), Math.min(ms, MAX_TIMER_MS));
   }
 
   /** Why it ended; null while it lasts. */
@@ -114,6 +130,7 @@ export class Subscription {
   end(reason: EndReason): void {
     if (this.ended) return;
     this.ended = reason;
+    clearTimeout(this.expiry);
     if (reason !== "stopped" && reason !== "closed") this.queue = [];
     this.onEnd(this);
     this.resolveEnded(reason);

@@ -57,6 +57,8 @@ export class KeysService {
       log: Logger;
       /** Tells the other instances (failures logged, not thrown). */
       tell: (n: KeyNotice) => Promise<void>;
+      /** A key's expiry brought forward, here or by a notice: what it holds open ends then. */
+      expiring: (keyId: string, at: Date) => void;
     },
   ) {
     this.cache = new KeyCache(deps.projects);
@@ -144,6 +146,7 @@ export class KeysService {
     const ended = await this.deps.projects.expireKey(projectId, keyId, new Date(Date.now() + overlapSeconds * 1000));
     if (ended?.expiresAt) {
       this.cache.expire(keyId, ended.expiresAt);
+      this.deps.expiring(keyId, ended.expiresAt);
       await this.deps.tell({ topic: "key-expiry", keyId, expiresAt: ended.expiresAt.toISOString() });
     }
     return { created, hash: hashKey(created.key) };
@@ -157,6 +160,7 @@ export class KeysService {
   /** Another instance's notice. */
   apply(n: KeyNotice): void {
     this.cache.expire(n.keyId, new Date(n.expiresAt));
+    this.deps.expiring(n.keyId, new Date(n.expiresAt));
   }
 }
 

@@ -20,6 +20,8 @@ export interface Principal {
   environment: KeyEnvironment | null;
   /** What the key may call (the anonymous testnet relay: all). */
   scopes: readonly KeyScope[];
+  /** When the key expires (null: never, or no key). */
+  expiresAt: Date | null;
   actor: ProjectActor;
   payer: Payer;
 }

@@ -1,6 +1,6 @@
 /**
- * Several instances: each one's certain way to learn of a key revoked or a project changed through
- * another. Notices (Redis pub/sub) are fast but not certain: a subscriber that reconnects misses
+ * Several instances: each one's certain way to learn of a key revoked, a key's expiry brought
+ * forward (a rotation) or a project changed through another. Notices (Redis pub/sub) are fast but not certain: a subscriber that reconnects misses
  * what was published meanwhile. So every `intervalMs` (CLUSTER_CHECK_MS, 5 s) each instance also
  * asks Postgres for the keys revoked and the projects changed since its last look, and applies each
  * exactly as its notice (ProjectsService.applyNotice: the key forgotten and its streams ended, the
@@ -83,6 +83,10 @@ export class ProjectWatch {
         `project:${p.id}@${p.at}`,
         { topic: "project", projectId: p.id },
       ]),
+      ...changes.expiring.map((k): [string, ProjectNotice] => {
+        const expiresAt = k.expiresAt.toISOString();
+        return [`expiry:${k.id}@${expiresAt}`, { topic: "key-expiry", keyId: k.id, expiresAt }];
+      }),
     ];
     const seen = new Set<string>();
     for (const [id, notice] of notices) {

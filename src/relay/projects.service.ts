@@ -24,8 +24,6 @@ import type { ProjectView } from "../admin-models.ts";
 const unauthorized = (message: string) => new RelayError("UNAUTHORIZED", message);
 const notFound = (what: string) => new RelayError("NOT_FOUND", `${what} not found`);
 
-export { keyView };
-
 /** A change made through one instance that the others apply (several instances share Redis). */
 export type ProjectNotice =
   | { topic: "project"; projectId: string }
@@ -47,6 +45,8 @@ export class ProjectsService {
    * event streams (set by the composition root). Called for this instance's changes and others'.
    */
   cutOff: (who: CutOff) => void = () => {};
+  /** A key's expiry brought forward (a rotation, here or elsewhere): its open streams end then (set like cutOff). */
+  expiring: (keyId: string, at: Date) => void = () => {};
 
   /** The API keys (revoking through this service forgets them at once). */
   private readonly keys: KeysService;
@@ -69,7 +69,12 @@ export class ProjectsService {
     },
   ) {
     this.changes = new PolicyChanges(deps.defaults, deps.approvals, deps.allowPrivate ?? false);
-    this.keys = new KeysService({ projects: deps.projects, log: deps.log, tell: (n) => this.tell(n) });
+    this.keys = new KeysService({
+      projects: deps.projects,
+      log: deps.log,
+      tell: (n) => this.tell(n),
+      expiring: (keyId, at) => this.expiring(keyId, at),
+    });
   }
 
   /**
@@ -104,7 +109,7 @@ export class ProjectsService {
     if (apiKey === null) {
       const actor = await actors.anonymousFor(ip);
       const payer = actors.payer(actor, null, `ip:${ip}`);
-      return { projectId: null, keyId: null, environment: null, scopes: KEY_SCOPES, actor, payer };
+      return { projectId: null, keyId: null, environment: null, scopes: KEY_SCOPES, expiresAt: null, actor, payer };
     }
     const row = await this.keys.resolve(apiKey);
     const actor = actors.project(row.projectId);
@@ -115,6 +120,7 @@ export class ProjectsService {
       keyId: row.id,
       environment: row.environment,
       scopes: row.scopes,
+      expiresAt: row.expiresAt,
       actor,
       payer: actors.payer(actor, row.projectId, `project:${row.projectId}`),
     };

@@ -160,14 +160,19 @@ export class ProjectsRepo {
   /**
    * The keys revoked and the projects changed (updated_at) after `since` (the database's clock, as
    * `clock()` answers it) less `overlapMs`, by the partial index on revoked_at and the index on
-   * updated_at; each with its time as text.
+   * updated_at; each with its time as text. And the live keys whose expiry is later than that (a
+   * rotation may have brought it forward).
    */
   async changedSince(
     since: string,
     overlapMs: number,
-  ): Promise<{ keys: { id: string; at: string }[]; projects: { id: string; at: string }[] }> {
+  ): Promise<{
+    keys: { id: string; at: string }[];
+    projects: { id: string; at: string }[];
+    expiring: { id: string; expiresAt: Date }[];
+  }> {
     const after = sql`${since}::timestamptz - make_interval(secs => ${overlapMs / 1000})`;
-    const [keys, changed] = await Promise.all([
+    const [keys, changed, expiring] = await Promise.all([
       this.db
         .select({ id: apiKeys.id, at: sql<string>`${apiKeys.revokedAt}::text` })
         .from(apiKeys)
@@ -176,8 +181,13 @@ export class ProjectsRepo {
         .select({ id: projects.id, at: sql<string>`${projects.updatedAt}::text` })
         .from(projects)
         .where(gt(projects.updatedAt, after)),
+      // live keys with an expiry not long past (a rotation's among them): each instance checks its cache's
+      this.db
+        .select({ id: apiKeys.id, expiresAt: apiKeys.expiresAt })
+        .from(apiKeys)
+        .where(and(gt(apiKeys.expiresAt, after), isNull(apiKeys.revokedAt))),
     ]);
-    return { keys, projects: changed };
+    return { keys, projects: changed, expiring: expiring as { id: string; expiresAt: Date }[] };
   }
 
   async keyByHash(hash: string): Promise<KeyRow | null> {
