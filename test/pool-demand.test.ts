@@ -85,3 +85,34 @@ describe("bursts larger than the pool", () => {
     expect(refused.body.error.message).toContain("busy");
   });
 });
+
+describe("a func+auth transaction answered 504", () => {
+  test("keeps its channel until it is resolved: the next request waits (not sent behind it), then runs", async () => {
+    const r = await relay({
+      TESTNET_CHANNELS: "1",
+      TESTNET_CHANNELS_MAX: "1",
+      LEDGER_CLOSE_MS: "0",
+      SUBMISSION_TIMEOUT_MS: "300",
+      RECOVERY_INTERVAL_MS: "100",
+    });
+    const net = r.localnets.testnet!;
+    const [from, to] = [await r.funded(), await r.funded()];
+    const [op1, op2, op3] = await Promise.all([1, 2, 3].map(() => signedTransfer(r, from, to)));
+    const first = await sponsorOp(r, op1!);
+    expect(first.status).toBe(504);
+    expect(net.queue.size).toBe(1); // still queued: its channel holds it as its one transaction
+    const second = await sponsorOp(r, op2!);
+    expect(second.status).toBe(503);
+    expect(second.body.error.details.reason).toBe("channels_busy");
+    expect(net.queue.size).toBe(1); // nothing sent behind it
+    r.close();
+    // recovery finds it in the ledger: the channel is free again, its sequence number used
+    await until("the first resolved", async () => (await pool(r)).totals.inFlight.count === 0, 20_000, 50);
+    const third = sponsorOp(r, op3!);
+    await until("the third sent", () => net.queue.size === 1, 20_000, 20);
+    r.close();
+    const res = await third;
+    expect(res.status).toBe(200);
+    expect((await r.rpc.getTransaction(res.body.hash)).status).toBe("SUCCESS" as never);
+  });
+});

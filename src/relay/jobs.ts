@@ -19,7 +19,10 @@ import type { OpSummary } from "../../actors/policy.ts";
 export interface Sender {
   /** A resumed submission's envelope, sent again exactly as before (so it joins itself in the queue), and its rate. */
   resumed?: { envelope: Signed; rate: bigint };
-  /** A fee-bump's fee source lease (kept past a 504 while the fee-bump may still be queued). */
+  /**
+   * The channel's lease, kept past a 504 while the transaction may still be queued: a fee-bump's fee
+   * source, or an own transaction's source (one such transaction per channel in the network's queue).
+   */
   lease?: FeeLease;
   /** The channel account that pays (the fee-bump's fee source, or the transaction's source). */
   channel: string;
@@ -106,11 +109,16 @@ export function operationJob(
     feeBump: false,
     feeOps: 1n,
     resourceFee: sim.resourceFee,
-    sender: async (pool, maxFee, _resume, _parked, wait) => {
+    sender: async (pool, maxFee, _resume, parked, wait) => {
+      // an earlier run's transaction, parked past its 504, reached no ledger (else this run would not be)
+      parked?.end(0n);
       // its own transaction needs a channel of its own: it waits as long as its deadline allows, in its payer's turn
       const lease = await pool.acquire(maxFee, wait);
       return {
         channel: lease.keypair.publicKey(),
+        // kept past a 504 (its channel holds it as its one queued transaction) until its submission is
+        // resolved: in a ledger, charged and its number used; else its number given back
+        lease: { keypair: lease.keypair, end: (charged) => lease.end(charged, charged > 0n) },
         envelope: (rate) => {
           const source = new Account(lease.keypair.publicKey(), (lease.seq - 1n).toString());
           const tx = new TransactionBuilder(source, {

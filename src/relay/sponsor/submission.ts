@@ -165,7 +165,8 @@ export class SubmissionStage {
           return r satisfies never;
       }
     } finally {
-      // a fee-bump answered 504 may still be queued: its channel keeps the hold until the submission is resolved
+      // a transaction answered 504 may still be queued: its channel keeps the hold (a fee-bump's fee) or the
+      // transaction (one of its own: the next would be refused while it is queued) until the submission is resolved
       // (nothing of it was sent when no intent was written: nothing to wait for)
       if (unresolved && sender.lease && written) this.parked.park(id, sender.lease);
       else sender.end(charged, consumed);
