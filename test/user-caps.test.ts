@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Asset, Keypair, Operation, rpc, TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
-import { xdrOf } from "./support/harness.ts";
+import { until, xdrOf } from "./support/harness.ts";
 import { startTestRelay, type TestRelay } from "./support/relay.ts";
 
 let r: TestRelay;
@@ -63,7 +63,9 @@ test("maxTransactionsPerDay: the user's next is 429 naming it, nothing sent; ano
   expect(BigInt((await r.rpc.getAccount(alice.publicKey())).sequenceNumber())).toBe(BigInt(third.sequence) - 1n);
   const other = await r.post("/v1/sponsor", { transaction: xdrOf(await r.payment(bob)), network: "testnet" }, headers);
   expect(other.status).toBe(200);
-  const usage = await r.admin("GET", `/projects/${p.id}/users/${alice.publicKey()}`);
+  const read = () => r.admin("GET", `/projects/${p.id}/users/${alice.publicKey()}`);
+  await until("alice's day settled", async () => (await read()).body.feeCharged === "400", 5_000, 20);
+  const usage = await read();
   expect(usage.status).toBe(200);
   expect(usage.body).toMatchObject({ account: alice.publicKey(), transactions: 2 });
   expect(usage.body.day).toBe(new Date().toISOString().slice(0, 10));
@@ -82,8 +84,8 @@ test("maxFeePerDay on mainnet: the fee in flight counts; over it 429, and the cr
   );
   expect(first.status).toBe(200);
   const before = (await r.admin("GET", `/projects/${p.id}`)).body.creditBalance;
-  const usage = (await r.admin("GET", `/projects/${p.id}/users/${user.publicKey()}`)).body;
-  expect(usage.feeCharged).toBe(first.body.feePaid);
+  const read = async () => (await r.admin("GET", `/projects/${p.id}/users/${user.publicKey()}`)).body;
+  await until("the user's day settled", async () => (await read()).feeCharged === first.body.feePaid, 5_000, 20);
   // 200 charged + up to 10,000,000 reserved <= 12,000,000: a second passes; a third at once would not
   const [a, b] = await Promise.all([
     r.post("/v1/sponsor", { transaction: xdrOf(await mainnetPayment(user)), network: "mainnet" }, headers),
@@ -120,7 +122,9 @@ test("at once: a user's burst over maxTransactionsPerDay grants exactly the cap"
   expect(statuses.filter((s) => s === 429).length).toBe(3);
   // the three counted: those sent and charged stay counted; one held for a refused predecessor is not
   const ok = answers.filter((a) => a.status === 200);
-  const usage = (await r.admin("GET", `/projects/${p.id}/users/${user.publicKey()}`)).body;
-  expect(usage.transactions).toBe(ok.length);
-  expect(BigInt(usage.feeCharged)).toBe(ok.reduce((a, b) => a + BigInt(b.body.feePaid), 0n));
+  const charged = ok.reduce((a, b) => a + BigInt(b.body.feePaid), 0n);
+  // the user's day is settled just after each answer
+  const usage = async () => (await r.admin("GET", `/projects/${p.id}/users/${user.publicKey()}`)).body;
+  await until("the user's day settled", async () => BigInt((await usage()).feeCharged) === charged, 5_000, 20);
+  expect((await usage()).transactions).toBe(ok.length);
 });
