@@ -130,7 +130,10 @@ describe("a refusal of the relay's own", () => {
     // sent again: pending; then submitted, unless the ledger's outcome was written before the acceptance
     // (acceptances wait up to 50 ms for intents being written: a 50 ms ledger can come first)
     const events = await statusEvents(innerOf(two));
-    expect([["pending", "submitted", "success"], ["pending", "success"]]).toContainEqual(events);
+    expect([
+      ["pending", "submitted", "success"],
+      ["pending", "success"],
+    ]).toContainEqual(events);
   });
 });
 
