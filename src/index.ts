@@ -5,8 +5,8 @@
  * on stderr and exit code 1 (no stack trace).
  */
 import { ConfigError, loadConfig, type Config } from "./config.ts";
-import { createLogger } from "./log.ts";
-import { startRelay, type Relay } from "./boot.ts";
+import { createLogger } from "./kernel/log.ts";
+import { startRelay, type Relay } from "./boot/boot.ts";
 
 let config: Config;
 try {

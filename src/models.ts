@@ -250,7 +250,7 @@ export type ProjectView = Static<typeof ProjectView>;
 /** A project takes requests while active; suspended, it is refused (403). */
 export type ProjectStatus = ProjectView["status"];
 
-export { CreatedKeyView, KeyScope, KeyView } from "./key-models.ts";
+export { CreatedKeyView, KeyScope, KeyView } from "./features/projects/keys/key.model.ts";
 
 export const CreditEntryView = Type.Object(
   {

@@ -5,10 +5,10 @@
 import { Account, Asset, Keypair, Networks, Operation, TransactionBuilder } from "@stellar/stellar-sdk";
 import { createActor } from "xstate";
 import { ask } from "../../actors/ask.ts";
-import { poolMachine, type PoolReply } from "../../actors/pool.machine.ts";
-import { projectMachine, type ProjectReply } from "../../actors/project.machine.ts";
-import { decodeTransaction } from "../../src/relay/decode.ts";
-import { PROJECT_POLICY_DEFAULTS } from "../../src/relay/policy.ts";
+import { poolMachine, type PoolReply } from "../../actors/pool/pool.machine.ts";
+import { projectMachine, type ProjectReply } from "../../actors/projects/project.machine.ts";
+import { decodeTransaction } from "../../src/features/tx/decode.ts";
+import { PROJECT_POLICY_DEFAULTS } from "../../src/features/projects/rules/policy.ts";
 import { feeBumpBytes } from "../../src/stellar/envelope.ts";
 
 export interface StageCost {

@@ -16,16 +16,21 @@
  * - /compat/* (other protocols, compat.routes.ts) as /v1, but a key not of the relay's form (not sr_...) is no key.
  */
 import { Elysia } from "elysia";
-import { type AdminAuth, type ConsoleSessions, type SignInLimiter, adminAuthenticator } from "./console-session.ts";
+import {
+  type AdminAuth,
+  type ConsoleSessions,
+  type SignInLimiter,
+  adminAuthenticator,
+} from "../features/console/console-session.ts";
 import { clientIp } from "./caller.ts";
 import { HttpError } from "./errors.ts";
-import { RelayError } from "../errors.ts";
+import { RelayError } from "../kernel/errors.ts";
 import { endOfTurn } from "./turn.ts";
-import { checkNetwork, defaultNetwork, requireScope, type Principal } from "../relay/principal.ts";
-import type { KeyScope } from "../key-models.ts";
-import type { ProjectsService } from "../relay/projects.service.ts";
+import { checkNetwork, defaultNetwork, requireScope, type Principal } from "../features/projects/principal.ts";
+import type { KeyScope } from "../features/projects/keys/key.model.ts";
+import type { ProjectsService } from "../features/projects/projects.service.ts";
 import type { NetworkName } from "../network/gateway.ts";
-import type { ProjectActor, ProjectActors } from "../relay/project-actors.ts";
+import type { ProjectActor, ProjectActors } from "../features/projects/project-actors.ts";
 import { requestPath } from "./request-path.ts";
 
 /** What the auth plugin's onRequest puts on the context of a /v1 request (not the admin API's): its caller. */

@@ -7,9 +7,9 @@
  */
 import { Elysia, ValidationError } from "elysia";
 import { DrizzleQueryError } from "drizzle-orm";
-import { RelayError } from "../errors.ts";
+import { RelayError } from "../kernel/errors.ts";
 import { ERROR_STATUS, HttpError, envelope, errorHeaders } from "./errors.ts";
-import { type FlatFields, flatLogger, type Logger } from "../log.ts";
+import { type FlatFields, flatLogger, type Logger } from "../kernel/log.ts";
 import { requestPath } from "./request-path.ts";
 import { fromValidation } from "./validation-errors.ts";
 
@@ -77,7 +77,7 @@ export function securityHeaders(path: string, hstsMaxAge: number): Record<string
 const pathOf = (request: Request) => requestPath(request.url);
 
 /**
- * Another protocol's error shape for the paths under `prefix` (src/http/compat.routes.ts): its status and body for
+ * Another protocol's error shape for the paths under `prefix` (src/features/compat/compat.routes.ts): its status and body for
  * the relay's error, instead of the envelope. Request ids, headers and logs are as for any error.
  */
 export interface ErrorDialect {

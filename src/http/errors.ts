@@ -1,9 +1,9 @@
 /**
- * The HTTP side of the relay's errors (src/errors.ts): each code's status, the one table for it,
+ * The HTTP side of the relay's errors (src/kernel/errors.ts): each code's status, the one table for it,
  * and the spec's envelope `{ error: { code, message, details?, requestId } }`. A domain error's
  * `retryAfter` becomes the Retry-After header here; nothing outside src/http knows statuses.
  */
-import { type ErrorCode, type ErrorData, RelayError } from "../errors.ts";
+import { type ErrorCode, type ErrorData, RelayError } from "../kernel/errors.ts";
 
 export const ERROR_STATUS: Record<ErrorCode, number> = {
   VALIDATION_ERROR: 400,

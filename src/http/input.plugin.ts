@@ -13,7 +13,7 @@
  * Registered after authentication, so that refused requests still take a rate-limit token.
  */
 import { Elysia } from "elysia";
-import { RelayError, validationError } from "../errors.ts";
+import { RelayError, validationError } from "../kernel/errors.ts";
 import { payloadTooLarge } from "./errors.plugin.ts";
 import { pathAndQuery } from "./request-path.ts";
 

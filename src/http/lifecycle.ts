@@ -5,7 +5,7 @@
  * and the watchers stay up until they have), bounded by SHUTDOWN_GRACE_MS.
  */
 import { Elysia, t } from "elysia";
-import { RelayError } from "../errors.ts";
+import { RelayError } from "../kernel/errors.ts";
 import { pathAndQuery } from "./request-path.ts";
 
 export class Lifecycle {

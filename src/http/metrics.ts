@@ -16,7 +16,7 @@ import { Elysia, StatusMap } from "elysia";
 import { HttpError } from "./errors.ts";
 import type { CallerContext } from "./auth.plugin.ts";
 import type { WithRequestContext } from "./errors.plugin.ts";
-import type { RelayMetrics, MetricSources } from "../metrics.ts";
+import type { RelayMetrics, MetricSources } from "../kernel/metrics.ts";
 import { requestPath } from "./request-path.ts";
 
 export interface MetricsPluginOptions {

@@ -5,7 +5,7 @@
  * first of each union, a plausible value per type and pattern). Error answers get the envelope with
  * a code of their status.
  */
-import { ERROR_DESCRIPTIONS, type ErrorCode } from "../errors.ts";
+import { ERROR_DESCRIPTIONS, type ErrorCode } from "../kernel/errors.ts";
 
 const HASH = "3f1c0d6e8b7a59c4e2d1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9";
 const INNER = "a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6071829";

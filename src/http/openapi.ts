@@ -19,13 +19,13 @@
 import { dirname, join } from "node:path";
 import { Elysia, type AnyElysia, type InternalRoute } from "elysia";
 import { toOpenAPISchema } from "@elysiajs/openapi";
-import { ERROR_DESCRIPTIONS, RelayError, type ErrorCode } from "../errors.ts";
+import { ERROR_DESCRIPTIONS, RelayError, type ErrorCode } from "../kernel/errors.ts";
 import { EXAMPLES, errorExample, exampleOf } from "./openapi-examples.ts";
 import { webhookEvents } from "./openapi-webhooks.ts";
 import { TransactionSummary } from "../models.ts";
 import { ERROR_STATUS } from "./errors.ts";
 import { CLIENT_REQUEST_ID } from "./errors.plugin.ts";
-import { IDEMPOTENCY_KEY } from "../relay/idempotency.ts";
+import { IDEMPOTENCY_KEY } from "../features/sponsor/idempotency.ts";
 
 /** `detail.security` of the relay's /v1 routes: a project's X-API-Key, or none (the anonymous testnet relay). */
 export const apiKeySecurity: Record<string, string[]>[] = [{ ApiKey: [] }, {}];

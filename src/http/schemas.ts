@@ -4,7 +4,7 @@
  * A schema with a `$id` is one component of the OpenAPI document (components.schemas, referenced where it is used).
  */
 import { t } from "elysia";
-import type { ErrorCode as Code } from "../errors.ts";
+import type { ErrorCode as Code } from "../kernel/errors.ts";
 import { ERROR_STATUS } from "./errors.ts";
 
 const network = t.Union([t.Literal("testnet"), t.Literal("mainnet")], {

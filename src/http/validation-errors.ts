@@ -1,12 +1,12 @@
 /**
  * Elysia's validation errors (TypeBox's) as the relay's VALIDATION_ERROR: one message that names the
- * field, what it got and what is allowed, and a reason code (src/reasons.ts). Generic, never per
+ * field, what it got and what is allowed, and a reason code (src/kernel/reasons.ts). Generic, never per
  * field: an unknown field comes first (with the closest known name), a `X | null` union reports its
  * non-null branch's failure (a pattern, a range, a list of words), and a list of words names them.
  */
 import type { ValidationError } from "elysia";
-import { RelayError } from "../errors.ts";
-import type { Reason } from "../reasons.ts";
+import { RelayError } from "../kernel/errors.ts";
+import type { Reason } from "../kernel/reasons.ts";
 
 interface Schema {
   type?: string;

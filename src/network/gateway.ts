@@ -17,10 +17,10 @@ import type { Market } from "./clearing-rates.ts";
 import { RpcClient, RpcFailure, httpTransport, messageOf, type RpcTransport } from "./rpc-client.ts";
 import * as S from "./rpc-schemas.ts";
 import { X, fromB64, resultSummary, type LedgerEntryDataW } from "../stellar/xdr.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../kernel/log.ts";
 import { BASE_RESERVE } from "../stellar/protocol.ts";
-import type { RpcMetrics } from "../metrics.ts";
-import { RelayError } from "../errors.ts";
+import type { RpcMetrics } from "../kernel/metrics.ts";
+import { RelayError } from "../kernel/errors.ts";
 
 export type NetworkName = "testnet" | "mainnet";
 export const NETWORKS: readonly NetworkName[] = ["testnet", "mainnet"];

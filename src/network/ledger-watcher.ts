@@ -17,8 +17,8 @@ import { CloseClock } from "./close-clock.ts";
 import { pastBounds, ReadWaiters, type ReadWait, type ValidUntil } from "./read-waiters.ts";
 import { HashWaiters, type Confirmed, type ReadTx } from "./hash-waiters.ts";
 import type { Static } from "@sinclair/typebox";
-import type { Logger } from "../log.ts";
-import type { WatcherMetrics } from "../metrics.ts";
+import type { Logger } from "../kernel/log.ts";
+import type { WatcherMetrics } from "../kernel/metrics.ts";
 
 export type { Confirmed, ValidUntil };
 

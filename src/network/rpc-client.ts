@@ -11,7 +11,7 @@
  */
 import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../kernel/log.ts";
 
 /** Why a call failed: the upstream could not be reached in time, or its answer was not usable. */
 export class RpcFailure extends Error {

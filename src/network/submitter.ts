@@ -22,10 +22,10 @@
  * channels and the client is the caller's business. It never calls the caller: what it needs from it
  * (an envelope at a bid, the intent recorded before a send, a re-read sequence number, a look-up
  * of the relay's own applied transaction) it asks for as a step, and the caller answers each step
- * (`Steps` in submit-protocol.ts: an async generator the caller drives, src/relay/submit-steps.ts).
+ * (`Steps` in submit-protocol.ts: an async generator the caller drives, src/features/tx/submit-steps.ts).
  */
-import { RelayError } from "../errors.ts";
-import type { Logger } from "../log.ts";
+import { RelayError } from "../kernel/errors.ts";
+import type { Logger } from "../kernel/log.ts";
 import { clientResultCodes } from "../stellar/result-codes.ts";
 import type { Gateway, Sent } from "./gateway.ts";
 import type { Confirmed } from "./ledger-watcher.ts";

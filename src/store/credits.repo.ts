@@ -6,7 +6,7 @@ import { and, desc, eq, lt } from "drizzle-orm";
 import { creditJournal, projects } from "./schema.ts";
 import type { Db } from "./db.ts";
 import { OUT_OF_RANGE, sqlState } from "./write-errors.ts";
-import { validationError } from "../errors.ts";
+import { validationError } from "../kernel/errors.ts";
 
 /** The most a balance holds: its column is int8. */
 export const MAX_BALANCE = 9_223_372_036_854_775_807n;

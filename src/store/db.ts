@@ -14,7 +14,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import postgres from "postgres";
 import { sql } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
-import type { DatabaseMetrics } from "../metrics.ts";
+import type { DatabaseMetrics } from "../kernel/metrics.ts";
 import { SCALING_HINT } from "./instance-lock.ts";
 import { PGliteThread } from "./pglite-thread.ts";
 

@@ -3,7 +3,7 @@
  * instead, `{ status, body }` with the error's `headers`: they are read back as the same outcome,
  * so that they replay exactly as they were first answered.
  */
-import type { ErrorCode } from "../errors.ts";
+import type { ErrorCode } from "../kernel/errors.ts";
 import type { Outcome, SponsorResult } from "./types.ts";
 
 interface LegacyOutcome {

@@ -10,9 +10,9 @@ export interface PolicyOverrides {
   testnetDailySpendLimit?: string;
   /** Read by the credit journal's trigger (migration 0008) as `policy->>'lowBalanceAlert'`. */
   lowBalanceAlert?: string;
-  /** `fast` or `economy` (src/relay/fee-strategy.ts). */
+  /** `fast` or `economy` (src/features/tx/fee-strategy.ts). */
   feeStrategy?: "fast" | "economy";
-  /** Allowlists (src/relay/sponsorship-rules.ts); `allowedContractIds` is kept as allow.contracts. */
+  /** Allowlists (src/features/projects/rules/sponsorship-rules.ts); `allowedContractIds` is kept as allow.contracts. */
   allow?: {
     contracts?: { contract: string; functions?: string[] }[];
     destinations?: string[];

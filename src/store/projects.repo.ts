@@ -5,7 +5,7 @@ import { apiKeys, projects } from "./schema.ts";
 import type { Db } from "./db.ts";
 import type { ProjectStatus } from "../models.ts";
 import type { PolicyOverrides } from "./policy-overrides.ts";
-import type { KeyScope } from "../key-models.ts";
+import type { KeyScope } from "../features/projects/keys/key.model.ts";
 
 export type { ProjectStatus };
 export type KeyEnvironment = "test" | "live";

@@ -33,7 +33,7 @@ export const submissions = pgTable(
     /** Set by recovery when no wrapping can be in a queue any more and the reservation was given back. */
     releasedAt: timestamp("released_at", { withTimezone: true }),
     /**
-     * The lifecycle status (actors/submission.machine.ts): pending, submitted, success, failed,
+     * The lifecycle status (actors/sponsor/submission.machine.ts): pending, submitted, success, failed,
      * rejected or expired. Every change goes through the machine and writes an event (`events`).
      */
     status: text("status").notNull().default("pending"),

@@ -1,12 +1,12 @@
 /**
- * A submission's status change in SQL, from the lifecycle machine (actors/submission.machine.ts):
+ * A submission's status change in SQL, from the lifecycle machine (actors/sponsor/submission.machine.ts):
  * `statusAfter("ACCEPTED", sql`s.status`)` is `case s.status when 'pending' then 'submitted' else
  * s.status end`. The statements that change a status write it with this, so that the machine's
  * transitions are the only ones the database sees; each statement also writes the events of the
  * statuses it changed (submissions.repo.ts, `statusEvents`).
  */
 import { sql, type SQL } from "drizzle-orm";
-import { statusTable, type SubmissionEvent } from "../../actors/submission.machine.ts";
+import { statusTable, type SubmissionEvent } from "../../actors/sponsor/submission.machine.ts";
 
 const cache = new Map<string, string>();
 

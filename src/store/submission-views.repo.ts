@@ -10,7 +10,7 @@ import { rowsOf } from "./batch-sql.ts";
 import type { Db } from "./db.ts";
 import { submissionAttempts, submissions } from "./schema.ts";
 import { sqlState } from "./write-errors.ts";
-import { validationError } from "../errors.ts";
+import { validationError } from "../kernel/errors.ts";
 
 /** A submission as answered: hash, innerHash, status, network, ledger?, feeCharged?, resultXdr?, error?, dates. */
 export type SubmissionView = Static<typeof TransactionSummary>;

@@ -11,8 +11,8 @@
 import { and, asc, eq, isNotNull, isNull, gte, lt, sql } from "drizzle-orm";
 import { creditJournal, projects, submissions } from "./schema.ts";
 import { statusAfter } from "./status-sql.ts";
-import { nextStatus } from "../../actors/submission.machine.ts";
-import { RelayError } from "../errors.ts";
+import { nextStatus } from "../../actors/sponsor/submission.machine.ts";
+import { RelayError } from "../kernel/errors.ts";
 import type { Db } from "./db.ts";
 import { readOutcome } from "./outcome-codec.ts";
 import { GroupCommit } from "./group-commit.ts";

@@ -1,5 +1,5 @@
 /** What the relay keeps durably: submission intents and outcomes, and idempotency records. */
-import type { ErrorData } from "../errors.ts";
+import type { ErrorData } from "../kernel/errors.ts";
 import type { SponsorResult } from "../models.ts";
 
 /** What the network did with a sponsored transaction (its wire model is src/models.ts's). */
@@ -44,7 +44,7 @@ export interface SubmissionRecord extends Omit<SubmissionIntent, "envelope" | "s
   releasedAt: Date | null;
   outcome: Outcome | null;
   feeCharged: bigint | null;
-  /** Its lifecycle status (actors/submission.machine.ts), where the read says it. */
+  /** Its lifecycle status (actors/sponsor/submission.machine.ts), where the read says it. */
   status?: string;
 }
 

@@ -6,15 +6,15 @@
  */
 import { createApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
-import { createLogger, type Logger } from "../../src/log.ts";
-import { ProjectActors } from "../../src/relay/project-actors.ts";
-import { ProjectsService } from "../../src/relay/projects.service.ts";
+import { createLogger, type Logger } from "../../src/kernel/log.ts";
+import { ProjectActors } from "../../src/features/projects/project-actors.ts";
+import { ProjectsService } from "../../src/features/projects/projects.service.ts";
 import {
   ANONYMOUS_POLICY_DEFAULTS,
   PROJECT_POLICY_DEFAULTS,
   effectivePolicy,
   type PolicyPatch,
-} from "../../src/relay/policy.ts";
+} from "../../src/features/projects/rules/policy.ts";
 import { MemoryCheckpoints } from "../../src/store/checkpoints.ts";
 import { inProcess } from "./harness.ts";
 

@@ -1,6 +1,6 @@
 /** A relay's channel pool as tests look at it: GET /v1/admin/channels, its database rows, the funder. */
 import { and, eq } from "drizzle-orm";
-import { localFunder } from "../../src/boot.ts";
+import { localFunder } from "../../src/boot/boot.ts";
 import type { PoolView } from "../../src/models.ts";
 import { channels } from "../../src/store/schema.ts";
 import type { TestRelay } from "./relay.ts";

@@ -6,7 +6,7 @@
 import { expect } from "bun:test";
 import { Account, Asset, Keypair, Operation, rpc, TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
 import { sql, type SQL } from "drizzle-orm";
-import { localFunder } from "../../src/boot.ts";
+import { localFunder } from "../../src/boot/boot.ts";
 import { xdrOf } from "./harness.ts";
 import type { TestRelay } from "./relay.ts";
 

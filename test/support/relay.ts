@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Account, Keypair, rpc, TransactionBuilder, Asset, Operation, type Transaction } from "@stellar/stellar-sdk";
 import { loadConfig } from "../../src/config.ts";
-import { createLogger, type Logger } from "../../src/log.ts";
-import { startRelay, type Relay } from "../../src/boot.ts";
+import { createLogger, type Logger } from "../../src/kernel/log.ts";
+import { startRelay, type Relay } from "../../src/boot/boot.ts";
 import { inProcess, overTcp, type Http, type Res } from "./harness.ts";
 import { seedPglite } from "./pglite.ts";
 

@@ -1,0 +1,72 @@
+/**
+ * What the relay says while it starts and once it is ready, for the person who started it: what it
+ * is doing during a first start (the database created, the channel pools funded), then one line to
+ * act on: its URL, where each network points, the store, Redis, the pools and the docs page. Never a
+ * password: URLs are shown by host, port and path only, and an upstream RPC's by scheme, host and
+ * port (providers put their API keys in the path).
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { Config } from "../config.ts";
+import type { NetworkName } from "../network/gateway.ts";
+
+/** A URL without its credentials or query: host, port and path. */
+export function shownUrl(raw: string): string {
+  try {
+    const u = new URL(raw);
+    return `${u.protocol}//${u.host}${u.pathname === "/" ? "" : u.pathname}`;
+  } catch {
+    return "(not a URL)";
+  }
+}
+
+/** An upstream RPC's URL as shown and logged: scheme, host and port (its path and query may hold a key). */
+export function rpcOrigin(raw: string): string {
+  try {
+    const u = new URL(raw);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return "(not a URL)";
+  }
+}
+
+/** The store, as a person reads it. */
+export function storeOf(config: Config): string {
+  if (!config.DATABASE_URL) return `PGlite in ${join(config.DATA_DIR, "pglite")}`;
+  const schema = config.DATABASE_SCHEMA ? ` (schema ${config.DATABASE_SCHEMA})` : "";
+  return `Postgres ${shownUrl(config.DATABASE_URL).replace(/^postgres(ql)?:\/\//, "")}${schema}`;
+}
+
+/** What opening the database will do: a first start on PGlite creates it (initdb, a few seconds). */
+export function databaseStep(config: Config): string {
+  const fresh = !config.DATABASE_URL && !existsSync(join(config.DATA_DIR, "pglite", "PG_VERSION"));
+  return fresh
+    ? `creating the embedded database in ${join(config.DATA_DIR, "pglite")} (first start: a few seconds)`
+    : `opening the database: ${storeOf(config)}`;
+}
+
+export interface StartFacts {
+  url: string;
+  /** Each network served: its embedded localnet, or its upstream RPC URL. */
+  networks: Partial<Record<NetworkName, { embedded: boolean; rpc: string }>>;
+  channels: Partial<Record<NetworkName, number>>;
+}
+
+/** The line a person acts on once the relay is ready. */
+export function readyLine(config: Config, f: StartFacts): string {
+  const networks = Object.entries(f.networks)
+    .map(([name, n]) => `${name}: ${n!.embedded ? `embedded localnet (${n!.rpc})` : rpcOrigin(n!.rpc)}`)
+    .join(", ");
+  const pools = Object.entries(f.channels)
+    .map(([name, n]) => `${name} ${n}`)
+    .join(", ");
+  const redis = config.REDIS_URL ? `Redis ${shownUrl(config.REDIS_URL)}` : "in-memory limits (no Redis)";
+  return [
+    `relay ready on ${f.url}`,
+    `networks: ${networks}`,
+    `store: ${storeOf(config)}`,
+    redis,
+    `channel pools: ${pools || "none"}`,
+    `docs: ${f.url}/openapi`,
+  ].join(" | ");
+}

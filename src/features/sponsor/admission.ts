@@ -1,0 +1,108 @@
+/**
+ * Admission: the fee plan, then the payer's actor checks the policy and reserves the most the
+ * request may pay (credits on mainnet); and, in the func+auth mode, the operation's simulation from a
+ * channel account.
+ */
+import { Account, TransactionBuilder } from "@stellar/stellar-sdk";
+import { RelayError } from "../../kernel/errors.ts";
+import type { Gateway, NetworkName } from "../../network/gateway.ts";
+import { BASE_FEE } from "../../stellar/protocol.ts";
+import type { DecodedOperation } from "../tx/invoke.ts";
+import { jobFee, type Job } from "./jobs.ts";
+import type { FeePlan, FeePlanner } from "../tx/fee-plan.ts";
+import { describeEvents } from "../tx/simulate.service.ts";
+import type { ChannelPool } from "../pool/channel-pool.ts";
+import type { Payer } from "../projects/principal.ts";
+import type { OpSummary } from "../../../actors/projects/policy.ts";
+import type { UserCaps, UserHold } from "../projects/rules/user-caps.ts";
+
+/** Sponsoring draws on credits on mainnet only. */
+export const CREDIT_NETWORK: NetworkName = "mainnet";
+
+/** One request's reservation, settled exactly once. */
+export interface Reservation {
+  id: string;
+  payer: Payer;
+  credits: boolean;
+  grant: bigint;
+  journaled: boolean;
+  done: boolean;
+  /** The outcome's write, when it was answered before its outcome was durable (settled when it ends). */
+  writing?: Promise<void>;
+  /** Its count and fee hold against its end user's day (the policy's perUser caps). */
+  user?: UserHold;
+}
+
+const max = (...xs: bigint[]) => xs.reduce((a, b) => (a > b ? a : b));
+
+/** What a request asks to reserve for. */
+export interface Wanted {
+  /** The lowest rate it may bid (stroops per operation). */
+  floor: bigint;
+  soroban: boolean;
+  operationTypes: string[];
+  contractIds: (string | null)[];
+  /** What it touches, operation by operation (made only when the policy asks). */
+  operations(): OpSummary[];
+  /** Its end user (the policy's perUser caps), if it has one. */
+  user: string | null;
+}
+
+export class Admission {
+  constructor(private readonly deps: { fees: FeePlanner; maxFeeRate: bigint; userCaps?: UserCaps }) {}
+
+  /** Plans the fee and has the payer's actor check the policy and reserve the most this request may pay. */
+  async reserve(
+    gw: Gateway,
+    job: Job,
+    payer: Payer,
+    want: Wanted,
+  ): Promise<{ reservation: Reservation; plan: FeePlan }> {
+    // at least `floor`, at most MAX_FEE_RATE; the policy's strategy (fast or economy)
+    const plan = await this.deps.fees.plan(gw, want.floor, want.soroban, payer.feeStrategy?.());
+    const credits = gw.name === CREDIT_NETWORK && payer.projectId !== null;
+    const id = crypto.randomUUID();
+    // what it touches, operation by operation, when an allowlist asks (decoding it costs on the hot path)
+    const operations = payer.policy?.().allow ? want.operations() : undefined;
+    const grant = await payer.reserve(id, credits, {
+      operationTypes: want.operationTypes,
+      contractIds: want.contractIds,
+      minFee: jobFee(job, plan.floor),
+      maxFee: jobFee(job, max(plan.rate, this.deps.maxFeeRate)), // bids rise under surge up to MAX_FEE_RATE
+      ...(operations ? { operations } : {}),
+      network: gw.name,
+    });
+    const reservation: Reservation = { id, payer, credits, grant, journaled: false, done: false };
+    const policy = payer.policy?.();
+    if (policy?.perUser && payer.projectId && want.user && this.deps.userCaps) {
+      try {
+        const hold = await this.deps.userCaps.reserve(payer.projectId, want.user, policy, grant, Date.now());
+        if (hold) reservation.user = hold;
+      } catch (e) {
+        payer.settle(id, { released: 0n, charged: 0n, journaled: false }); // nothing of it was sent
+        throw e;
+      }
+    }
+    return { reservation, plan };
+  }
+  /** Simulates the operation from a relay channel account in enforce mode: its resource fee and Soroban data. */
+  async simulateOperation(
+    gw: Gateway,
+    pool: ChannelPool,
+    op: DecodedOperation,
+  ): Promise<{ resourceFee: bigint; transactionData: string }> {
+    const tx = new TransactionBuilder(new Account(pool.simulationSource(), "0"), {
+      fee: BASE_FEE.toString(),
+      networkPassphrase: gw.passphrase,
+    })
+      .addOperation(op.operation)
+      .setTimeout(0)
+      .build();
+    const raw = await gw.simulate(tx, "enforce");
+    if (raw.error || !raw.transactionData)
+      throw new RelayError("SIMULATION_FAILED", raw.error ?? "the simulation returned no transaction data", {
+        events: describeEvents(raw.events),
+      });
+    return { resourceFee: BigInt(raw.minResourceFee ?? "0"), transactionData: raw.transactionData };
+  }
+}

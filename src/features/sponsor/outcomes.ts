@@ -1,0 +1,136 @@
+/**
+ * Outcomes of sponsor requests: errors as outcomes, which recorded outcomes stand, the 504 the
+ * relay answers when it cannot know yet, and the identity (inner hash, status) every answer about a
+ * transaction carries.
+ */
+import { RelayError } from "../../kernel/errors.ts";
+import type { Outcome, SubmissionRecord } from "../../store/types.ts";
+import type { ValidUntil } from "../../network/ledger-watcher.ts";
+
+/** Ledgers after which no envelope sent before can be in any queue (dropped after 4, banned for 10). */
+const QUEUE_LEDGERS = 12;
+
+/** A RelayError as an outcome (kept and replayed); anything else is a bug and is rethrown. */
+export function outcomeOf(e: unknown): Outcome {
+  if (e instanceof RelayError) return { kind: "failure", error: e.data() };
+  throw e;
+}
+
+/** A recorded outcome that stands: a success, or a failure the network charged for (its sequence or nonce is spent). */
+export function finalOutcome(prior: { outcome: Outcome | null; feeCharged: bigint | null } | null): Outcome | null {
+  return prior?.outcome && (prior.outcome.kind === "success" || prior.feeCharged !== null) ? prior.outcome : null;
+}
+
+/** Whether an envelope of this submission may still be queued: sent, not released, within QUEUE_LEDGERS ledgers. */
+export function mayStillBeQueued(r: SubmissionRecord, latestLedger: number): boolean {
+  return !r.outcome && !r.releasedAt && r.sentLedger !== null && latestLedger <= r.sentLedger + QUEUE_LEDGERS;
+}
+
+/** What the relay bid and what the network cleared at, for a 504's message and details. */
+export interface BidContext {
+  /** The most the reservation allows, stroops per operation. */
+  cap: bigint;
+  /** What the last ledgers cleared at (stroops per operation, oldest first); empty when unknown. */
+  cleared: bigint[];
+  strategy: string;
+}
+
+/** The market beside a bid: what the last ledgers cleared at (the highest), and whether the cap is under it. */
+function market(bid?: BidContext): { cleared: bigint | null; text: string } {
+  const cleared = bid?.cleared.length ? bid.cleared.reduce((a, b) => (a > b ? a : b)) : null;
+  const text =
+    cleared === null
+      ? ""
+      : `; the last ledgers cleared at up to ${cleared} stroops per operation` +
+        (cleared > bid!.cap ? `, above the most the policy allows (${bid!.cap})` : "");
+  return { cleared, text };
+}
+
+/** The bid's figures for an error's details (`rate` null: no fee-bump was sent, so there is no bid to quote). */
+function bidDetails(rate: bigint | null, cleared: bigint | null, bid?: BidContext): Record<string, string> {
+  if (!bid) return {};
+  return {
+    ...(rate === null ? {} : { bid: rate.toString() }),
+    cap: bid.cap.toString(),
+    strategy: bid.strategy,
+    ...(cleared === null ? {} : { clearingRate: cleared.toString() }),
+  };
+}
+
+/** 504: the relay cannot know the outcome yet; the client's retry (or recovery) finds it by the inner hash. */
+export function timedOut(
+  hash: string,
+  rate: bigint,
+  timeoutMs: number,
+  reason?: string,
+  accepted = false,
+  bid?: BidContext,
+): RelayError {
+  const { cleared, text } = market(bid);
+  const message =
+    reason === "fee_cap_reached"
+      ? `not in a ledger within ${timeoutMs} ms; the fee bid reached its cap of ${rate} stroops per operation${text}`
+      : reason === "network_unavailable"
+        ? "the network did not confirm receiving the transaction; retry to get its outcome"
+        : `no confirmation within ${timeoutMs} ms (bid ${rate} stroops per operation${text})`;
+  const status = accepted ? "submitted" : "pending";
+  const fees = bidDetails(rate, cleared, bid);
+  return new RelayError("SUBMISSION_TIMEOUT", message, { hash, status, ...(reason ? { reason } : {}), ...fees });
+}
+
+/** Unix seconds as an ISO time, or as the number when no date can hold them (a far-off sentinel). */
+function unixTime(seconds: bigint): string {
+  const d = new Date(Number(seconds) * 1000);
+  return Number.isFinite(d.getTime()) ? d.toISOString() : `${seconds} (unix seconds)`;
+}
+
+/**
+ * SUBMISSION_FAILED with status `expired`: read up to `ledger` no ledger included the transaction, and
+ * its time or ledger bounds have passed, so none will (tx_too_late). `rate`: the bid of the last fee-bump
+ * sent; null when none was sent (its bounds passed first): no bid is quoted then.
+ */
+export function expired(
+  hash: string,
+  rate: bigint | null,
+  ledger: number,
+  bounds: ValidUntil,
+  bid?: BidContext,
+): RelayError {
+  const { cleared, text } = market(bid);
+  const until = [
+    ...(bounds.maxTime > 0n ? [`maxTime ${unixTime(bounds.maxTime)}`] : []),
+    ...(bounds.maxLedger > 0 ? [`maxLedger ${bounds.maxLedger}`] : []),
+  ].join(", ");
+  const message =
+    `not included before its time bounds passed (${until}; ledger ${ledger} closed after them), ` +
+    (rate === null
+      ? "before the relay sent it (no fee-bump of it was sent)"
+      : `with a bid of ${rate} stroops per operation`) +
+    `${text}; build it again with a later maxTime`;
+  return new RelayError("SUBMISSION_FAILED", message, {
+    result_codes: { transaction: "tx_too_late" },
+    hash,
+    status: "expired",
+    ...(bounds.maxTime > 0n ? { maxTime: bounds.maxTime.toString() } : {}),
+    ...(bounds.maxLedger > 0 ? { maxLedger: bounds.maxLedger } : {}),
+    ...bidDetails(rate, cleared, bid),
+  });
+}
+
+/**
+ * An outcome about a transaction carries its inner hash (what the client signed) beside `hash` (the
+ * fee-bump), and its status: a result is `success`; SUBMISSION_FAILED is `failed` when the network
+ * applied it (and charged its fee), `expired` when its bounds passed in the queue, else `rejected`; SUBMISSION_TIMEOUT says what it knows.
+ */
+export function withIdentity(o: Outcome, innerHash: string): Outcome {
+  if (o.kind === "success") return { kind: "success", result: { ...o.result, innerHash, status: "success" } };
+  const details = o.error.details as Record<string, unknown> | undefined;
+  if (!details || typeof details.hash !== "string") return o;
+  const status =
+    o.error.code === "SUBMISSION_FAILED"
+      ? (details.status ?? (details.ledger === undefined ? "rejected" : "failed"))
+      : o.error.code === "SUBMISSION_TIMEOUT"
+        ? (details.status ?? "pending")
+        : undefined;
+  return { kind: "failure", error: { ...o.error, details: { ...details, innerHash, ...(status ? { status } : {}) } } };
+}

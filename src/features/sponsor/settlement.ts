@@ -1,0 +1,197 @@
+/**
+ * Settlement, the one place where credits are settled: the network's verdict is recorded (its status
+ * through the lifecycle machine) and the project's actor told what the journal released and charged,
+ * for this request's reservation or for the project whose submission it resumed.
+ */
+import type { Gateway, NetworkName } from "../../network/gateway.ts";
+import type { Confirmed } from "../../network/ledger-watcher.ts";
+import type { Logger } from "../../kernel/log.ts";
+import type { SponsorMetrics } from "../../kernel/metrics.ts";
+import type { Outcome, SettledCredits, SubmissionRecord, SubmissionStore } from "../../store/types.ts";
+import { submissionFailed } from "./outcome.ts";
+import type { ChannelPool } from "../pool/channel-pool.ts";
+import { CREDIT_NETWORK, type Reservation } from "./admission.ts";
+import { outcomeOf } from "./outcomes.ts";
+import type { ParkedLeases } from "./parked-leases.ts";
+import type { UserCaps } from "../projects/rules/user-caps.ts";
+
+export interface SettlementDeps {
+  submissions: SubmissionStore;
+  pools: Partial<Record<NetworkName, ChannelPool>>;
+  /** Applies a settlement to another project's actor (a resumed submission of that project). */
+  settleProject(projectId: string, s: SettledCredits): void;
+  metrics?: SponsorMetrics;
+  /** Several instances share the database: outcomes are written before they are answered. */
+  shared: boolean;
+  log: Logger;
+  /** End users' days (the policy's perUser caps). */
+  userCaps?: UserCaps;
+}
+
+export class Settlement {
+  /** Outcomes answered and still being written. */
+  private readonly writes = new Set<Promise<void>>();
+
+  constructor(
+    private readonly deps: SettlementDeps,
+    private readonly parked: ParkedLeases,
+  ) {}
+
+  /** Resolves once the outcomes answered so far are written (before shutdown, or a read of the balances). */
+  async written(): Promise<void> {
+    await Promise.all(this.writes);
+  }
+  /** The outcome of a recorded submission the network applied (recorded and settled now), or null. */
+  async resolved(gw: Gateway, r: SubmissionRecord, reservation?: Reservation): Promise<Outcome | null> {
+    const found = await this.found(gw, r.innerHash, r.hash);
+    return found ? this.settle(gw.name, r.id, found, reservation) : null;
+  }
+  /**
+   * The relay's own applied transaction for an inner hash (any wrapping) or an envelope hash (an
+   * own transaction), or null. A wrapping whose fee another account paid is not the relay's.
+   */
+  async found(gw: Gateway, innerHash: string, hash: string): Promise<Confirmed | null> {
+    const f = (await gw.find(innerHash)) ?? (hash !== innerHash ? await gw.find(hash) : null);
+    return f && this.deps.pools[gw.name]?.isRelayAccount(f.feeSource) ? f : null;
+  }
+  /**
+   * Records the network's verdict and settles its project's credits (this request's reservation, if
+   * any). A submission this request started (`fresh`: no other run or project has journaled
+   * anything for it) is answered as soon as the verdict is known: its reservation is settled at
+   * once as the journal will settle it (the reserve released, the fee charged), and the outcome is
+   * written after (`reservation.writing`). The intent is durable, so if the relay stops before that
+   * write, a retry or recovery finds the transaction on the network and settles it the same way.
+   * With several instances the outcome is written before the answer (another instance's views
+   * cannot wait for this one's writes).
+   */
+  async settle(
+    network: NetworkName,
+    id: string,
+    c: Confirmed,
+    reservation?: Reservation,
+    fresh = false,
+  ): Promise<Outcome> {
+    const outcome: Outcome = c.successful
+      ? {
+          kind: "success",
+          result: { hash: c.hash, feePaid: c.feeCharged.toString(), ledger: c.ledger, resultXdr: c.resultXdr },
+        }
+      : outcomeOf(submissionFailed(c.hash, c.resultXdr, { ledger: c.ledger, feePaid: c.feeCharged }));
+    this.parked.unpark(id, c);
+    this.deps.metrics?.feePaid(network, c.feeCharged);
+    const written = this.deps.submissions.recordOutcome(id, outcome, c.feeCharged, network === CREDIT_NETWORK);
+    // several instances: written first, so that every instance's views show it once it is answered
+    if (!reservation || !fresh || this.deps.shared) {
+      this.applySettlement(network, reservation, await written, c.feeCharged);
+      return outcome;
+    }
+    const told = expectedSettlement(network, reservation, c.feeCharged);
+    this.applySettlement(network, reservation, told, c.feeCharged);
+    const writing = written.then(
+      (s) => this.correct(network, id, told, s),
+      (e) => {
+        const err = e instanceof Error ? e.message : String(e);
+        this.deps.log.warn(
+          { network, submission: id, err },
+          "an answered outcome was not recorded; recovery settles it",
+        );
+        this.correct(network, id, told, null);
+      },
+    );
+    reservation.writing = writing;
+    this.writes.add(writing);
+    void writing.finally(() => this.writes.delete(writing));
+    return outcome;
+  }
+  /**
+   * A request's failure that stands (not worth retrying): recorded (the submission is rejected) and
+   * its reservation settled as the journal did.
+   */
+  async reject(network: NetworkName, reservation: Reservation, id: string, o: Outcome): Promise<void> {
+    const s = await this.deps.submissions.recordOutcome(id, o, null, network === CREDIT_NETWORK);
+    this.applySettlement(network, reservation, s, 0n);
+  }
+
+  /** The network accepted none of a request's attempts: its reservation is given back now. */
+  async giveBack(reservation: Reservation, id: string): Promise<void> {
+    if (reservation.journaled) this.endReservation(reservation, await this.deps.submissions.release(id));
+  }
+
+  /**
+   * Recovery: a submission none of whose envelopes can be queued any more (and in no ledger) expires,
+   * and its reservation is given back. A request that sent it again meanwhile changed sent_ledger:
+   * then this does nothing.
+   */
+  async expire(r: SubmissionRecord): Promise<void> {
+    const s = await this.deps.submissions.release(r.id, r.sentLedger);
+    if (s.projectId && s.released > 0n) this.deps.settleProject(s.projectId, s);
+    this.parked.unpark(r.id, null);
+  }
+
+  /**
+   * After an answered outcome's write: the project's actor is told the difference between what it
+   * was told and what the journal did (`s`; null: nothing was written, recovery settles it later).
+   */
+  private correct(network: NetworkName, id: string, told: SettledCredits, s: SettledCredits | null): void {
+    if (network !== CREDIT_NETWORK || !told.projectId) return;
+    const released = (s?.released ?? 0n) - told.released;
+    const charged = (s?.charged ?? 0n) - told.charged;
+    if (released === 0n && charged === 0n) return;
+    if (s) this.deps.log.error({ network, submission: id }, "the journal settled an answered outcome otherwise");
+    this.deps.settleProject(told.projectId, { projectId: told.projectId, released, charged });
+  }
+  /**
+   * Gives the journal's settlement to the project it belongs to (the submission's, whose
+   * reservation was outstanding): this request's reservation, or another project's actor when this
+   * request (or recovery) resumed that project's submission (this request's own reservation is then dropped).
+   */
+  private applySettlement(
+    network: NetworkName,
+    reservation: Reservation | undefined,
+    s: SettledCredits,
+    feeCharged: bigint,
+  ): void {
+    const owner = s.projectId ?? null;
+    if (reservation && network !== CREDIT_NETWORK)
+      this.endReservation(
+        reservation,
+        { released: 0n, charged: owner === reservation.payer.projectId ? feeCharged : 0n },
+        feeCharged,
+      );
+    else if (reservation && owner === reservation.payer.projectId) this.endReservation(reservation, s, feeCharged);
+    else if (owner && network === CREDIT_NETWORK) this.deps.settleProject(owner, s);
+  }
+  /** Drops what is left of a request's reservation once its outcome's write (if any) has ended. */
+  finish(reservation: Reservation): void {
+    const drop = () => this.endReservation(reservation, { released: 0n, charged: 0n });
+    if (reservation.writing) void reservation.writing.finally(drop);
+    else drop();
+  }
+  /**
+   * Ends a reservation once: the journal's release and charge (credits) or the fee paid (for the daily
+   * spend); `fee`, what the network charged for its transaction (its end user's day counts it).
+   */
+  endReservation(reservation: Reservation, s: SettledCredits, fee = s.charged): void {
+    if (reservation.done) return;
+    reservation.done = true;
+    reservation.payer.settle(reservation.id, { ...s, journaled: reservation.journaled });
+    const user = reservation.user;
+    if (user && this.deps.userCaps)
+      void this.deps.userCaps
+        .settle(user, fee)
+        .catch((e) => this.deps.log.warn({ err: String(e), user: user.key.account }, "settling a user's day failed"));
+  }
+}
+
+/**
+ * What the journal settles for a submission only this request journaled for: its reserve released
+ * and the fee charged (credits), or nothing (another network: the fee counts toward the daily spend).
+ */
+function expectedSettlement(network: NetworkName, r: Reservation, feeCharged: bigint): SettledCredits {
+  const journal = network === CREDIT_NETWORK && r.journaled;
+  return {
+    projectId: r.payer.projectId,
+    released: journal ? r.grant : 0n,
+    charged: journal ? feeCharged : 0n,
+  };
+}

@@ -1,0 +1,377 @@
+/**
+ * POST /v1/sponsor: decode, plan the fee, have the project's actor check the policy and reserve
+ * the maximum fee, wrap in a fee-bump whose fee source is a channel account from the pool, record
+ * the intent (with the credit reservation), send, wait for the ledger watcher's confirmation, and
+ * settle: charge what the network charged and release the rest. The same inner transaction is
+ * never paid for twice: concurrent and later requests for an inner hash already sponsored get that
+ * submission's outcome (and pay nothing).
+ *
+ * The func+auth mode (`sponsorOperation`) runs a client's invokeHostFunction operation from a
+ * channel account: simulated in enforce mode, assembled, signed by the channel with the sequence
+ * number its actor gives, then the same intent / send / settle path.
+ *
+ * The stages are in ./sponsor/: admission (fee plan, policy and reservation), submission (intent,
+ * send, acceptance), settlement (the verdict recorded and the credits settled, in one place) and
+ * outcomes. This file runs them: one run per inner hash, recovery, and the requests' answers.
+ */
+import { RelayError, isRetryable, type ErrorCode } from "../../kernel/errors.ts";
+import type { Gateway, NetworkName } from "../../network/gateway.ts";
+import type { Submitter } from "../../network/submitter.ts";
+import type { Outcome, SettledCredits, SubmissionStore } from "../../store/types.ts";
+import type { Logger } from "../../kernel/log.ts";
+import { decodeTransaction, sdkInner } from "../tx/decode.ts";
+import { summarize, summarizeAll } from "../projects/rules/touches.ts";
+import { Operation, type Transaction } from "@stellar/stellar-sdk";
+import { innerRate } from "../tx/fee-bump.ts";
+import { BASE_FEE } from "../../stellar/protocol.ts";
+import { decodeOperation } from "../tx/invoke.ts";
+import { feeBumpJob, operationJob, type Job } from "./jobs.ts";
+import type { FeePlan, FeePlanner } from "../tx/fee-plan.ts";
+import type { ChannelPool } from "../pool/channel-pool.ts";
+import type { Payer } from "../projects/principal.ts";
+import type { SponsorMetrics } from "../../kernel/metrics.ts";
+import { Admission, type Reservation } from "./admission.ts";
+import { innerHashTaken } from "../../store/write-errors.ts";
+import { finalOutcome, mayStillBeQueued, outcomeOf, withIdentity } from "./outcomes.ts";
+import { ParkedLeases } from "./parked-leases.ts";
+import { Settlement } from "./settlement.ts";
+import { SubmissionStage, type SponsorHooks } from "./submission.ts";
+import { Ordering } from "./order/ordering.ts";
+import { Sending } from "./sending.ts";
+import type { UserCaps } from "../projects/rules/user-caps.ts";
+import type { Approvals } from "../projects/rules/approval.ts";
+import type { OrderLimits } from "./order/sequence-gate.ts";
+
+export { outcomeOf } from "./outcomes.ts";
+export type { SponsorHooks } from "./submission.ts";
+
+export interface SponsorConfig {
+  /** Highest inclusion rate (stroops per operation) the relay bids when the network asks for more. */
+  maxFeeRate: bigint;
+  submissionTimeoutMs: number;
+  /** Order flow: how long and how many transactions are held for their predecessors. */
+  order: OrderLimits;
+}
+
+export interface SponsorDeps {
+  gateways: Partial<Record<NetworkName, Gateway>>;
+  pools: Partial<Record<NetworkName, ChannelPool>>;
+  /** Each network's submit loop (shared with the pool's own transactions). */
+  submitters: Partial<Record<NetworkName, Submitter>>;
+  submissions: SubmissionStore;
+  config: SponsorConfig;
+  log: Logger;
+  /** The fee planner (shared with estimate). */
+  fees: FeePlanner;
+  /** Applies a settlement to another project's actor (a resumed submission of that project). */
+  settleProject(projectId: string, s: SettledCredits): void;
+  /** Outcomes and fees paid, for GET /metrics. */
+  metrics?: SponsorMetrics;
+  /** End users' days (the policy's perUser caps). */
+  userCaps?: UserCaps;
+  /** The projects' approval servers (a policy's approval). */
+  approvals?: Approvals;
+  /** Several instances: one runs an inner transaction at a time (a lease), the others wait for its outcome. */
+  shared?: {
+    claim(name: string, ttlMs: number): Promise<boolean>;
+    release(name: string): Promise<void>;
+  } | null;
+}
+
+/** Several instances: how often a request waits on another instance's run checks for its outcome. */
+const SHARED_POLL_MS = 100;
+/** Several instances: an inner transaction's lease outlives a submission's timeout by this much. */
+const SHARED_MARGIN_MS = 5_000;
+/** The relay's own refusals of a decoded transaction: kept as rejected submissions. */
+const REFUSALS = new Set<ErrorCode>(["POLICY_VIOLATION", "INSUFFICIENT_CREDITS", "FORBIDDEN", "VALIDATION_ERROR"]);
+/** Submissions recovery looks at in one pass. */
+const RECOVERY_BATCH = 100;
+
+const max = (...xs: bigint[]) => xs.reduce((a, b) => (a > b ? a : b));
+
+export class SponsorService {
+  private readonly inflight = new Map<string, Promise<Outcome>>();
+  private readonly admission: Admission;
+  private readonly settlement: Settlement;
+  private readonly submitting: SubmissionStage;
+  private readonly ordering: Ordering;
+  private readonly sending: Sending;
+
+  constructor(private readonly deps: SponsorDeps) {
+    this.ordering = new Ordering(deps.config.order, deps.log);
+    this.sending = new Sending({ ...deps, ordering: this.ordering, submitting: () => this.submitting });
+    const parked = new ParkedLeases();
+    this.admission = new Admission({ fees: deps.fees, maxFeeRate: deps.config.maxFeeRate, userCaps: deps.userCaps });
+    this.settlement = new Settlement({ ...deps, shared: Boolean(deps.shared) }, parked);
+    this.submitting = new SubmissionStage(
+      { ...deps, submissionTimeoutMs: deps.config.submissionTimeoutMs },
+      this.settlement,
+      parked,
+    );
+  }
+
+  /** The gateway of a network this relay serves; another is NETWORK_NOT_SERVED (400: a retry cannot help). */
+  gateway(network: NetworkName): Gateway {
+    const g = this.deps.gateways[network];
+    if (g) return g;
+    const served = Object.keys(this.deps.gateways);
+    throw new RelayError("NETWORK_NOT_SERVED", `this relay does not serve ${network}; it serves ${served.join(", ")}`, {
+      network,
+      served,
+    });
+  }
+  /** Sponsors a client transaction for `payer`; resolves with the outcome to answer (200 body or an error). */
+  async sponsor(transaction: string, network: NetworkName, payer: Payer, hooks?: SponsorHooks): Promise<Outcome> {
+    let reservation: { reservation: Reservation; plan: FeePlan } | undefined;
+    let innerHash: string | undefined;
+    let order: { gw: Gateway; account: string; seq: bigint } | null = null;
+    try {
+      const gw = this.gateway(network);
+      const d = decodeTransaction(transaction, gw.passphrase, { signatures: true, sorobanData: true });
+      innerHash = d.innerHash;
+      order = d.order && { gw, ...d.order };
+      const about = { user: d.source, operations: () => summarizeAll(sdkInner(d, gw.passphrase).operations) };
+      const job: Job = { ...feeBumpJob(d, gw.passphrase), about };
+      reservation = await this.admission.reserve(gw, job, payer, {
+        floor: max(BASE_FEE, innerRate(d)),
+        soroban: d.isSoroban,
+        operationTypes: d.operationTypes,
+        contractIds: d.contractIds,
+        ...about,
+      });
+      return this.observed(network, await this.dedup(gw, job, reservation, hooks), innerHash);
+    } catch (e) {
+      // refused by the relay before it was sent: the transactions held after it in its account's order learn it
+      if (order && !reservation) this.ordering.gate(order.gw).refusedBefore(order.account, order.seq);
+      return this.observed(
+        network,
+        await this.refused(network, innerHash, payer, outcomeOf(e), !reservation),
+        innerHash,
+      );
+    } finally {
+      if (reservation) this.settlement.finish(reservation.reservation);
+    }
+  }
+  /**
+   * Sponsors a client's invokeHostFunction operation (func+auth mode): a channel account is the
+   * transaction's source; the relay simulates it (enforce mode, so the client's signed entries are
+   * checked), reserves the fee, assembles, signs and submits.
+   */
+  async sponsorOperation(
+    operation: string,
+    network: NetworkName,
+    payer: Payer,
+    hooks?: SponsorHooks,
+  ): Promise<Outcome> {
+    let reservation: { reservation: Reservation; plan: FeePlan } | undefined;
+    let innerHash: string | undefined;
+    try {
+      const gw = this.gateway(network);
+      const pool = this.pool(network);
+      const op = decodeOperation(operation, (a) => pool.isRelayAccount(a));
+      innerHash = op.hash;
+      // answered or running already: its nonce is spent (or about to be), so it would not simulate again
+      const running = this.inflight.get(`${network}:${op.hash}`);
+      if (running) return this.observed(network, await this.join(`${network}:${op.hash}`, running, hooks), innerHash);
+      const prior = await this.deps.submissions.byInnerHash(network, op.hash);
+      const answered = finalOutcome(prior) ?? (prior ? await this.settlement.resolved(gw, prior) : null);
+      if (answered) return this.observed(network, answered, innerHash);
+      // a run that started meanwhile in this process is joined; an earlier run's transaction may still be
+      // queued: another one would spend the nonce twice (and pay for a failure)
+      const started = this.inflight.get(`${network}:${op.hash}`);
+      if (started) return this.observed(network, await this.join(`${network}:${op.hash}`, started, hooks), innerHash);
+      if (prior && mayStillBeQueued(prior, gw.watcher.latestLedger)) {
+        throw new RelayError(
+          "SUBMISSION_TIMEOUT",
+          "an earlier submission of this operation may still be in the network's queue; retry to get its outcome",
+          { hash: prior.hash, reason: "pending" },
+        );
+      }
+      const sim = await this.admission.simulateOperation(gw, pool, op);
+      const summary = () => summarize(Operation.fromXDRObject(op.operation) as Transaction["operations"][number]);
+      const about = { user: op.signer, operations: () => [summary()] };
+      const job: Job = { ...operationJob(op, sim, gw.passphrase), about };
+      reservation = await this.admission.reserve(gw, job, payer, {
+        floor: BASE_FEE,
+        soroban: true,
+        operationTypes: ["invokeHostFunction"],
+        contractIds: op.contractIds,
+        ...about,
+      });
+      return this.observed(network, await this.dedup(gw, job, reservation, hooks), innerHash);
+    } catch (e) {
+      return this.observed(network, outcomeOf(e), innerHash);
+    } finally {
+      if (reservation) this.settlement.finish(reservation.reservation);
+    }
+  }
+  /**
+   * Resolves submissions that have no outcome and no request running for them (a crash, a 504
+   * whose client never came back): one the network applied is recorded and settled (charged);
+   * one none of whose envelopes can be in a queue any more has its reservation given back (no
+   * outcome is recorded: the transaction may still be sent again). Answers what it did.
+   */
+  async recover(network: NetworkName): Promise<{ settled: number; released: number }> {
+    const gw = this.deps.gateways[network];
+    const done = { settled: 0, released: 0 };
+    if (!gw?.watcher.latestLedger) return done;
+    const before = new Date(Date.now() - this.deps.config.submissionTimeoutMs);
+    for (const r of await this.deps.submissions.unsettled(network, before, RECOVERY_BATCH)) {
+      if (this.inflight.has(`${network}:${r.innerHash}`)) continue;
+      try {
+        if (await this.settlement.resolved(gw, r)) done.settled++;
+        else if (!mayStillBeQueued(r, gw.watcher.latestLedger)) {
+          await this.settlement.expire(r);
+          done.released++;
+        }
+      } catch (e) {
+        // one submission the network cannot answer for now does not hold back the others
+        const err = e instanceof Error ? e.message : String(e);
+        this.deps.log.warn({ network, submission: r.id, err }, "recovering a submission failed; retrying later");
+      }
+    }
+    if (done.settled || done.released) this.deps.log.info({ network, ...done }, "unsettled submissions recovered");
+    return done;
+  }
+  /** What a transaction held for its predecessor waits for (null: not held by this instance). */
+  waitingFor(network: NetworkName, innerHash: string) {
+    return this.ordering.waiting(network, innerHash);
+  }
+  /** Stops holding transactions (shutdown): those held are answered 503, nothing of them sent. */
+  stop(): void {
+    this.ordering.stop();
+  }
+  /** Resolves once the outcomes answered so far are written (before shutdown, or a read of the balances). */
+  written(): Promise<void> {
+    return this.settlement.written();
+  }
+
+  /** Submissions this process is sending or waiting on for a network (one per inner transaction). */
+  pending(network: string): number {
+    let n = 0;
+    for (const key of this.inflight.keys()) if (key.startsWith(`${network}:`)) n++;
+    return n;
+  }
+  /**
+   * A transaction refused before anything was sent (`admitting`: before its reservation; its inner
+   * hash known) by the relay's own rules is kept as a rejected submission, so that it can be looked
+   * up like any other; answered as it was.
+   */
+  private async refused(
+    network: NetworkName,
+    innerHash: string | undefined,
+    payer: Payer,
+    outcome: Outcome,
+    admitting: boolean,
+  ): Promise<Outcome> {
+    if (!admitting || !innerHash || outcome.kind !== "failure" || !REFUSALS.has(outcome.error.code)) return outcome;
+    if (this.inflight.has(`${network}:${innerHash}`)) return outcome; // another request is sending it: its row
+    await this.deps.submissions
+      .recordRefusal({ network, innerHash, caller: payer.scope, projectId: payer.projectId, outcome })
+      .catch((e) => this.deps.log.warn({ network, innerHash, err: String(e) }, "recording a refusal failed"));
+    return outcome;
+  }
+
+  /** Reports a request's outcome to the metrics and answers it, with the inner hash and status where it is about one. */
+  private observed(network: NetworkName, outcome: Outcome, innerHash?: string): Outcome {
+    this.deps.metrics?.sponsorOutcome(network, outcome);
+    return innerHash ? withIdentity(outcome, innerHash) : outcome;
+  }
+  private pool(network: NetworkName): ChannelPool {
+    return this.submitting.pool(network);
+  }
+
+  /** One run per inner hash at a time: a concurrent request for the same one gets its outcome. */
+  private async dedup(
+    gw: Gateway,
+    job: Job,
+    h: { reservation: Reservation; plan: FeePlan },
+    hooks?: SponsorHooks,
+  ): Promise<Outcome> {
+    const key = `${gw.name}:${job.innerHash}`;
+    const running = this.inflight.get(key);
+    if (running) return await this.join(key, running, hooks); // another request pays for it; this one's reservation is released by the caller
+    this.submitting.started(key, hooks);
+    const run = this.exclusive(gw, job, () => this.once(gw, job, h.plan, h.reservation), hooks);
+    this.inflight.set(key, run);
+    // joined until its outcome is written: a request after the answer finds it here, then in the database
+    void run
+      .then(() => h.reservation.writing)
+      .catch(() => {})
+      .finally(() => {
+        this.inflight.delete(key);
+        this.submitting.ended(key);
+      });
+    return await run;
+  }
+  /** Joins a run of this process: its outcome, and its acceptance (at once if it was accepted already). */
+  private async join(key: string, run: Promise<Outcome>, hooks?: SponsorHooks): Promise<Outcome> {
+    this.submitting.joined(key, hooks);
+    return await run;
+  }
+
+  /**
+   * Several instances: runs `fn` while holding the inner transaction's lease (for as long as a
+   * submission may take); while another instance holds it, waits for that run's recorded outcome,
+   * and runs `fn` if the lease frees without one. 504 with the hash if neither comes in time.
+   */
+  private async exclusive(gw: Gateway, job: Job, fn: () => Promise<Outcome>, hooks?: SponsorHooks): Promise<Outcome> {
+    const shared = this.deps.shared;
+    if (!shared) return await fn();
+    const name = `inner:${gw.name}:${job.innerHash}`;
+    // (a transaction held for its predecessor may outlive its lease: a copy of it sent through another
+    // instance meanwhile can then run there too; the network includes one, and one is charged)
+    const { submissionTimeoutMs } = this.deps.config;
+    const deadline = Date.now() + submissionTimeoutMs;
+    for (;;) {
+      if (await shared.claim(name, submissionTimeoutMs + SHARED_MARGIN_MS)) {
+        try {
+          return await fn();
+        } finally {
+          await shared.release(name).catch(() => {}); // it lapses by itself otherwise
+        }
+      }
+      const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
+      const answered = finalOutcome(prior);
+      if (answered) return answered;
+      // the other instance's run was accepted by the network: an asynchronous request is answered now
+      if (prior?.status === "submitted") hooks?.accepted?.({ hash: prior.hash, innerHash: job.innerHash });
+      if (Date.now() > deadline)
+        throw new RelayError("SUBMISSION_TIMEOUT", "another instance is still submitting this transaction", {
+          hash: prior?.hash ?? job.innerHash,
+          reason: "pending",
+        });
+      await Bun.sleep(SHARED_POLL_MS);
+    }
+  }
+  /**
+   * One submission per inner hash: reuse a recorded outcome, settle one the network applied, or
+   * submit (a recorded intent resumes: its last envelope is sent again first).
+   */
+  private async once(gw: Gateway, job: Job, plan: FeePlan, reservation: Reservation, again = false): Promise<Outcome> {
+    const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
+    const answered = finalOutcome(prior);
+    if (answered) return answered;
+    if (prior) {
+      // an earlier run (with no outcome, or one that does not stand) may have been applied since
+      const outcome = await this.settlement.resolved(gw, prior, reservation);
+      if (outcome) return outcome;
+    }
+    const id = prior?.id ?? crypto.randomUUID();
+    // its last envelope may still be queued: it is sent again first, and errors are checked against the network
+    const resume = prior && !prior.outcome && !prior.releasedAt ? prior : null;
+    try {
+      return await this.sending.send(gw, job, plan, reservation, id, resume, prior === null);
+    } catch (e) {
+      // refused before anything was sent (denied, or held and refused): kept as a rejected submission, to be looked up
+      if (prior === null && !(await this.deps.submissions.byInnerHash(gw.name, job.innerHash)))
+        return await this.sending.keepRefused(gw.name, job.innerHash, reservation.payer, outcomeOf(e));
+      // a row of this inner hash written meanwhile (a refusal, by another request or instance): resume it
+      if (prior === null && !again && innerHashTaken(e)) return await this.once(gw, job, plan, reservation, true);
+      const o = outcomeOf(e);
+      // retryable errors are not final: the intent stays for a retry or recovery (the reservation stays journaled)
+      if (o.kind === "success" || !isRetryable(o.error.code)) await this.settlement.reject(gw.name, reservation, id, o);
+      return o;
+    }
+  }
+}

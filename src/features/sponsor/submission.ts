@@ -1,0 +1,236 @@
+/**
+ * Submission: a job goes through the network's submitter with its fee source from the pool; each
+ * envelope's intent is recorded before it is sent (with its attempt), the network's acceptance
+ * makes the submission submitted (and tells the requests waiting for it, the asynchronous mode),
+ * and what the network did becomes the outcome: settled, rejected, 504 or 503.
+ */
+import { type RelayError, unavailable } from "../../kernel/errors.ts";
+import type { Gateway, NetworkName } from "../../network/gateway.ts";
+import type { Submitter } from "../../network/submitter.ts";
+import type { Logger } from "../../kernel/log.ts";
+import type { Signed } from "../../stellar/envelope.ts";
+import type { Outcome, SubmissionRecord, SubmissionStore } from "../../store/types.ts";
+import type { FeePlan } from "../tx/fee-plan.ts";
+import { jobFee, type Job, type Sender } from "./jobs.ts";
+import { submissionFailed } from "./outcome.ts";
+import { drive } from "../tx/submit-steps.ts";
+import type { ChannelPool } from "../pool/channel-pool.ts";
+import type { Reservation } from "./admission.ts";
+import { expired, timedOut } from "./outcomes.ts";
+import type { ParkedLeases } from "./parked-leases.ts";
+import type { Settlement } from "./settlement.ts";
+
+/** What a request learns of its submission before its outcome (the asynchronous mode answers at `accepted`). */
+export interface SponsorHooks {
+  /** The network took a fee-bump of the submission (it is submitted). */
+  accepted?(a: { hash: string; innerHash: string }): void;
+}
+
+/** A run's acceptance by the network: once known, and who waits for it. */
+interface Acceptance {
+  accepted?: { hash: string; innerHash: string };
+  listeners: Set<(a: { hash: string; innerHash: string }) => void>;
+}
+
+export interface SubmissionDeps {
+  pools: Partial<Record<NetworkName, ChannelPool>>;
+  submitters: Partial<Record<NetworkName, Submitter>>;
+  submissions: SubmissionStore;
+  submissionTimeoutMs: number;
+  log: Logger;
+}
+
+const min = (a: bigint, b: bigint) => (a < b ? a : b);
+
+export class SubmissionStage {
+  /** The runs' acceptance by the network, by run key (network and inner hash). */
+  private readonly acceptance = new Map<string, Acceptance>();
+
+  constructor(
+    private readonly deps: SubmissionDeps,
+    private readonly settlement: Settlement,
+    private readonly parked: ParkedLeases,
+  ) {}
+
+  /** A run starts: its requests' hooks hear of its acceptance until `ended`. */
+  started(key: string, hooks?: SponsorHooks): void {
+    const watchers: Acceptance = { listeners: new Set() };
+    if (hooks?.accepted) watchers.listeners.add(hooks.accepted);
+    this.acceptance.set(key, watchers);
+  }
+
+  /** A request joins a run: told of its acceptance (at once if it was accepted already). */
+  joined(key: string, hooks?: SponsorHooks): void {
+    const watchers = this.acceptance.get(key);
+    if (!hooks?.accepted || !watchers) return;
+    if (watchers.accepted) hooks.accepted(watchers.accepted);
+    else watchers.listeners.add(hooks.accepted);
+  }
+
+  ended(key: string): void {
+    this.acceptance.delete(key);
+  }
+
+  pool(network: NetworkName): ChannelPool {
+    const p = this.deps.pools[network];
+    if (!p) throw unavailable(`no channel accounts are configured for ${network}`, undefined, 30);
+    return p;
+  }
+
+  /**
+   * Submits a job through the network's submitter and turns what the network did into the
+   * outcome: settled (applied), SUBMISSION_FAILED (rejected), 504 (not known yet: the fee source
+   * keeps its hold while an envelope may be queued) or 503 (the network was too busy to take it).
+   */
+  async submit(
+    gw: Gateway,
+    job: Job,
+    plan: FeePlan,
+    reservation: Reservation,
+    id: string,
+    resume: SubmissionRecord | null,
+    fresh: boolean,
+  ): Promise<Outcome> {
+    // the highest bid the reservation covers
+    const cap = (reservation.grant - job.resourceFee) / job.feeOps;
+    const parked = this.parked.take(id);
+    let sender: Sender;
+    try {
+      sender = await job.sender(
+        this.pool(gw.name),
+        jobFee(job, cap),
+        job.feeBump ? (resume?.envelope ?? null) : null,
+        parked,
+        { until: Date.now() + this.deps.submissionTimeoutMs, scope: reservation.payer.scope },
+      );
+    } catch (e) {
+      if (parked) this.parked.putBack(id, parked);
+      throw e;
+    }
+    let charged = 0n;
+    let consumed = false;
+    let unresolved = false;
+    let written = false; // an intent of this submission was written (or tried)
+    try {
+      const steps = this.submitter(gw.name).steps({
+        innerHash: job.feeBump ? job.innerHash : undefined,
+        rate: sender.resumed?.rate ?? min(plan.rate, cap),
+        cap,
+        replaceAfterLedgers: plan.replaceAfterLedgers,
+        deadline: Date.now() + this.deps.submissionTimeoutMs,
+        validUntil: job.feeBump ? job.validUntil : undefined,
+        resumed: resume ? { hash: resume.hash, envelope: sender.resumed?.envelope } : undefined,
+        resyncable: sender.badSeq !== undefined,
+      });
+      const r = await drive(steps, {
+        build: (rate) => sender.envelope(rate),
+        record: (envelope, hash, rate) => {
+          const first = fresh && !written;
+          written = true;
+          return this.record(gw, job, reservation, id, envelope, hash, rate, sender.channel, first);
+        },
+        accepted: (hash, answer) => this.accept(gw.name, job.innerHash, id, hash, answer),
+        resync: sender.badSeq,
+        lookup: (hash) => this.settlement.found(gw, job.innerHash, hash),
+      });
+      // after a timeout it may still be included: its fee room and sequence number stay counted
+      consumed = r.kind === "applied" || (r.kind !== "busy" && r.accepted);
+      const bid = () => ({
+        cap,
+        cleared: gw.watcher.clearing.recent(gw.watcher.latestLedger),
+        strategy: plan.strategy,
+      });
+      switch (r.kind) {
+        case "applied":
+          charged = r.confirmed.feeCharged;
+          return await this.settlement.settle(gw.name, id, r.confirmed, reservation, fresh);
+        case "rejected":
+          throw submissionFailed(r.hash, r.resultXdr, undefined, gw.passphrase);
+        case "unknown":
+          unresolved = true;
+          throw timedOut(r.hash, r.rate, this.deps.submissionTimeoutMs, r.reason, r.accepted, bid());
+        case "expired": {
+          // in no ledger up to one past its bounds: none will include it, and its hold ends with this answer
+          // the bid is quoted only when a fee-bump of it was sent (by this run, or by the one it resumes)
+          const sent = written || Boolean(sender.resumed);
+          const e = expired(r.hash, sent ? r.rate : null, r.ledger, job.validUntil!, bid());
+          if (!written) await this.keepExpired(gw.name, job.innerHash, reservation, e);
+          throw e;
+        }
+        case "busy":
+          // the network accepted none of this request's attempts: its reservation is given back now
+          await this.settlement.giveBack(reservation, id);
+          throw unavailable("the network asked to try again later", { hash: r.hash }, 5);
+        default:
+          return r satisfies never;
+      }
+    } finally {
+      // a transaction answered 504 may still be queued: its channel keeps the hold (a fee-bump's fee) or the
+      // transaction (one of its own: the next would be refused while it is queued) until the submission is resolved
+      // (nothing of it was sent when no intent was written: nothing to wait for)
+      if (unresolved && sender.lease && written) this.parked.park(id, sender.lease);
+      else sender.end(charged, consumed);
+    }
+  }
+  /**
+   * The network took a fee-bump of a run: its submission is submitted, and the run's requests are
+   * told once that is written (an asynchronous answer is never ahead of a look-up).
+   */
+  private accept(network: NetworkName, innerHash: string, id: string, hash: string, answer: string): void {
+    const watchers = this.acceptance.get(`${network}:${innerHash}`);
+    const tell = () => {
+      if (!watchers || watchers.accepted) return;
+      watchers.accepted = { hash, innerHash };
+      for (const listener of watchers.listeners) listener(watchers.accepted);
+      watchers.listeners.clear();
+    };
+    this.deps.submissions.recordAccepted(id, hash, answer).then(tell, (e) => {
+      this.deps.log.warn({ network, submission: id, err: String(e) }, "recording an accepted submission failed");
+      tell();
+    });
+  }
+  /** A transaction expired before anything of it was sent is kept as an expired submission, to be looked up. */
+  private async keepExpired(network: NetworkName, innerHash: string, r: Reservation, e: RelayError): Promise<void> {
+    const { scope: caller, projectId } = r.payer;
+    const outcome = { kind: "failure" as const, error: e.data() };
+    await this.deps.submissions
+      .recordRefusal({ network, innerHash, caller, projectId, outcome, expired: true })
+      .catch((err) => this.deps.log.warn({ network, innerHash, err: String(err) }, "recording an expiry failed"));
+  }
+  private submitter(network: NetworkName): Submitter {
+    const s = this.deps.submitters[network];
+    if (!s) throw unavailable(`network ${network} is not configured`, undefined, 30);
+    return s;
+  }
+  /** Writes the intent (with the envelope, before it is sent) and journals the reservation once. */
+  private async record(
+    gw: Gateway,
+    job: Job,
+    reservation: Reservation,
+    id: string,
+    envelope: Signed,
+    hash: string,
+    rate: bigint,
+    channel: string,
+    fresh: boolean,
+  ): Promise<void> {
+    const journaled = await this.deps.submissions.recordIntent(
+      {
+        id,
+        network: gw.name,
+        innerHash: job.innerHash,
+        hash,
+        caller: reservation.payer.scope,
+        projectId: reservation.payer.projectId,
+        maxFee: jobFee(job, rate),
+        envelope: envelope.xdr,
+        sentLedger: gw.watcher.latestLedger,
+        feeBid: rate,
+        channel,
+      },
+      reservation.credits ? reservation.grant : 0n,
+      fresh,
+    );
+    reservation.journaled ||= journaled;
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * Submissions as resources: GET /v1/transactions/{hash} (either hash; scoped to the caller's
+ * project and its key's network, or to anonymous testnet submissions for anonymous callers; `wait`
+ * holds the request until the status is settled) and the admin API's list, newest first with a cursor.
+ */
+import { SETTLED_STATUSES, STATUSES, type SubmissionStatus } from "../../../actors/sponsor/submission.machine.ts";
+import { RelayError, validationError } from "../../kernel/errors.ts";
+import type { Static } from "@sinclair/typebox";
+import type { SubmissionViews, SubmissionView } from "../../store/submission-views.repo.ts";
+import type { TransactionList, TransactionView } from "../../models.ts";
+import type { NetworkName } from "../../network/gateway.ts";
+import { WaiterSlots, Waker } from "./waiters.ts";
+
+export const MAX_WAIT_SECONDS = 30;
+const HASH = /^[0-9a-f]{64}$/;
+
+/**
+ * Whose submissions a look-up may see: a project's (or the anonymous relay's, projectId null) on one
+ * network, its key's (an sr_test_ key never sees mainnet); or, for the admin API, all.
+ */
+export type Caller = { projectId: string | null; network: NetworkName; ip?: string } | { all: true };
+
+/** What wakes a waiting look-up: the event feed's transaction.status events of its hash. */
+export interface HashWatch {
+  watchHashes(hashes: string[], wake: (e: { data: unknown }) => void): () => void;
+}
+
+export interface WaitOptions {
+  /** Tells a waiting look-up its transaction's status changed (none: it reads every `pollMs`). */
+  watch?: HashWatch;
+  /** How often a waiting look-up reads the submission anyway (WAIT_POLL_MS; default 2 s). */
+  pollMs?: number;
+  /** Look-ups that may wait at once per project, and per client IP without a key, on this instance. */
+  perProject?: number;
+  perIp?: number;
+  /** A transaction this instance holds for its predecessor (order flow), by network and inner hash. */
+  held?: (network: NetworkName, innerHash: string) => HeldView | null;
+}
+
+import type { HeldView } from "../sponsor/order/sequence-gate.ts";
+import { NETWORKS } from "../../network/gateway.ts";
+
+const notFound = () => new RelayError("NOT_FOUND", "no transaction with this hash is visible to this caller");
+
+export class TransactionsService {
+  /**
+   * `written`: resolves once the outcomes this process answered are written (a read after an answer
+   * sees it); `stopping`: the relay is shutting down (a waiting look-up answers the current status now).
+   */
+  constructor(
+    private readonly views: SubmissionViews,
+    private readonly written: () => Promise<void> = async () => {},
+    private readonly stopping: () => boolean = () => false,
+    private readonly wait: WaitOptions = {},
+  ) {
+    this.slots = new WaiterSlots({ perProject: wait.perProject ?? 100, perIp: wait.perIp ?? 10 });
+  }
+
+  private readonly slots: WaiterSlots;
+
+  /**
+   * The caller's submission with this hash (inner or fee-bump), after waiting up to `waitSeconds` for
+   * it to settle: woken by its status events (the event feed), read again every `pollMs` anyway.
+   */
+  async lookup(caller: Caller, hash: string, waitSeconds = 0, signal?: AbortSignal): Promise<TransactionView> {
+    const h = hash.toLowerCase();
+    if (!HASH.test(h))
+      throw validationError("a transaction hash is 64 hexadecimal characters", { field: "hash", reason: "bad_hash" });
+    const scoped = "all" in caller ? null : caller;
+    const waits = waitSeconds > 0 && scoped !== null;
+    const release = scoped && waits ? this.slots.take(scoped) : () => {};
+    const waker = new Waker();
+    // only a final status ends the wait: the events of other changes wake nobody
+    const onEvent = (e: { data: unknown }) => {
+      if (SETTLED_STATUSES.includes((e.data as { status?: string } | null)?.status as SubmissionStatus)) waker.wake();
+    };
+    // watched before the first read: a change committed after it wakes the waiter
+    const unwatch = [waits && this.wait.watch ? this.wait.watch.watchHashes([h], onEvent) : () => {}];
+    try {
+      const deadline = Date.now() + Math.min(waitSeconds, MAX_WAIT_SECONDS) * 1000;
+      const over = () => Date.now() >= deadline || signal?.aborted === true || this.stopping();
+      for (let first = true; ; first = false) {
+        await this.written();
+        const found = await this.views.byHash(h);
+        if (!found) {
+          // held by this instance for its predecessor (order flow): nothing of it is written yet
+          const held = this.heldView(caller, h);
+          if (held && (!waits || over())) return held;
+          if (!held) throw notFound();
+          await waker.sleep(Math.min(this.wait.pollMs ?? 2000, 250, deadline - Date.now()), over);
+          continue;
+        }
+        if (!visible(caller, found)) throw notFound();
+        const settled = SETTLED_STATUSES.includes(found.view.status as SubmissionStatus);
+        if (settled || !waits || over()) {
+          // sent once and held again for its predecessor (order flow): what it waits for
+          const held = settled ? null : this.wait.held?.(found.view.network as NetworkName, found.view.innerHash);
+          const waitingFor = held ? { waitingFor: held.waitingFor } : {};
+          return { ...found.view, ...waitingFor, attempts: await this.views.attempts(found.id) };
+        }
+        // the other hash's events too (a fee-bump's hash changes when it is sent again: the inner one does not)
+        if (first && this.wait.watch)
+          unwatch.push(this.wait.watch.watchHashes([found.view.hash, found.view.innerHash], onEvent));
+        await waker.sleep(Math.min(this.wait.pollMs ?? 2000, deadline - Date.now()), over);
+      }
+    } finally {
+      for (const off of unwatch) off();
+      release();
+    }
+  }
+
+  /** A transaction held for its predecessor on this instance, as the caller may see it; null if none. */
+  private heldView(caller: Caller, innerHash: string): TransactionView | null {
+    const scoped = "all" in caller ? null : caller;
+    for (const network of scoped ? [scoped.network] : NETWORKS) {
+      const held = this.wait.held?.(network, innerHash);
+      if (!held) continue;
+      const mine =
+        !scoped || (scoped.projectId ? held.scope === `project:${scoped.projectId}` : held.scope.startsWith("ip:"));
+      if (!mine) return null;
+      const since = new Date(held.since).toISOString();
+      return {
+        hash: innerHash,
+        innerHash,
+        status: "pending",
+        network,
+        waitingFor: held.waitingFor,
+        createdAt: since,
+        updatedAt: since,
+        attempts: [],
+      };
+    }
+    return null;
+  }
+
+  /** The admin API's look-up: any project's submission by either hash, with its attempts and project. */
+  async adminLookup(hash: string): Promise<TransactionView & { projectId: string | null }> {
+    const view = await this.lookup({ all: true }, hash);
+    const found = await this.views.byHash(hash.toLowerCase());
+    return { ...view, projectId: found?.projectId ?? null };
+  }
+
+  /** The admin list: newest first, `limit` per page, `cursor` from the previous page's `nextCursor`. */
+  async list(q: {
+    project?: string;
+    status?: string;
+    network?: string;
+    limit?: number;
+    cursor?: string;
+  }): Promise<Static<typeof TransactionList>> {
+    if (q.status !== undefined && !STATUSES.includes(q.status as SubmissionStatus))
+      throw validationError(`status must be one of ${STATUSES.join(", ")}`, { field: "status", reason: "enum" });
+    const limit = q.limit ?? 50;
+    await this.written();
+    const rows = await this.views.list({
+      projectId: q.project,
+      status: q.status,
+      network: q.network,
+      limit,
+      before: q.cursor === undefined ? undefined : readCursor(q.cursor),
+    });
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      transactions: page.map((r) => ({ ...r.view, projectId: r.projectId })),
+      nextCursor: rows.length > limit && last ? writeCursor(last.createdAt, last.id) : null,
+    };
+  }
+}
+
+/** Another project's, another network's and an unknown submission are the same 404. */
+function visible(caller: Caller, s: { projectId: string | null; view: SubmissionView }): boolean {
+  if ("all" in caller) return true;
+  return s.projectId === caller.projectId && s.view.network === caller.network;
+}
+
+const writeCursor = (createdAt: string, id: string) =>
+  Buffer.from(JSON.stringify([createdAt, id])).toString("base64url");
+
+function readCursor(cursor: string): { createdAt: string; id: string } {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(cursor, "base64url").toString()) as unknown[];
+    if (typeof createdAt === "string" && typeof id === "string" && !Number.isNaN(Date.parse(createdAt)))
+      return { createdAt, id };
+  } catch {}
+  throw validationError("cursor is not one this API answered", { field: "cursor", reason: "bad_cursor" });
+}

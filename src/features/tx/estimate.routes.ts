@@ -1,0 +1,31 @@
+/** POST /v1/estimate */
+import { Elysia } from "elysia";
+import { NetworkOptionalBody, V1_ERRORS, errorResponses } from "../../http/schemas.ts";
+import { EstimateResult } from "../../models.ts";
+import { apiKeySecurity } from "../../http/openapi.ts";
+import type { SimulateService } from "./simulate.service.ts";
+import type { SponsorService } from "../sponsor/sponsor.service.ts";
+import { callerContext, callerNetwork } from "../../http/auth.plugin.ts";
+
+export function estimateRoutes(deps: { simulate: SimulateService; sponsor: SponsorService }) {
+  return new Elysia({ name: "estimate.routes" })
+    .use(callerContext)
+    .post(
+      "/v1/estimate",
+      ({ body, principal }) =>
+        deps.simulate.estimate(
+          deps.sponsor.gateway(callerNetwork(principal, body.network)),
+          body.transaction,
+          principal.payer.feeStrategy?.(),
+        ),
+      {
+        body: NetworkOptionalBody,
+        response: { 200: EstimateResult, ...V1_ERRORS, ...errorResponses(422, 503) },
+        detail: {
+          summary: "Estimate the fee the relay would pay for a transaction (no signatures needed)",
+          tags: ["relay"],
+          security: apiKeySecurity,
+        },
+      },
+    );
+}

@@ -1,0 +1,74 @@
+/** The README's client examples work as written against a running relay. */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { startTestRelay, type TestRelay } from "../support/relay.ts";
+
+let r: TestRelay;
+beforeAll(async () => {
+  r = await startTestRelay();
+});
+afterAll(() => r.stop());
+
+const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+const run = async (cmd: string[]) => {
+  const p = Bun.spawn(cmd, {
+    cwd: new URL("../..", import.meta.url).pathname,
+    env: { ...process.env, RELAY_URL: r.url },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = [await new Response(p.stdout).text(), await new Response(p.stderr).text(), await p.exited];
+  return { out, err, code };
+};
+
+test("the TypeScript example sponsors a payment", async () => {
+  expect(readme).toContain(readFileSync(new URL("../../examples/sponsor-payment.ts", import.meta.url), "utf8").trim());
+  const { out, code, err } = await run(["bun", "examples/sponsor-payment.ts"]);
+  expect(err).toBe("");
+  expect(code).toBe(0);
+  expect(out).toMatch(/^200 \{/);
+  expect(JSON.parse(out.slice(4)).feePaid).toBe("300"); // 100 x (2 operations + 1)
+});
+
+test("the curl example sponsors a payment", async () => {
+  const line = readme.split("\n").find((l) => l.startsWith("curl -s http://localhost:3000/v1/sponsor"));
+  expect(line).toBeDefined();
+  const { out, code } = await run([
+    "bash",
+    "-c",
+    `TX=$(bun examples/signed-payment.ts) && ${line!.replaceAll("http://localhost:3000", r.url)}`,
+  ]);
+  expect(code).toBe(0);
+  const body = JSON.parse(out);
+  expect(body.feePaid).toBe("300");
+  expect(body.hash).toMatch(/^[0-9a-f]{64}$/);
+});
+
+test("the README's admin walkthrough runs as written, top to bottom", { timeout: 30_000 }, async () => {
+  const start = readme.indexOf("The walkthrough below runs as written");
+  const block = readme.slice(
+    readme.indexOf("```sh\n", start) + 6,
+    readme.indexOf("```", readme.indexOf("```sh\n", start) + 6),
+  );
+  const p = Bun.spawn(["bash", "-e", "-o", "pipefail", "-c", block], {
+    cwd: new URL("../..", import.meta.url).pathname,
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, RELAY_URL: r.url, ADMIN_TOKEN: r.env.ADMIN_TOKEN! },
+  });
+  const [out, err, code] = [await new Response(p.stdout).text(), await new Response(p.stderr).text(), await p.exited];
+  expect(err).toBe("");
+  expect(code).toBe(0);
+  expect(out).toContain('"feePaid":"300"'); // the mainnet payment was sponsored with the live key
+  expect(out).toContain('"revokedAt":"'); // and the key was revoked at the end
+});
+
+test("the asynchronous example: 202 with a Location, then a long poll until success", async () => {
+  expect(readme).toContain(readFileSync(new URL("../../examples/sponsor-async.ts", import.meta.url), "utf8").trim());
+  const { out, code, err } = await run(["bun", "examples/sponsor-async.ts"]);
+  expect(err).toBe("");
+  expect(code).toBe(0);
+  const [accepted, done] = out.trim().split("\n");
+  expect(accepted).toMatch(/^202 \{"hash":"[0-9a-f]{64}","innerHash":"[0-9a-f]{64}","status":"(submitted|success)"\}$/);
+  expect(done).toMatch(/^200 success \d+$/);
+});

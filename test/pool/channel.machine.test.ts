@@ -1,0 +1,185 @@
+/** The channel and pool machines driven with events alone: fee room, own-transaction sequence numbers, draining, assignment. */
+import { describe, expect, test } from "bun:test";
+import { createActor } from "xstate";
+import { channelMachine, available, type ChannelInput, type ChannelReply } from "../../actors/pool/channel.machine.ts";
+import { poolMachine, type PoolReply } from "../../actors/pool/pool.machine.ts";
+import { ask } from "../../actors/ask.ts";
+
+const RESERVE = 10_000_000n;
+const SEQ = 1000n << 32n;
+
+function channel(over: Partial<ChannelInput> = {}) {
+  const actor = createActor(channelMachine, {
+    input: { publicKey: "GA", balance: RESERVE + 1_000n, reserve: RESERVE, seq: SEQ, state: "active", ...over },
+  }).start();
+  let n = 0;
+  const send = (e: Record<string, unknown> & { type: string }) =>
+    ask<ChannelReply>(actor, { id: `r${n++}`, ...e } as never);
+  return { actor, send, ctx: () => actor.getSnapshot().context, state: () => actor.getSnapshot().value };
+}
+
+describe("channel: fee room", () => {
+  test("HOLD takes room up to balance − reserve; RELEASE frees it and takes the fee charged", async () => {
+    const c = channel();
+    expect((await c.send({ type: "HOLD", id: "a", fee: 600n })).ok).toBe(true);
+    expect(available(c.ctx())).toBe(400n);
+    const refused = await c.send({ type: "HOLD", id: "b", fee: 401n });
+    expect(refused).toMatchObject({ ok: false, reason: "insufficient_balance" });
+    expect((await c.send({ type: "HOLD", id: "b", fee: 400n })).ok).toBe(true);
+    c.actor.send({ type: "RELEASE", id: "a", charged: 200n });
+    expect(c.ctx().balance).toBe(RESERVE + 800n);
+    expect(available(c.ctx())).toBe(400n);
+    c.actor.send({ type: "RELEASE", id: "a", charged: 200n }); // a second release of the same hold changes nothing
+    expect(c.ctx().balance).toBe(RESERVE + 800n);
+  });
+
+  test("CREDIT adds a top-up; SYNC takes the network's balance", () => {
+    const c = channel();
+    c.actor.send({ type: "CREDIT", amount: 5_000n });
+    expect(c.ctx().balance).toBe(RESERVE + 6_000n);
+    c.actor.send({ type: "SYNC", balance: RESERVE + 42n });
+    expect(c.ctx().balance).toBe(RESERVE + 42n);
+  });
+});
+
+describe("channel: own transactions", () => {
+  test("one at a time: TAKE gives seq + 1, a second TAKE is busy until DONE", async () => {
+    const c = channel();
+    expect(await c.send({ type: "TAKE", id: "t1", fee: 100n })).toMatchObject({ ok: true, seq: SEQ + 1n });
+    expect(await c.send({ type: "TAKE", id: "t2", fee: 100n })).toMatchObject({ ok: false, reason: "busy" });
+    c.actor.send({ type: "DONE", id: "t1", charged: 100n, consumed: true });
+    expect(c.ctx().balance).toBe(RESERVE + 900n);
+    expect(await c.send({ type: "TAKE", id: "t2", fee: 100n })).toMatchObject({ ok: true, seq: SEQ + 2n });
+  });
+
+  test("a transaction that reached no ledger gives its sequence number back", async () => {
+    const c = channel();
+    await c.send({ type: "TAKE", id: "t1", fee: 100n });
+    c.actor.send({ type: "DONE", id: "t1", charged: 0n, consumed: false });
+    expect(await c.send({ type: "TAKE", id: "t2", fee: 100n })).toMatchObject({ ok: true, seq: SEQ + 1n });
+  });
+
+  test("RESEQ after tx_bad_seq: raise-only, unless allowed lower; the number then stays with the outcome", async () => {
+    const c = channel();
+    await c.send({ type: "TAKE", id: "t1", fee: 100n });
+    c.actor.send({ type: "RESEQ", id: "t1", seq: SEQ + 5n, allowLower: false }); // an external transaction used 5 numbers
+    expect(c.ctx().seq).toBe(SEQ + 6n);
+    c.actor.send({ type: "RESEQ", id: "t1", seq: SEQ, allowLower: false }); // a stale read cannot lower it
+    expect(c.ctx().seq).toBe(SEQ + 6n);
+    c.actor.send({ type: "RESEQ", id: "other", seq: SEQ + 50n, allowLower: true }); // only the pending transaction's holder
+    expect(c.ctx().seq).toBe(SEQ + 6n);
+    c.actor.send({ type: "DONE", id: "t1", charged: 100n, consumed: true });
+    expect(await c.send({ type: "TAKE", id: "t2", fee: 100n })).toMatchObject({ ok: true, seq: SEQ + 7n });
+    c.actor.send({ type: "RESEQ", id: "t2", seq: SEQ + 2n, allowLower: true }); // repeated tx_bad_seq: the network is behind
+    expect(c.ctx().seq).toBe(SEQ + 3n);
+    c.actor.send({ type: "DONE", id: "t2", charged: 0n, consumed: false });
+    expect(c.ctx().seq).toBe(SEQ + 2n);
+  });
+
+  test("SYNC raises the sequence number only", () => {
+    const c = channel();
+    c.actor.send({ type: "SYNC", seq: SEQ - 10n });
+    expect(c.ctx().seq).toBe(SEQ);
+    c.actor.send({ type: "SYNC", seq: SEQ + 3n });
+    expect(c.ctx().seq).toBe(SEQ + 3n);
+  });
+});
+
+describe("channel: states", () => {
+  test("creating takes no work until ACTIVATE", async () => {
+    const c = channel({ state: "creating", balance: 0n, seq: 0n });
+    expect(c.state()).toBe("creating");
+    expect(await c.send({ type: "HOLD", id: "a", fee: 1n })).toMatchObject({ ok: false, reason: "not_active" });
+    c.actor.send({ type: "ACTIVATE", balance: RESERVE + 500n, seq: SEQ });
+    expect(c.state()).toBe("active");
+    expect((await c.send({ type: "HOLD", id: "a", fee: 500n })).ok).toBe(true);
+  });
+
+  test("draining refuses new work but lets in-flight fees settle and runs its own merge", async () => {
+    const c = channel();
+    await c.send({ type: "HOLD", id: "a", fee: 300n });
+    c.actor.send({ type: "RETIRE" });
+    expect(c.state()).toBe("draining");
+    expect(await c.send({ type: "HOLD", id: "b", fee: 1n })).toMatchObject({ ok: false, reason: "not_active" });
+    expect(await c.send({ type: "TAKE", id: "t", fee: 100n })).toMatchObject({ ok: false, reason: "not_active" });
+    c.actor.send({ type: "RELEASE", id: "a", charged: 300n });
+    expect(c.ctx().holds.size).toBe(0);
+    expect(await c.send({ type: "TAKE", id: "m", fee: 100n, internal: true })).toMatchObject({
+      ok: true,
+      seq: SEQ + 1n,
+    });
+  });
+
+  test("retired while being created: it stays draining and learns its balance when the account exists", () => {
+    const c = channel({ state: "creating", balance: 0n, seq: 0n });
+    c.actor.send({ type: "RETIRE" });
+    c.actor.send({ type: "ACTIVATE", balance: RESERVE + 500n, seq: SEQ });
+    expect(c.state()).toBe("draining");
+    expect(c.ctx()).toMatchObject({ balance: RESERVE + 500n, seq: SEQ });
+  });
+
+  test("a restored channel starts in its stored state", () => {
+    expect(channel({ state: "draining" }).state()).toBe("draining");
+  });
+});
+
+describe("pool: assignment", () => {
+  function pool(balances: bigint[]) {
+    const actor = createActor(poolMachine).start();
+    for (const [i, b] of balances.entries())
+      actor.send({
+        type: "ADD",
+        channel: { publicKey: `G${i}`, balance: RESERVE + b, reserve: RESERVE, seq: SEQ, state: "active" },
+      });
+    let n = 0;
+    const send = (e: Record<string, unknown> & { type: string }) =>
+      ask<PoolReply>(actor, { id: `p${n++}`, ...e } as never);
+    const ctx = (pk: string) => actor.getSnapshot().context.channels[pk]!.getSnapshot().context;
+    return { actor, send, ctx };
+  }
+
+  test("each fee-bump goes to the channel with the most room, so load spreads and room is never over-committed", async () => {
+    const p = pool([1_000n, 3_000n, 2_000n]);
+    const picks: (string | null)[] = [];
+    // sent back to back, without awaiting: each ASSIGN sees the holds of the ones before
+    const answers = await Promise.all(Array.from({ length: 7 }, () => p.send({ type: "ASSIGN", fee: 800n })));
+    for (const a of answers) picks.push(a.publicKey);
+    // 3000 → G1, then G2 (2000) and G1 (2200) ... until no channel has 800 left
+    expect(picks.filter((x) => x === "G1").length).toBe(3);
+    expect(picks.filter((x) => x === "G2").length).toBe(2);
+    expect(picks.filter((x) => x === "G0").length).toBe(1);
+    expect(picks.filter((x) => x === null).length).toBe(1);
+    for (const pk of ["G0", "G1", "G2"]) expect(available(p.ctx(pk)) >= 0n).toBe(true);
+  });
+
+  test("retired and creating channels are never assigned", async () => {
+    const p = pool([5_000n, 1_000n]);
+    p.actor.getSnapshot().context.channels.G0!.send({ type: "RETIRE" });
+    expect((await p.send({ type: "ASSIGN", fee: 500n })).publicKey).toBe("G1");
+    p.actor.send({
+      type: "ADD",
+      channel: { publicKey: "G9", balance: 0n, reserve: RESERVE, seq: 0n, state: "creating" },
+    });
+    expect((await p.send({ type: "ASSIGN", fee: 501n })).publicKey).toBe(null); // G1 has 500 left, G0 is draining, G9 creating
+  });
+
+  test("ACQUIRE skips channels with an own transaction pending and answers the sequence number", async () => {
+    const p = pool([1_000n, 900n]);
+    const a = await p.send({ type: "ACQUIRE", fee: 100n });
+    expect(a).toMatchObject({ publicKey: "G0", seq: SEQ + 1n });
+    const b = await p.send({ type: "ACQUIRE", fee: 100n });
+    expect(b).toMatchObject({ publicKey: "G1", seq: SEQ + 1n });
+    expect((await p.send({ type: "ACQUIRE", fee: 100n })).publicKey).toBe(null);
+    // fee-bumps still go to a channel that runs an own transaction
+    expect((await p.send({ type: "ASSIGN", fee: 100n })).publicKey).toBe("G0");
+    p.actor.getSnapshot().context.channels.G0!.send({ type: "DONE", id: a.id, charged: 100n, consumed: true });
+    expect(await p.send({ type: "ACQUIRE", fee: 100n })).toMatchObject({ publicKey: "G0", seq: SEQ + 2n });
+  });
+
+  test("REMOVE stops a merged channel's actor", async () => {
+    const p = pool([1_000n]);
+    p.actor.send({ type: "REMOVE", publicKey: "G0" });
+    expect(p.actor.getSnapshot().context.channels).toEqual({});
+    expect((await p.send({ type: "ASSIGN", fee: 1n })).publicKey).toBe(null);
+  });
+});

@@ -1,0 +1,142 @@
+/**
+ * Sponsorship rules of a project's policy: allowlists (destinations, assets, contracts and their
+ * functions) and a time window. A refusal is 403 POLICY_VIOLATION naming the rule and the value, and
+ * nothing is sent (the account's sequence number does not move).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Asset, Keypair, Operation, TransactionBuilder, type Transaction, type xdr } from "@stellar/stellar-sdk";
+import { sacId, signedTransfer } from "../support/sac.ts";
+import { xdrOf } from "../support/harness.ts";
+import { startTestRelay, type TestRelay } from "../support/relay.ts";
+
+let r: TestRelay;
+beforeAll(async () => {
+  r = await startTestRelay();
+});
+afterAll(() => r.stop());
+
+const sponsor = (key: string, body: Record<string, unknown>) =>
+  r.post("/v1/sponsor", { network: "testnet", ...body }, { "x-api-key": key });
+const seq = async (kp: Keypair) => BigInt((await r.rpc.getAccount(kp.publicKey())).sequenceNumber());
+const sac = () => sacId(r);
+
+async function tx(from: Keypair, op: xdr.Operation): Promise<Transaction> {
+  const t = new TransactionBuilder(await r.rpc.getAccount(from.publicKey()), {
+    fee: "100",
+    networkPassphrase: r.passphrase,
+  })
+    .addOperation(op)
+    .setTimeout(60)
+    .build();
+  t.sign(from);
+  return t;
+}
+
+function expectViolation(res: { status: number; body: any }, rule: string, value: string) {
+  if (res.status !== 403) throw new Error(`expected 403, got ${res.status} ${JSON.stringify(res.body)}`);
+  expect(res.body.error.code).toBe("POLICY_VIOLATION");
+  expect(res.body.error.details.rule).toBe(rule);
+  expect(res.body.error.details.value).toBe(value);
+}
+
+describe("allowlists", () => {
+  test("allow.destinations: a payment to an unlisted account is refused, nothing sent; a listed one passes", async () => {
+    const [user, listed, other] = [await r.funded(), await r.funded(), await r.funded()];
+    const p = await r.project({ policy: { allow: { destinations: [listed.publicKey()] } } });
+    const before = await seq(user);
+    const refused = await sponsor(p.testKey, {
+      transaction: xdrOf(
+        await tx(user, Operation.payment({ destination: other.publicKey(), asset: Asset.native(), amount: "1" })),
+      ),
+    });
+    expectViolation(refused, "allow.destinations", other.publicKey());
+    expect(await seq(user)).toBe(before);
+    const ok = await sponsor(p.testKey, {
+      transaction: xdrOf(
+        await tx(user, Operation.payment({ destination: listed.publicKey(), asset: Asset.native(), amount: "1" })),
+      ),
+    });
+    expect(ok.status).toBe(200);
+  });
+
+  test("allow.destinations covers createAccount and accountMerge", async () => {
+    const [user, listed] = [await r.funded(), await r.funded()];
+    const p = await r.project({ policy: { allow: { destinations: [listed.publicKey()] } } });
+    const fresh = Keypair.random().publicKey();
+    const create = await sponsor(p.testKey, {
+      transaction: xdrOf(await tx(user, Operation.createAccount({ destination: fresh, startingBalance: "2" }))),
+    });
+    expectViolation(create, "allow.destinations", fresh);
+    const merge = await sponsor(p.testKey, {
+      transaction: xdrOf(
+        await tx(user, Operation.accountMerge({ destination: r.localnets.testnet!.root.publicKey() })),
+      ),
+    });
+    expectViolation(merge, "allow.destinations", r.localnets.testnet!.root.publicKey());
+  });
+
+  test("allow.assets: an unlisted asset is refused", async () => {
+    const [user, issuer] = [await r.funded(), await r.funded()];
+    const p = await r.project({ policy: { allow: { assets: ["native"] } } });
+    const usd = new Asset("USD", issuer.publicKey());
+    const res = await sponsor(p.testKey, {
+      transaction: xdrOf(await tx(user, Operation.changeTrust({ asset: usd }))),
+    });
+    expectViolation(res, "allow.assets", `USD:${issuer.publicKey()}`);
+  });
+
+  test("allow.contracts with functions, and a SAC transfer's `to` as a destination (func+auth)", async () => {
+    const [from, to] = [await r.funded(), await r.funded()];
+    const onlyApprove = await r.project({
+      policy: { allow: { contracts: [{ contract: sac(), functions: ["approve"] }] } },
+    });
+    const op = await signedTransfer(r, from, to);
+    const res = await sponsor(onlyApprove.testKey, { operation: op });
+    expectViolation(res, "allow.contracts", "transfer");
+    expect(res.body.error.details.contract).toBe(sac());
+    const otherDest = await r.project({ policy: { allow: { destinations: [from.publicKey()] } } });
+    expectViolation(await sponsor(otherDest.testKey, { operation: op }), "allow.destinations", to.publicKey());
+    const listed = await r.project({
+      policy: { allow: { contracts: [{ contract: sac(), functions: ["transfer"] }], destinations: [to.publicKey()] } },
+    });
+    expect((await sponsor(listed.testKey, { operation: op })).status).toBe(200);
+  });
+
+  test("allowedContractIds (superseded) is kept as allow.contracts without functions", async () => {
+    const p = await r.project({ policy: { allowedContractIds: [sac()] } });
+    const view = await r.admin("GET", `/projects/${p.id}`);
+    expect(view.body.policy.allow).toEqual({ contracts: [{ contract: sac() }] });
+    expect(view.body.policy.allowedContractIds).toEqual([sac()]);
+  });
+});
+
+describe("a time window", () => {
+  test("before activeFrom and after activeUntil: refused naming the rule", async () => {
+    const user = await r.funded();
+    const soon = new Date(Date.now() + 3600_000).toISOString();
+    const past = new Date(Date.now() - 3600_000).toISOString();
+    const notYet = await r.project({ policy: { activeFrom: soon } });
+    const pay = async () =>
+      xdrOf(
+        await tx(
+          user,
+          Operation.payment({ destination: r.localnets.testnet!.root.publicKey(), asset: Asset.native(), amount: "1" }),
+        ),
+      );
+    const a = await sponsor(notYet.testKey, { transaction: await pay() });
+    expectViolation(a, "activeFrom", soon);
+    const over = await r.project({ policy: { activeUntil: past } });
+    expectViolation(await sponsor(over.testKey, { transaction: await pay() }), "activeUntil", past);
+    const live = await r.project({ policy: { activeFrom: past, activeUntil: soon } });
+    expect((await sponsor(live.testKey, { transaction: await pay() })).status).toBe(200);
+  });
+
+  test("a window that ends before it starts is 400 naming the field", async () => {
+    const res = await r.admin("POST", "/projects", {
+      name: "backwards",
+      policy: { activeFrom: "2030-01-02T00:00:00Z", activeUntil: "2030-01-01T00:00:00Z" },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details.field).toBe("policy.activeFrom");
+  });
+});
