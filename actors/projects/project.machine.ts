@@ -13,7 +13,7 @@
 import { setup, enqueueActions } from "xstate";
 import { dropHold, putHold } from "../pool/holds.ts";
 import { checkRules, type Policy, type SpendRequest } from "./policy.ts";
-import type { ProjectStatus } from "../../src/models.ts";
+import type { ProjectStatus } from "../../src/features/projects/project.model.ts";
 
 export interface Hold {
   amount: bigint;

@@ -22,7 +22,7 @@ import { toOpenAPISchema } from "@elysiajs/openapi";
 import { ERROR_DESCRIPTIONS, RelayError, type ErrorCode } from "../kernel/errors.ts";
 import { EXAMPLES, errorExample, exampleOf } from "./openapi-examples.ts";
 import { webhookEvents } from "./openapi-webhooks.ts";
-import { TransactionSummary } from "../models.ts";
+import { TransactionSummary } from "../features/transactions/transaction.model.ts";
 import { ERROR_STATUS } from "./errors.ts";
 import { CLIENT_REQUEST_ID } from "./errors.plugin.ts";
 import { IDEMPOTENCY_KEY } from "../features/sponsor/idempotency.ts";

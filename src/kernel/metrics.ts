@@ -12,12 +12,16 @@
  * from their sources when Prometheus scrapes (`bind`), not kept up to date on every change.
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { Outcome } from "../store/types.ts";
+
+/** What a sponsorship's outcome is counted by: success, or the error's code and its transaction result. */
+export type OutcomeLabel =
+  | { kind: "success" }
+  | { kind: "failure"; error: { code: string; details?: Record<string, unknown> } };
 
 /** What the sponsor service reports. */
 export interface SponsorMetrics {
   /** One sponsor request's outcome (a 200 body or an error outcome). */
-  sponsorOutcome(network: string, outcome: Outcome): void;
+  sponsorOutcome(network: string, outcome: OutcomeLabel): void;
   /** A fee the network charged one of the relay's channel accounts for a sponsored transaction. */
   feePaid(network: string, stroops: bigint): void;
 }
@@ -309,7 +313,7 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
     this.rateLimitedTotal.inc({ scope });
   }
 
-  sponsorOutcome(net: string, outcome: Outcome): void {
+  sponsorOutcome(net: string, outcome: OutcomeLabel): void {
     const error = outcome.kind === "failure" ? outcome.error : null;
     const codes = error?.details?.result_codes as { transaction?: unknown } | undefined;
     const txResult = error ? codes?.transaction : "tx_success";

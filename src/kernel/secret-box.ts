@@ -7,7 +7,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseKey } from "../config-keys.ts";
+import { parseKey } from "./config-keys.ts";
 
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;

@@ -5,7 +5,7 @@
  */
 import type { Static } from "@sinclair/typebox";
 import { sql, type SQL } from "drizzle-orm";
-import type { TransactionSummary } from "../models.ts";
+import type { TransactionSummary } from "../features/transactions/transaction.model.ts";
 import { rowsOf } from "./batch-sql.ts";
 import type { Db } from "./db.ts";
 import { submissionAttempts, submissions } from "./schema.ts";

@@ -1,6 +1,6 @@
 /** What the relay keeps durably: submission intents and outcomes, and idempotency records. */
 import type { ErrorData } from "../kernel/errors.ts";
-import type { SponsorResult } from "../models.ts";
+import type { SponsorResult } from "../features/sponsor/sponsor.model.ts";
 
 /** What the network did with a sponsored transaction (its wire model is src/models.ts's). */
 export type { SponsorResult };

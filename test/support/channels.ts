@@ -1,7 +1,7 @@
 /** A relay's channel pool as tests look at it: GET /v1/admin/channels, its database rows, the funder. */
 import { and, eq } from "drizzle-orm";
 import { localFunder } from "../../src/boot/boot.ts";
-import type { PoolView } from "../../src/models.ts";
+import type { PoolView } from "../../src/features/pool/pool.model.ts";
 import { channels } from "../../src/store/schema.ts";
 import type { TestRelay } from "./relay.ts";
 

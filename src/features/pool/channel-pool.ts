@@ -6,62 +6,25 @@
 import { Keypair } from "@stellar/stellar-sdk";
 import { createActor } from "xstate";
 import { channelMachine } from "../../../actors/pool/channel.machine.ts";
-import type { Logger } from "../../kernel/log.ts";
-import type { PoolView } from "../../models.ts";
-import type { FeePercentile, Gateway, NetworkName } from "../../network/gateway.ts";
-import type { Submitter } from "../../network/submitter.ts";
-import type { ChannelsRepo } from "../../store/channels.repo.ts";
-import type { SecretBox } from "../../kernel/secret-box.ts";
+import type { PoolView } from "./pool.model.ts";
+import type { NetworkName } from "../../network/gateway.ts";
 import { AccountSync } from "./account-sync.ts";
 import { Channels } from "./channels.ts";
 import { type ChannelWait, type FeeLease, Leases, type OwnLease } from "./leases.ts";
 import { PoolDemand } from "./demand.ts";
 import { RefusalLog, shortage } from "./shortage.ts";
+import type { PoolDeps, PoolNotice } from "./pool-deps.ts";
 import { ACCOUNT_RESERVE, Reconciler, type SharedChannels } from "./reconciler.ts";
-import { type Coordination, Ownership } from "./ownership.ts";
+import { Ownership } from "./ownership.ts";
 import { countsOf, heldChannel, type HeldChannel, wholePool } from "./pool-view.ts";
 import type { ChannelRow } from "../../store/channels.repo.ts";
 
-/** A change to a network's pool that every instance applies (several instances share Redis). */
-export type PoolNotice =
-  | { topic: "pool"; network: NetworkName }
-  | { topic: "channel-credit"; network: NetworkName; publicKey: string; amount: string };
-
 export type { FeeLease, OwnLease } from "./leases.ts";
+export type { PoolConfig, PoolDeps, PoolNotice } from "./pool-deps.ts";
 
 const RECONCILE_EVERY_MS = 5_000;
 /** No request waited this long: the channels added for demand are retired. */
 const DEFAULT_IDLE_MS = 60_000;
-
-export interface PoolConfig {
-  /** The channel count of a new pool (the operator's target, once set, is kept in Postgres). */
-  channels: number;
-  startingBalance: bigint;
-  /** A channel whose balance falls under this is topped up to the starting balance. */
-  topUpThreshold: bigint;
-  /** How long a fee-bump's request waits for a channel that can pay before 503 (a func+auth one: its deadline). */
-  waitMs: number;
-  /** The most channels demand may grow the pool to (default: `channels`: no growth). */
-  max?: number;
-  /** How long no request may wait before the channels added for demand are retired. */
-  idleMs?: number;
-  feePercentile: FeePercentile;
-}
-
-export interface PoolDeps {
-  network: NetworkName;
-  gateway: Gateway;
-  submitter: Submitter;
-  funder: Keypair;
-  repo: ChannelsRepo;
-  box: SecretBox;
-  config: PoolConfig;
-  log: Logger;
-  /** Waits for a channel, for GET /metrics. */
-  metrics?: { channelWait(network: string, outcome: "served" | "refused", seconds: number): void };
-  /** Several instances: the coordination, and how to tell the others of a change. */
-  cluster?: { coordination: Coordination; tell(n: PoolNotice): Promise<void> } | null;
-}
 
 const sum = (xs: bigint[]) => xs.reduce((a, b) => a + b, 0n);
 

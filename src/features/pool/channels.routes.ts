@@ -5,7 +5,7 @@ import { errorResponses } from "../../http/schemas.ts";
 import { adminSecurity } from "../../http/openapi.ts";
 import { RelayError, validationError } from "../../kernel/errors.ts";
 import type { ChannelPool } from "./channel-pool.ts";
-import { PoolView } from "../../models.ts";
+import { PoolView } from "./pool.model.ts";
 import { NETWORKS, type NetworkName } from "../../network/gateway.ts";
 
 const network = t.Union([t.Literal("testnet"), t.Literal("mainnet")], { error: "network must be testnet or mainnet" });

@@ -7,7 +7,7 @@
  */
 import type { ChannelRef } from "../../../actors/pool/pool.machine.ts";
 import { available } from "../../../actors/pool/channel.machine.ts";
-import type { ChannelView, PoolView } from "../../models.ts";
+import type { ChannelView, PoolView } from "./pool.model.ts";
 import type { Gateway } from "../../network/gateway.ts";
 import type { ChannelsRepo } from "../../store/channels.repo.ts";
 

@@ -8,7 +8,7 @@
 import { Account, Asset, Keypair, Operation, TransactionBuilder, type xdr } from "@stellar/stellar-sdk";
 import { idle, type ChannelReply } from "../../../actors/pool/channel.machine.ts";
 import { ask } from "../../../actors/ask.ts";
-import type { PoolDeps } from "./channel-pool.ts";
+import type { PoolDeps } from "./pool-deps.ts";
 import { signTx } from "../../stellar/sign.ts";
 import { signedOf } from "../../stellar/envelope.ts";
 import { BASE_FEE, BASE_RESERVE } from "../../stellar/protocol.ts";

@@ -4,7 +4,8 @@ import { CloneType } from "@sinclair/typebox";
 import { errorResponses } from "../../http/schemas.ts";
 import { adminSecurity } from "../../http/openapi.ts";
 import { PolicyPatch as PolicyPatchSchema } from "./rules/policy.ts";
-import { CreatedKeyView, CreditBalance, CreditJournal, KeyScope, KeyView } from "../../models.ts";
+import { CreatedKeyView, KeyScope, KeyView } from "./keys/key.model.ts";
+import { CreditBalance, CreditJournal } from "./project.model.ts";
 import { ProjectView } from "./admin.model.ts";
 import type { ProjectsService } from "./projects.service.ts";
 

@@ -6,7 +6,7 @@ import { RelayError } from "../../kernel/errors.ts";
 import type { NetworkName } from "../../network/gateway.ts";
 import type { KeyEnvironment } from "../../store/projects.repo.ts";
 import { KEY_NETWORK } from "./keys/api-keys.ts";
-import type { ProjectActor } from "./project-actors.ts";
+import type { ProjectActor } from "./project-actor.ts";
 import type { Policy, SpendRequest } from "./rules/policy.ts";
 import type { FeeStrategy } from "../tx/fee-strategy.ts";
 import type { KeyScope } from "./keys/key.model.ts";

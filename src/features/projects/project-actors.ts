@@ -9,7 +9,7 @@
  * checkpoint is written), and when none of the least recently used is idle, it shares one overflow
  * actor with the other newcomers (one bucket and one daily spend for all of them) until room frees.
  */
-import { createActor, type Actor } from "xstate";
+import { createActor } from "xstate";
 import {
   type Settlement,
   dailySpendExceeded,
@@ -29,10 +29,11 @@ import type { CheckpointStore } from "../../store/checkpoints.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { Policy } from "./rules/policy.ts";
 import type { Payer } from "./principal.ts";
+import type { ProjectActor } from "./project-actor.ts";
 import { restorable, withoutHolds } from "./project-checkpoints.ts";
 import { clientGroup } from "./client-group.ts";
 
-export type ProjectActor = Actor<typeof projectMachine>;
+export type { ProjectActor } from "./project-actor.ts";
 
 /** Limits shared by every instance (Redis): a rate bucket and a day's spend per project or client IP. */
 export interface SharedLimits {

@@ -3,7 +3,7 @@
  * the process.
  */
 import { projectMachine } from "../../../actors/projects/project.machine.ts";
-import type { ProjectActor } from "./project-actors.ts";
+import type { ProjectActor } from "./project-actor.ts";
 
 /**
  * A checkpoint without the open holds: they die with the process (a restored actor is sent SYNC,

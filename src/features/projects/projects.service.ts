@@ -18,7 +18,8 @@ import type { Approvals } from "./rules/approval.ts";
 import { PolicyChanges, withSecret } from "./rules/policy-changes.ts";
 import { replyError, type ProjectActor, type ProjectActors } from "./project-actors.ts";
 import { KeysService, keyView, type KeyNotice, type NewKey } from "./keys/keys.service.ts";
-import type { CreatedKeyView, CreditBalance, CreditEntryView, CreditJournal, KeyView } from "../../models.ts";
+import type { CreatedKeyView, KeyView } from "./keys/key.model.ts";
+import type { CreditBalance, CreditEntryView, CreditJournal } from "./project.model.ts";
 import type { ProjectView } from "./admin.model.ts";
 
 const unauthorized = (message: string) => new RelayError("UNAUTHORIZED", message);

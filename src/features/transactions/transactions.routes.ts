@@ -9,7 +9,7 @@ import { errorResponses, V1_ERRORS } from "../../http/schemas.ts";
 import { adminSecurity, apiKeySecurity } from "../../http/openapi.ts";
 import { callerContext } from "../../http/auth.plugin.ts";
 import { requestContext } from "../../http/errors.plugin.ts";
-import { TransactionList, TransactionView } from "../../models.ts";
+import { TransactionList, TransactionView } from "./transaction.model.ts";
 import { MAX_WAIT_SECONDS, type TransactionsService } from "./transactions.service.ts";
 import { defaultNetwork } from "../projects/principal.ts";
 

@@ -7,7 +7,7 @@ import { SETTLED_STATUSES, STATUSES, type SubmissionStatus } from "../../../acto
 import { RelayError, validationError } from "../../kernel/errors.ts";
 import type { Static } from "@sinclair/typebox";
 import type { SubmissionViews, SubmissionView } from "../../store/submission-views.repo.ts";
-import type { TransactionList, TransactionView } from "../../models.ts";
+import type { TransactionList, TransactionView } from "./transaction.model.ts";
 import type { NetworkName } from "../../network/gateway.ts";
 import { WaiterSlots, Waker } from "./waiters.ts";
 

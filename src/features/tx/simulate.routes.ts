@@ -1,7 +1,7 @@
 /** POST /v1/simulate */
 import { Elysia } from "elysia";
 import { NetworkOptionalBody, V1_ERRORS, errorResponses } from "../../http/schemas.ts";
-import { SimulateResult } from "../../models.ts";
+import { SimulateResult } from "./tx.model.ts";
 import { apiKeySecurity } from "../../http/openapi.ts";
 import type { SimulateService } from "./simulate.service.ts";
 import type { SponsorService } from "../sponsor/sponsor.service.ts";

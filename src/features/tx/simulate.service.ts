@@ -10,7 +10,7 @@ import { decodeTransaction, sdkInner, type DecodedTx } from "./decode.ts";
 import { innerRate } from "./fee-bump.ts";
 import type { FeePlanner } from "./fee-plan.ts";
 import { FAST_MULTIPLIER, type FeeStrategy, likelyRate } from "./fee-strategy.ts";
-import type { EstimateResult, SimulateResult, SimulationEvent } from "../../models.ts";
+import type { EstimateResult, SimulateResult, SimulationEvent } from "./tx.model.ts";
 
 const EVENT_TYPES = ["system", "contract", "diagnostic"] as const;
 

@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import { errorResponses } from "../../http/schemas.ts";
 import { adminSecurity } from "../../http/openapi.ts";
-import { CreatedWebhookView, DeliveryView, WEBHOOK_EVENT_TYPES, WebhookView } from "../projects/admin.model.ts";
+import { CreatedWebhookView, DeliveryView, WEBHOOK_EVENT_TYPES, WebhookView } from "./webhook.model.ts";
 import type { WebhooksService } from "./webhooks.service.ts";
 
 const errors = errorResponses(400, 401, 404, 500);

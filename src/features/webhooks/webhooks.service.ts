@@ -12,7 +12,7 @@ import {
   type DeliveryView,
   type WebhookEventType,
   type WebhookView,
-} from "../projects/admin.model.ts";
+} from "./webhook.model.ts";
 import { checkWebhookUrl, UrlRefused } from "./url-guard.ts";
 import type { SecretBox } from "../../kernel/secret-box.ts";
 

@@ -4,7 +4,7 @@
  * defaults + overrides. On the wire, stroop amounts are decimal strings; inside they are bigint.
  */
 import { type Static, Type } from "@sinclair/typebox";
-import { PolicyPatch as BasePolicyPatch } from "../../../models.ts";
+import { PolicyPatch as BasePolicyPatch } from "../project.model.ts";
 import { RULES_PATCH, type ProjectPolicyView } from "../admin.model.ts";
 import type { Policy } from "../../../../actors/projects/policy.ts";
 import type { PolicyOverrides } from "../../../store/policy-overrides.ts";
@@ -21,7 +21,7 @@ export {
 } from "../../../../actors/projects/policy.ts";
 export type { PolicyOverrides } from "../../../store/policy-overrides.ts";
 
-export { OPERATION_TYPES } from "../../../models.ts";
+export { OPERATION_TYPES } from "../project.model.ts";
 
 /**
  * A project's policy change (the admin API's): src/models.ts's fields and `lowBalanceAlert` (a

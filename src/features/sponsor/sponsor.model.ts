@@ -1,0 +1,45 @@
+/**
+ * The wire models of a sponsorship's answers (TypeBox): each is the one source of its TypeScript type (`Static<typeof Model>`, exported
+ * under the same name) and of its OpenAPI schema (a schema with a `$id` is one component of the
+ * document). A model is a leaf: it imports TypeBox, the kernel's wire helpers, the protocol's
+ * constants and other models only, so services and the store may use it.
+ *
+ * TypeBox's Integer, not Elysia's t.Integer: that one also takes (and converts) a numeric string.
+ */
+import { Type, type Static } from "@sinclair/typebox";
+import { stroops } from "../../kernel/wire.ts";
+
+/** What the network did with a sponsored transaction: the answer to a sponsor request (kept and replayed). */
+export const SponsorResult = Type.Object(
+  {
+    hash: Type.String({ description: "Hash of the fee-bump transaction" }),
+    innerHash: Type.Optional(
+      Type.String({
+        description:
+          "Hash of the transaction the client signed (or of the func+auth operation): the submission's id. " +
+          "Absent only in replays of answers given before the relay kept it",
+      }),
+    ),
+    status: Type.Optional(Type.Literal("success", { description: "The submission's status" })),
+    feePaid: stroops("Fee the network charged"),
+    ledger: Type.Number({ description: "Ledger that included the transaction" }),
+    resultXdr: Type.String({ description: "Base64 TransactionResult" }),
+  },
+  { $id: "SponsorResponse" },
+);
+export type SponsorResult = Static<typeof SponsorResult>;
+
+/** The answer to an asynchronous sponsor request (Prefer: respond-async): the network accepted it. */
+export const SponsorAccepted = Type.Object(
+  {
+    hash: Type.String({ description: "Hash of the fee-bump the network accepted" }),
+    innerHash: Type.String({
+      description: "Hash of the transaction the client signed: GET /v1/transactions/{innerHash}",
+    }),
+    status: Type.Union([Type.Literal("submitted"), Type.Literal("success"), Type.Literal("failed")], {
+      description: "submitted, or already success / failed when the ledger came before the answer",
+    }),
+  },
+  { $id: "SponsorAccepted" },
+);
+export type SponsorAccepted = Static<typeof SponsorAccepted>;
