@@ -3,7 +3,6 @@
  * envelope and request ids, the /v1 routes, /health, OpenAPI, and the embedded local networks.
  */
 import { Elysia } from "elysia";
-import type { Localnet } from "./localnet/ledger.ts";
 import { localnetHttp } from "./localnet/server.ts";
 import { bodyLimitPlugin, errorsPlugin, internalErrorResponse } from "./http/errors.plugin.ts";
 import { inputPlugin } from "./http/input.plugin.ts";
@@ -18,14 +17,13 @@ import { authPlugin } from "./http/auth.plugin.ts";
 import { adminRoutes } from "./features/projects/admin.routes.ts";
 import type { ProjectsService } from "./features/projects/projects.service.ts";
 import type { ProjectActors } from "./features/projects/project-actors.ts";
-import type { Gateway, NetworkName } from "./network/gateway.ts";
+import type { Networks } from "./features/networks/networks.ts";
 import type { SponsorService } from "./features/sponsor/sponsor.service.ts";
 import type { TransactionsService } from "./features/transactions/transactions.service.ts";
 import type { UserCaps } from "./features/projects/rules/user-caps.ts";
 import { userRoutes } from "./features/projects/users.routes.ts";
 import { adminTransactionRoutes, transactionRoutes } from "./features/transactions/transactions.routes.ts";
 import type { SimulateService } from "./features/tx/simulate.service.ts";
-import type { ChannelPool } from "./features/pool/channel-pool.ts";
 import { channelRoutes } from "./features/pool/channels.routes.ts";
 import { webhookRoutes } from "./features/webhooks/webhooks.routes.ts";
 import type { WebhooksService } from "./features/webhooks/webhooks.service.ts";
@@ -48,9 +46,8 @@ export const VERSION = "0.1.0";
 export interface AppDeps {
   /** End users' days (the policy's perUser caps). */
   userCaps?: UserCaps;
-  /** Embedded localnets by network (networks with an upstream RPC URL have none). */
-  localnets: Partial<Record<NetworkName, Localnet>>;
-  gateways: Partial<Record<NetworkName, Gateway>>;
+  /** The served networks (each with its gateway, pool and, when embedded, localnet). */
+  networks: Networks;
   /** The relay's own URL, as its clients reach it (the embedded networks announce their friendbot under it). */
   publicUrl: () => string;
   sponsor: SponsorService;
@@ -63,7 +60,6 @@ export interface AppDeps {
   eventsHeartbeatMs?: number;
   projects: ProjectsService;
   actors: ProjectActors;
-  pools: Partial<Record<NetworkName, ChannelPool>>;
   /** The admin API's webhooks (without them: no webhook routes). */
   webhooks?: WebhooksService;
   /** The admin API's bearer token; without it the admin API does not exist (404). */
@@ -87,8 +83,6 @@ export interface AppDeps {
   corsOrigins?: string;
   /** Readiness and graceful shutdown (default: always ready, never draining). */
   lifecycle?: Lifecycle;
-  /** Networks whose channel pool is configured (still starting, until it is in `pools`). */
-  poolsExpected?: NetworkName[];
 }
 
 /**
@@ -114,7 +108,7 @@ export function createApp(deps: AppDeps) {
             metrics: deps.metrics,
             token: deps.metricsToken,
             routes: (): readonly { method: string; path: string }[] => app.routes,
-            sources: { pools: deps.pools, pending: (n) => deps.sponsor.pending(n) },
+            sources: { pools: () => deps.networks.pools(), pending: (n) => deps.sponsor.pending(n) },
           })
         : new Elysia(),
     )
@@ -142,14 +136,15 @@ export function createApp(deps: AppDeps) {
     .use(deps.adminToken && deps.stats ? statsRoutes({ stats: deps.stats }) : new Elysia())
     .use(
       healthRoutes({
-        gateways: deps.gateways,
+        networks: deps.networks,
         version: VERSION,
         startedAt: deps.startedAt,
         storage: deps.storage,
         starting: () => lifecycle.starting(),
       }),
     );
-  for (const [name, net] of Object.entries(deps.localnets)) {
+  for (const { name, localnet: net } of deps.networks.all()) {
+    if (!net) continue;
     const base = `/localnet/${name}`;
     app.use(
       localnetHttp(net, { base, horizonPath: "/horizon", friendbotUrl: () => `${deps.publicUrl()}${base}/friendbot` }),

@@ -11,7 +11,8 @@
  */
 import { Elysia } from "elysia";
 import { HealthResponse } from "./schemas.ts";
-import type { Gateway, NetworkName } from "../network/gateway.ts";
+import type { Gateway } from "../network/gateway.ts";
+import type { Networks } from "../features/networks/networks.ts";
 
 /** A network whose latest ledger is older than this (or 10 polls) is degraded: public networks close one every 5 to 6 s. */
 const STALE_MS = 30_000;
@@ -53,7 +54,7 @@ export function networkHealth(g: Gateway, now: number) {
 }
 
 export function healthRoutes(deps: {
-  gateways: Partial<Record<NetworkName, Gateway>>;
+  networks: Networks;
   version: string;
   startedAt: number;
   storage: () => Promise<Storage>;
@@ -64,9 +65,7 @@ export function healthRoutes(deps: {
     "/health",
     async ({ set }) => {
       const now = Date.now();
-      const networks = Object.fromEntries(
-        Object.entries(deps.gateways).map(([name, g]) => [name, networkHealth(g, now)]),
-      );
+      const networks = Object.fromEntries(deps.networks.all().map((n) => [n.name, networkHealth(n.gateway, now)]));
       const statuses = Object.values(networks).map((n) => n.status);
       const storage: Storage = await deps
         .storage()

@@ -65,7 +65,7 @@ export interface PoolSource {
 
 /** What the gauges read at scrape time. */
 export interface MetricSources {
-  pools?: Partial<Record<string, PoolSource>>;
+  pools?: () => (readonly [string, PoolSource])[];
   /** Submissions this process is sending or waiting on, for a network. */
   pending?: (network: string) => number;
 }
@@ -212,8 +212,7 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
   constructor() {
     for (const scope of ["project", "anonymous"]) this.rateLimitedTotal.inc({ scope }, 0); // both series exist from the start
     const self = this;
-    const pools = () =>
-      Object.entries(this.sources.pools ?? {}).flatMap(([n, p]) => (p ? [[n, p.list()] as const] : []));
+    const pools = () => (this.sources.pools?.() ?? []).map(([n, p]) => [n, p.list()] as const);
     new Gauge({
       name: "relay_channels",
       help: "Channel accounts in the pool, by network and state (active, creating, draining).",
@@ -280,7 +279,7 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
       collect() {
         this.reset();
         const pending = self.sources.pending;
-        if (pending) for (const n of Object.keys(self.sources.pools ?? {})) this.set({ network: n }, pending(n));
+        if (pending) for (const [n] of self.sources.pools?.() ?? []) this.set({ network: n }, pending(n));
       },
     });
   }

@@ -19,7 +19,7 @@ import * as S from "./rpc-schemas.ts";
 import { X, fromB64, resultSummary, type LedgerEntryDataW } from "../stellar/xdr.ts";
 import type { Logger } from "../kernel/log.ts";
 import { BASE_RESERVE } from "../stellar/protocol.ts";
-import type { RpcMetrics } from "../kernel/metrics.ts";
+import type { RpcMetrics, WatcherMetrics } from "../kernel/metrics.ts";
 import { RelayError } from "../kernel/errors.ts";
 
 export type NetworkName = "testnet" | "mainnet";
@@ -41,7 +41,8 @@ export interface GatewayOptions {
   /** The longest any one RPC call may take. */
   timeoutMs: number;
   log: Logger;
-  metrics?: RpcMetrics;
+  /** RPC calls, and the watcher's confirmation delays and ledger reads, for GET /metrics. */
+  metrics?: RpcMetrics & WatcherMetrics;
 }
 
 export type FeePercentile = "p10" | "p20" | "p30" | "p40" | "p50" | "p60" | "p70" | "p80" | "p90" | "p95" | "p99";
@@ -88,6 +89,7 @@ export class Gateway {
       fastPollMs: opts.fastPollMs,
       log: opts.log,
       network: opts.name,
+      metrics,
     });
   }
 

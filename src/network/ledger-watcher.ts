@@ -68,13 +68,21 @@ export class LedgerWatcher {
   private loggedAt = 0;
   /** What the ledgers read cleared at (the fee strategy's view of the market). */
   readonly clearing = new ClearingRates();
-  /** Confirmation delays after ledger close, for GET /metrics (set by the relay's composition root). */
-  metrics?: WatcherMetrics;
+  private readonly metrics?: WatcherMetrics;
 
   constructor(
     private readonly client: RpcClient,
-    private readonly opts: { pollMs: number; fastPollMs: number; log: Logger; network: string },
-  ) {}
+    private readonly opts: {
+      pollMs: number;
+      fastPollMs: number;
+      log: Logger;
+      network: string;
+      /** Confirmation delays after ledger close and ledger reads, for GET /metrics. */
+      metrics?: WatcherMetrics;
+    },
+  ) {
+    this.metrics = opts.metrics;
+  }
 
   get pollMs(): number {
     return this.opts.pollMs;

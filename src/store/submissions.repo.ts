@@ -40,8 +40,6 @@ export class SubmissionsRepo implements SubmissionStore {
   private readonly outcomes: GroupCommit<OutcomeWrite, SettledCredits>;
   private readonly lookups: GroupCommit<{ network: string; innerHash: string }, SubmissionRecord | null>;
   private readonly accepted: GroupCommit<{ id: string; hash: string; answer: string }, true>;
-  /** Called after a statement that may have changed statuses (and so written events) committed. */
-  wrote: () => void = () => {};
 
   /**
    * `concurrency`: batches of one kind written at once (1 for a single connection). `checkBalance`:
@@ -55,6 +53,8 @@ export class SubmissionsRepo implements SubmissionStore {
     concurrency = 1,
     private readonly checkBalance = false,
     private readonly oneSession = false,
+    /** Called after a statement that may have changed statuses (and so written events) committed. */
+    private readonly wrote: () => void = () => {},
   ) {
     this.intents = new GroupCommit((items) => this.writeIntents(items), { key: (i) => i.s.id, concurrency });
     this.outcomes = new GroupCommit((items) => this.writeOutcomes(items), { key: (o) => o.id, concurrency });

@@ -2,11 +2,13 @@
  * The Idempotency class (src/features/sponsor/idempotency.ts) over an in-memory IdempotencyStore: the same key
  * and body replay the first outcome, concurrent runs of one key run once, another body is
  * IDEMPOTENCY_KEY_REUSED, outcomes that invite a retry are released rather than kept, and a key
- * claimed but never answered runs again. No relay, no database.
+ * claimed but never answered runs again. Concurrent requests of one key each start; the start joins
+ * the run under way (the sponsor service's one run per inner transaction). No relay, no database.
  */
 import { describe, expect, test } from "bun:test";
 import { RelayError, type ErrorCode } from "../../src/kernel/errors.ts";
-import { bodyHash, checkIdempotencyKey, Idempotency } from "../../src/features/sponsor/idempotency.ts";
+import { bodyHash, checkIdempotencyKey, Idempotency, type Keyed } from "../../src/features/sponsor/idempotency.ts";
+import type { Pending } from "../../src/features/sponsor/run.ts";
 import type { IdempotencyRecord, IdempotencyStore, Outcome } from "../../src/store/types.ts";
 
 const TTL_MS = 86_400_000;
@@ -49,14 +51,28 @@ const failure = (code: ErrorCode, retryAfter?: number): Outcome => ({
 const BODY = bodyHash({ transaction: "AAAA", network: "testnet" });
 const OTHER_BODY = bodyHash({ transaction: "BBBB", network: "testnet" });
 
-/** A function that answers `outcomes` in turn and counts its calls. */
+/**
+ * A request's start that answers `outcomes` in turn and counts its runs: a request that starts while
+ * a run is under way joins it (the sponsor service's one run per inner transaction).
+ */
 function counted(...outcomes: Outcome[]) {
   let calls = 0;
-  const fn = async () => {
-    await Bun.sleep(5); // the submission takes a while
-    return outcomes[Math.min(calls++, outcomes.length - 1)]!;
+  let running: Pending | null = null;
+  const fn = async (): Promise<Pending> => {
+    if (running) return { ...running, joined: true };
+    const outcome = outcomes[Math.min(calls++, outcomes.length - 1)]!;
+    const run: Pending = { accepted: new Promise(() => {}), outcome: Bun.sleep(5).then(() => outcome) };
+    running = run;
+    void run.outcome.then(() => (running = null));
+    return run;
   };
   return { fn, calls: () => calls };
+}
+
+/** What a keyed request is answered: the outcome, and whether it was replayed. */
+async function answered(keyed: Promise<Keyed>): Promise<{ outcome: Outcome; replayed: boolean }> {
+  const { pending, replayed } = await keyed;
+  return { outcome: await pending.outcome, replayed };
 }
 
 async function reusedError(p: Promise<unknown>, key: string): Promise<void> {
@@ -74,9 +90,9 @@ describe("the same key and body", () => {
     const store = new MemoryStore();
     const idem = new Idempotency(store, TTL_MS);
     const f = counted(success(1), success(2));
-    expect(await idem.run("ip:1", "k", BODY, f.fn)).toEqual({ outcome: success(1), replayed: false });
-    expect(await idem.run("ip:1", "k", BODY, f.fn)).toEqual({ outcome: success(1), replayed: true });
-    expect(await idem.run("ip:1", "k", BODY, f.fn)).toEqual({ outcome: success(1), replayed: true });
+    expect(await answered(idem.run("ip:1", "k", BODY, f.fn))).toEqual({ outcome: success(1), replayed: false });
+    expect(await answered(idem.run("ip:1", "k", BODY, f.fn))).toEqual({ outcome: success(1), replayed: true });
+    expect(await answered(idem.run("ip:1", "k", BODY, f.fn))).toEqual({ outcome: success(1), replayed: true });
     expect(f.calls()).toBe(1);
     expect(store.records.get("ip:1/k")).toEqual({ bodyHash: BODY, outcome: success(1) });
     expect(store.ttls.every((t) => t === TTL_MS)).toBe(true);
@@ -86,8 +102,14 @@ describe("the same key and body", () => {
     const store = new MemoryStore();
     const idem = new Idempotency(store, TTL_MS);
     const f = counted(failure("SUBMISSION_FAILED"), success(2));
-    expect(await idem.run("ip:1", "k", BODY, f.fn)).toEqual({ outcome: failure("SUBMISSION_FAILED"), replayed: false });
-    expect(await idem.run("ip:1", "k", BODY, f.fn)).toEqual({ outcome: failure("SUBMISSION_FAILED"), replayed: true });
+    expect(await answered(idem.run("ip:1", "k", BODY, f.fn))).toEqual({
+      outcome: failure("SUBMISSION_FAILED"),
+      replayed: false,
+    });
+    expect(await answered(idem.run("ip:1", "k", BODY, f.fn))).toEqual({
+      outcome: failure("SUBMISSION_FAILED"),
+      replayed: true,
+    });
     expect(f.calls()).toBe(1);
     expect(store.calls.filter((c) => c.startsWith("release"))).toEqual([]);
   });
@@ -96,18 +118,18 @@ describe("the same key and body", () => {
     const store = new MemoryStore();
     const idem = new Idempotency(store, TTL_MS);
     const f = counted(success(1), success(2));
-    const runs = await Promise.all(Array.from({ length: 5 }, () => idem.run("ip:1", "k", BODY, f.fn)));
+    const runs = await Promise.all(Array.from({ length: 5 }, () => answered(idem.run("ip:1", "k", BODY, f.fn))));
     expect(f.calls()).toBe(1);
     expect(runs.map((r) => r.outcome)).toEqual(Array(5).fill(success(1)));
     expect(runs.filter((r) => !r.replayed)).toHaveLength(1);
-    expect(store.calls.filter((c) => c.startsWith("claim"))).toHaveLength(1); // the waiting ones never asked the store
+    expect(store.records.get("ip:1/k")).toEqual({ bodyHash: BODY, outcome: success(1) });
   });
 
   test("keys are per scope: the same key of another caller is its own", async () => {
     const idem = new Idempotency(new MemoryStore(), TTL_MS);
     const f = counted(success(1), success(2));
-    expect(await idem.run("ip:1", "k", BODY, f.fn)).toEqual({ outcome: success(1), replayed: false });
-    expect(await idem.run("project:p", "k", BODY, f.fn)).toEqual({ outcome: success(2), replayed: false });
+    expect(await answered(idem.run("ip:1", "k", BODY, f.fn))).toEqual({ outcome: success(1), replayed: false });
+    expect(await answered(idem.run("project:p", "k", BODY, f.fn))).toEqual({ outcome: success(2), replayed: false });
     expect(f.calls()).toBe(2);
   });
 });
@@ -116,11 +138,11 @@ describe("another body with the same key", () => {
   test("after the first answered: IDEMPOTENCY_KEY_REUSED, nothing run", async () => {
     const idem = new Idempotency(new MemoryStore(), TTL_MS);
     const f = counted(success(1));
-    await idem.run("ip:1", "k", BODY, f.fn);
+    await answered(idem.run("ip:1", "k", BODY, f.fn));
     await reusedError(idem.run("ip:1", "k", OTHER_BODY, f.fn), "k");
     expect(f.calls()).toBe(1);
     // the first body still replays
-    expect(await idem.run("ip:1", "k", BODY, f.fn)).toEqual({ outcome: success(1), replayed: true });
+    expect(await answered(idem.run("ip:1", "k", BODY, f.fn))).toEqual({ outcome: success(1), replayed: true });
   });
 
   test("while the first is running: IDEMPOTENCY_KEY_REUSED at once; the first is answered as if alone", async () => {
@@ -128,7 +150,7 @@ describe("another body with the same key", () => {
     const f = counted(success(1));
     const first = idem.run("ip:1", "k", BODY, f.fn);
     await reusedError(idem.run("ip:1", "k", OTHER_BODY, f.fn), "k");
-    expect(await first).toEqual({ outcome: success(1), replayed: false });
+    expect(await answered(first)).toEqual({ outcome: success(1), replayed: false });
     expect(f.calls()).toBe(1);
   });
 
@@ -147,25 +169,28 @@ describe("outcomes that invite a retry are released, not kept", () => {
       const store = new MemoryStore();
       const idem = new Idempotency(store, TTL_MS);
       const f = counted(failure(code, 5), success(2));
-      expect(await idem.run("ip:1", "k", BODY, f.fn)).toEqual({ outcome: failure(code, 5), replayed: false });
+      expect(await answered(idem.run("ip:1", "k", BODY, f.fn))).toEqual({ outcome: failure(code, 5), replayed: false });
       expect(store.records.has("ip:1/k")).toBe(false);
       expect(store.calls).toEqual(["claim ip:1 k", "release ip:1 k"]);
-      expect(await idem.run("ip:1", "k", BODY, f.fn)).toEqual({ outcome: success(2), replayed: false });
+      expect(await answered(idem.run("ip:1", "k", BODY, f.fn))).toEqual({ outcome: success(2), replayed: false });
       expect(f.calls()).toBe(2);
       expect(store.records.get("ip:1/k")).toEqual({ bodyHash: BODY, outcome: success(2) });
       // and a retry with another body is not refused: nothing was kept
-      expect((await idem.run("ip:2", "x", BODY, counted(failure(code)).fn)).replayed).toBe(false);
-      expect((await idem.run("ip:2", "x", OTHER_BODY, counted(success(3)).fn)).outcome).toEqual(success(3));
+      expect((await answered(idem.run("ip:2", "x", BODY, counted(failure(code)).fn))).replayed).toBe(false);
+      expect((await answered(idem.run("ip:2", "x", OTHER_BODY, counted(success(3)).fn))).outcome).toEqual(success(3));
     });
   }
 
   test("concurrent runs that wait on a retryable outcome get it too (replayed); the next run after it runs again", async () => {
     const idem = new Idempotency(new MemoryStore(), TTL_MS);
     const f = counted(failure("SUBMISSION_TIMEOUT"), success(2));
-    const [a, b] = await Promise.all([idem.run("ip:1", "k", BODY, f.fn), idem.run("ip:1", "k", BODY, f.fn)]);
+    const [a, b] = await Promise.all([
+      answered(idem.run("ip:1", "k", BODY, f.fn)),
+      answered(idem.run("ip:1", "k", BODY, f.fn)),
+    ]);
     expect([a.outcome, b.outcome]).toEqual([failure("SUBMISSION_TIMEOUT"), failure("SUBMISSION_TIMEOUT")]);
     expect([a.replayed, b.replayed].sort()).toEqual([false, true]);
-    expect(await idem.run("ip:1", "k", BODY, f.fn)).toEqual({ outcome: success(2), replayed: false });
+    expect(await answered(idem.run("ip:1", "k", BODY, f.fn))).toEqual({ outcome: success(2), replayed: false });
     expect(f.calls()).toBe(2);
   });
 });
@@ -176,9 +201,9 @@ describe("a key claimed but never answered", () => {
     store.records.set("ip:1/k", { bodyHash: BODY, outcome: null });
     const idem = new Idempotency(store, TTL_MS);
     const f = counted(success(1));
-    expect(await idem.run("ip:1", "k", BODY, f.fn)).toEqual({ outcome: success(1), replayed: false });
+    expect(await answered(idem.run("ip:1", "k", BODY, f.fn))).toEqual({ outcome: success(1), replayed: false });
     expect(store.records.get("ip:1/k")).toEqual({ bodyHash: BODY, outcome: success(1) });
-    expect(await idem.run("ip:1", "k", BODY, f.fn)).toEqual({ outcome: success(1), replayed: true });
+    expect(await answered(idem.run("ip:1", "k", BODY, f.fn))).toEqual({ outcome: success(1), replayed: true });
     expect(f.calls()).toBe(1);
   });
 
@@ -191,7 +216,7 @@ describe("a key claimed but never answered", () => {
     await expect(boom).rejects.toThrow("the process failed mid-request");
     expect(store.records.get("ip:1/k")).toEqual({ bodyHash: BODY, outcome: null });
     const f = counted(success(1));
-    expect(await idem.run("ip:1", "k", BODY, f.fn)).toEqual({ outcome: success(1), replayed: false });
+    expect(await answered(idem.run("ip:1", "k", BODY, f.fn))).toEqual({ outcome: success(1), replayed: false });
     expect(f.calls()).toBe(1);
   });
 });

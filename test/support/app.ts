@@ -16,6 +16,7 @@ import {
   type PolicyPatch,
 } from "../../src/features/projects/rules/policy.ts";
 import { MemoryCheckpoints } from "../../src/store/checkpoints.ts";
+import { Networks } from "../../src/features/networks/networks.ts";
 import { inProcess } from "./harness.ts";
 
 export interface LightAppOptions {
@@ -54,8 +55,7 @@ export function lightApp(opts: LightAppOptions = {}) {
     log,
   });
   const app = createApp({
-    localnets: {},
-    gateways: {},
+    networks: new Networks([]),
     publicUrl: () => "http://localhost",
     sponsor: unused,
     transactions: unused,
@@ -64,7 +64,6 @@ export function lightApp(opts: LightAppOptions = {}) {
     events: unused,
     projects,
     actors,
-    pools: {},
     webhooks: unused,
     adminToken: ADMIN_TOKEN,
     storage: async () => ({ database: "none", status: "ok", checkpoints: "memory" }),

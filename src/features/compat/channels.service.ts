@@ -19,7 +19,7 @@ import type { Payer } from "../projects/principal.ts";
 import type { SponsorService } from "../sponsor/sponsor.service.ts";
 import type { TransactionsService } from "../transactions/transactions.service.ts";
 import { describeEvents } from "../tx/simulate.service.ts";
-import type { ChannelPool } from "../pool/channel-pool.ts";
+import type { Networks } from "../networks/networks.ts";
 import type { SubmissionStatus } from "../../../actors/sponsor/submission.machine.ts";
 import type { FlatFields } from "../../kernel/log.ts";
 import {
@@ -36,7 +36,7 @@ type Submit = Extract<ChannelsRequest, { kind: "xdr" | "func-auth" }>;
 export interface ChannelsServiceDeps {
   sponsor: SponsorService;
   transactions: TransactionsService;
-  pools: Partial<Record<NetworkName, ChannelPool>>;
+  networks: Networks;
 }
 
 /** Adds what a request's answer says about the transaction to its access log line. */
@@ -47,7 +47,7 @@ export class ChannelsService {
 
   /** A submission: the final answer (confirmed, or an error thrown), or with skipWait the network's acceptance. */
   async submit(req: Submit, network: NetworkName, payer: Payer, annotate: Annotate): Promise<ChannelsTransaction> {
-    const gw = this.deps.sponsor.gateway(network);
+    const gw = this.deps.networks.get(network).gateway;
     let operation: string | null;
     if (req.kind === "func-auth") {
       const readonly = req.auth.length === 0 ? await this.readOnly(network, req.func) : null;
@@ -55,15 +55,14 @@ export class ChannelsService {
       operation = operationOf(req.func, req.auth);
     } else operation = unsignedInvocation(req.xdr, gw.passphrase); // an unsigned invocation: func+auth mode
 
-    let accepted: ((a: Accepted) => void) | undefined;
-    const acceptance = req.skipWait ? new Promise<Accepted>((resolve) => (accepted = resolve)) : null;
-    const hooks = accepted ? { accepted } : undefined;
     const run =
       operation !== null
-        ? this.deps.sponsor.sponsorOperation(operation, network, payer, hooks)
-        : this.deps.sponsor.sponsor((req as Extract<Submit, { kind: "xdr" }>).xdr, network, payer, hooks);
-    if (acceptance) run.catch(() => {}); // answered on acceptance: whatever it ends with is recorded
-    const first = acceptance ? await Promise.race([run, acceptance]) : await run;
+        ? await this.deps.sponsor.sponsorOperation(operation, network, payer)
+        : await this.deps.sponsor.sponsor((req as Extract<Submit, { kind: "xdr" }>).xdr, network, payer);
+    // skipWait: answered on acceptance (whatever it ends with is recorded)
+    const first: Outcome | Accepted = req.skipWait
+      ? await Promise.race([run.outcome, run.accepted])
+      : await run.outcome;
     if (!("kind" in first)) {
       annotate({ projectId: payer.projectId, network, hash: first.hash, result: "submitted" });
       return { transactionId: first.innerHash, hash: first.hash, status: "submitted" };
@@ -89,8 +88,7 @@ export class ChannelsService {
    * it writes or needs authorization (it is submitted).
    */
   private async readOnly(network: NetworkName, func: xdr.HostFunction): Promise<ChannelsTransaction | null> {
-    const gw = this.deps.sponsor.gateway(network);
-    const pool = this.deps.pools[network];
+    const { gateway: gw, pool } = this.deps.networks.get(network);
     if (!pool) return null; // sponsorOperation says why it cannot run
     const op = xdr.Operation.fromXDR(operationOf(func, []), "base64");
     const tx = new TransactionBuilder(new Account(pool.simulationSource(), "0"), {

@@ -122,7 +122,7 @@ export function compatRoutes(deps: ManagementDeps & ChannelsServiceDeps) {
       `${CHANNELS_PREFIX}/:network`,
       async ({ params, body, principal, clientIp, annotate }) => {
         const network = channelsNetwork(params.network);
-        deps.sponsor.gateway(network); // a network this relay does not serve: NETWORK_NOT_SERVED
+        deps.networks.get(network); // a network this relay does not serve: NETWORK_NOT_SERVED
         const req = parseChannelsParams(body.params);
         if (req.kind === "management") {
           annotate({ compat: "channels", request: req.kind, action: String(req.management.action).slice(0, 40) });

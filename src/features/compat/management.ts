@@ -11,10 +11,11 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import { RelayError } from "../../kernel/errors.ts";
-import type { Gateway, NetworkName } from "../../network/gateway.ts";
+import type { NetworkName } from "../../network/gateway.ts";
+import type { Networks } from "../networks/networks.ts";
+import type { ChannelPool } from "../pool/channel-pool.ts";
 import { BASE_FEE } from "../../stellar/protocol.ts";
 import { utcDay } from "../../../actors/projects/project.machine.ts";
-import type { ChannelPool } from "../pool/channel-pool.ts";
 import type { FeePlanner } from "../tx/fee-plan.ts";
 import type { ProjectActors } from "../projects/project-actors.ts";
 import type { ProjectsService } from "../projects/projects.service.ts";
@@ -28,8 +29,7 @@ export interface ManagementDeps {
   adminGuesses?: AdminGuesses;
   projects: ProjectsService;
   actors: ProjectActors;
-  pools: Partial<Record<NetworkName, ChannelPool>>;
-  gateways: Partial<Record<NetworkName, Gateway>>;
+  networks: Networks;
   /** The fee planner (the rates `stats` shows); without it, the rates are the protocol's base fee. */
   fees?: FeePlanner;
 }
@@ -104,7 +104,7 @@ export class ChannelsManagement {
   }
 
   private pool(network: NetworkName): ChannelPool {
-    const pool = this.deps.pools[network];
+    const pool = this.deps.networks.find(network)?.pool;
     if (!pool)
       throw new ChannelsError("NO_CHANNELS_CONFIGURED", 503, `${network} has no channel pool (yet)`, { network });
     return pool;
@@ -136,7 +136,7 @@ export class ChannelsManagement {
   }
 
   private async rate(network: NetworkName, soroban: boolean): Promise<bigint> {
-    const gw = this.deps.gateways[network];
+    const gw = this.deps.networks.find(network)?.gateway;
     if (!gw || !this.deps.fees) return BASE_FEE;
     return (await this.deps.fees.plan(gw, BASE_FEE, soroban)).rate;
   }

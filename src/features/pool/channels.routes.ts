@@ -4,7 +4,7 @@ import { Type } from "@sinclair/typebox";
 import { errorResponses } from "../../http/schemas.ts";
 import { adminSecurity } from "../../http/openapi.ts";
 import { RelayError, validationError } from "../../kernel/errors.ts";
-import type { ChannelPool } from "./channel-pool.ts";
+import type { Networks } from "../networks/networks.ts";
 import { PoolView } from "./pool.model.ts";
 import { NETWORKS, type NetworkName } from "../../network/gateway.ts";
 
@@ -32,21 +32,10 @@ const PoolList = t.Object(
 /** Most channels a pool may have (each is an account on the network, funded by the funder). */
 export const MAX_CHANNELS = 1000;
 
-export function channelRoutes(deps: {
-  pools: Partial<Record<NetworkName, ChannelPool>>;
-  poolsExpected?: NetworkName[];
-}) {
+export function channelRoutes(deps: { networks: Networks }) {
   const pool = (n: NetworkName) => {
-    const p = deps.pools[n];
+    const p = deps.networks.find(n)?.pool;
     if (p) return p;
-    if (deps.poolsExpected?.includes(n)) {
-      throw new RelayError(
-        "NETWORK_UNAVAILABLE",
-        `the ${n} channel pool is still starting`,
-        { network: n, reason: "starting" },
-        { retryAfter: 2 },
-      );
-    }
     throw new RelayError(
       "NETWORK_UNAVAILABLE",
       `${n} has no channel pool: set ${n.toUpperCase()}_FUNDER_SECRET`,
@@ -62,10 +51,9 @@ export function channelRoutes(deps: {
         const pools: PoolView[] = [];
         const unavailable: { network: NetworkName; reason: string }[] = [];
         for (const n of NETWORKS) {
-          const p = deps.pools[n];
+          const p = deps.networks.find(n)?.pool;
           if (p) pools.push(await p.whole());
-          else
-            unavailable.push({ network: n, reason: deps.poolsExpected?.includes(n) ? "starting" : "not_configured" });
+          else unavailable.push({ network: n, reason: "not_configured" });
         }
         return { pools, unavailable };
       },

@@ -22,6 +22,7 @@ import type { CreatedKeyView, KeyView } from "./keys/key.model.ts";
 import type { CreditBalance, CreditEntryView, CreditJournal } from "./project.model.ts";
 import type { ProjectView } from "./admin.model.ts";
 
+const noPublish = async (_: ProjectNotice) => {};
 const unauthorized = (message: string) => new RelayError("UNAUTHORIZED", message);
 const notFound = (what: string) => new RelayError("NOT_FOUND", `${what} not found`);
 
@@ -37,18 +38,6 @@ export type ProjectNotice =
 export type CutOff = { keyId: string } | { projectId: string; reason: "suspended" | "deleted" };
 
 export class ProjectsService {
-  /** Tells the other instances about a change (set when several share Redis; failures are logged, not thrown). */
-  publish: (n: ProjectNotice) => Promise<void> = async () => {};
-  /** Resolves once outcomes already answered are journaled (set by the composition root): views read after them. */
-  answered: () => Promise<void> = async () => {};
-  /**
-   * Ends what a revoked key, or a project suspended or gone, still holds open on this instance: its
-   * event streams (set by the composition root). Called for this instance's changes and others'.
-   */
-  cutOff: (who: CutOff) => void = () => {};
-  /** A key's expiry brought forward (a rotation, here or elsewhere): its open streams end then (set like cutOff). */
-  expiring: (keyId: string, at: Date) => void = () => {};
-
   /** The API keys (revoking through this service forgets them at once). */
   private readonly keys: KeysService;
   private readonly changes: PolicyChanges;
@@ -67,6 +56,16 @@ export class ProjectsService {
       approvals?: Approvals;
       /** WEBHOOK_ALLOW_PRIVATE: approval URLs may be private addresses too. */
       allowPrivate?: boolean;
+      /** Tells the other instances about a change (several share Redis; failures are logged, not thrown). */
+      publish?: (n: ProjectNotice) => Promise<void>;
+      /** The outcomes already answered: a view of the balances reads once they are journaled. */
+      outcomes?: { written(): Promise<void> };
+      /**
+       * What a revoked key, or a project suspended or gone, still holds open on this instance (its
+       * event streams): ended for this instance's changes and others'; a key's expiry brought
+       * forward (a rotation) ends them then.
+       */
+      streams?: { cutOff(who: CutOff): void; expire(keyId: string, at: Date): void };
     },
   ) {
     this.changes = new PolicyChanges(deps.defaults, deps.approvals, deps.allowPrivate ?? false);
@@ -74,8 +73,13 @@ export class ProjectsService {
       projects: deps.projects,
       log: deps.log,
       tell: (n) => this.tell(n),
-      expiring: (keyId, at) => this.expiring(keyId, at),
+      expiring: (keyId, at) => deps.streams?.expire(keyId, at),
     });
+  }
+
+  /** Resolves once the outcomes already answered are journaled (a view of the balances reads after them). */
+  async answered(): Promise<void> {
+    await this.deps.outcomes?.written();
   }
 
   /**
@@ -141,7 +145,7 @@ export class ProjectsService {
   }
 
   private async view(p: ProjectRow): Promise<ProjectView> {
-    await this.answered();
+    await this.deps.outcomes?.written();
     const c = this.actorOf(p.id).getSnapshot().context;
     const { balance, reserved } = this.deps.sharedCredits
       ? await this.deps.credits.summary(p.id)
@@ -210,7 +214,7 @@ export class ProjectsService {
       policy: effectivePolicy(this.deps.defaults, row.policy),
       status: row.status,
     });
-    if (row.status !== "active") this.cutOff({ projectId: id, reason: "suspended" });
+    if (row.status !== "active") this.deps.streams?.cutOff({ projectId: id, reason: "suspended" });
     await this.tell({ topic: "project", projectId: id });
     return withSecret(await this.view(row), changed?.secret ?? null);
   }
@@ -244,13 +248,13 @@ export class ProjectsService {
 
   private forget(keyId: string): void {
     this.keys.cache.forget(keyId);
-    this.cutOff({ keyId });
+    this.deps.streams?.cutOff({ keyId });
   }
 
   // ---- several instances ---------------------------------------------------------------------
 
   private async tell(n: ProjectNotice): Promise<void> {
-    await this.publish(n).catch((e) =>
+    await (this.deps.publish ?? noPublish)(n).catch((e) =>
       this.deps.log.error({ err: String(e), topic: n.topic }, "telling the other instances of a change failed"),
     );
   }
@@ -272,8 +276,8 @@ export class ProjectsService {
         return;
       case "project": {
         const row = await this.deps.projects.get(n.projectId);
-        if (!row) return this.cutOff({ projectId: n.projectId, reason: "deleted" });
-        if (row.status !== "active") this.cutOff({ projectId: row.id, reason: "suspended" });
+        if (!row) return this.deps.streams?.cutOff({ projectId: n.projectId, reason: "deleted" });
+        if (row.status !== "active") this.deps.streams?.cutOff({ projectId: row.id, reason: "suspended" });
         const policy = effectivePolicy(this.deps.defaults, row.policy);
         const actor = this.deps.actors.project(row.id);
         if (actor) actor.send({ type: "CONFIGURE", policy, status: row.status });
@@ -327,7 +331,7 @@ export class ProjectsService {
   }
 
   async journal(projectId: string, limit: number, before?: bigint): Promise<CreditJournal> {
-    await Promise.all([this.row(projectId), this.answered()]);
+    await Promise.all([this.row(projectId), this.deps.outcomes?.written()]);
     const rows = await this.deps.credits.page(projectId, { limit, before });
     return {
       entries: rows.map(entryView),

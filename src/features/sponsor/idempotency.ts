@@ -6,7 +6,8 @@
  * paying twice.
  */
 import { RelayError, isRetryable, validationError } from "../../kernel/errors.ts";
-import type { IdempotencyStore, Outcome } from "../../store/types.ts";
+import type { IdempotencyStore } from "../../store/types.ts";
+import { type Pending, Run } from "./run.ts";
 
 /** 1 to 255 visible ASCII characters (also the OpenAPI document's pattern). */
 export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -22,76 +23,36 @@ export function checkIdempotencyKey(key: string): void {
 export const bodyHash = (body: unknown): string =>
   new Bun.CryptoHasher("sha256").update(JSON.stringify(body)).digest("hex");
 
-type Run = { outcome: Outcome; replayed: boolean };
+/** A keyed request's answer: what it waits for, and whether the key was seen before (Idempotent-Replayed). */
+export type Keyed = { pending: Pending; replayed: boolean };
 
 /**
- * Progress of a run before its outcome (the network's acceptance, for the asynchronous mode): the
- * first notice is kept and told to every request of the key, those that join later at once.
+ * The keys of requests, in the database only (every instance sees them): a key seen with its
+ * outcome replays it; a key whose request is still under way (or was cut off by a restart) starts
+ * the request again, which joins the run of its transaction (one per inner hash) and so pays once.
  */
-class Progress<A> {
-  private notice: A | undefined;
-  private readonly listeners = new Set<(a: A) => void>();
-
-  tell = (a: A): void => {
-    if (this.notice !== undefined) return;
-    this.notice = a;
-    for (const l of this.listeners) l(a);
-    this.listeners.clear();
-  };
-
-  listen(l?: (a: A) => void): void {
-    if (!l) return;
-    if (this.notice !== undefined) l(this.notice);
-    else this.listeners.add(l);
-  }
-}
-
 export class Idempotency {
-  private readonly inflight = new Map<string, { bodyHash: string; run: Promise<Run>; progress: Progress<unknown> }>();
-
   constructor(
     private readonly store: IdempotencyStore,
     private readonly ttlMs: number,
   ) {}
 
-  /**
-   * Runs `fn` once per (scope, key); `replayed` is true when the outcome is an earlier one. What
-   * the run tells of its progress (`fn`'s argument) reaches `onProgress` of this request and of
-   * every request that joins it while it runs.
-   */
-  async run<A>(
-    scope: string,
-    key: string,
-    hash: string,
-    fn: (progress: (a: A) => void) => Promise<Outcome>,
-    onProgress?: (a: A) => void,
-  ): Promise<Run> {
-    const id = `${scope}\u0000${key}`;
-    const running = this.inflight.get(id);
-    if (running) {
-      if (running.bodyHash !== hash) throw reused(key);
-      (running.progress as Progress<A>).listen(onProgress);
-      return { outcome: (await running.run).outcome, replayed: true };
-    }
-    const progress = new Progress<A>();
-    progress.listen(onProgress);
-    // registered before the first await, so that concurrent requests in this process wait for it
-    const run = this.claimAndRun(scope, key, hash, () => fn(progress.tell)).finally(() => this.inflight.delete(id));
-    this.inflight.set(id, { bodyHash: hash, run, progress: progress as Progress<unknown> });
-    return run;
-  }
-
-  private async claimAndRun(scope: string, key: string, hash: string, fn: () => Promise<Outcome>): Promise<Run> {
+  /** Runs `start` once per (scope, key) and body; `replayed`: the key was used before. */
+  async run(scope: string, key: string, hash: string, start: () => Promise<Pending>): Promise<Keyed> {
     const existing = await this.store.claim(scope, key, hash, this.ttlMs);
     if (existing) {
       if (existing.bodyHash !== hash) throw reused(key);
-      if (existing.outcome) return { outcome: existing.outcome, replayed: true };
-      // claimed earlier but never answered (a restart mid-request): run it; the inner-hash rule prevents a second payment
+      if (existing.outcome) return { pending: Run.ended(existing.outcome), replayed: true };
     }
-    const outcome = await fn();
-    if (outcome.kind === "failure" && isRetryable(outcome.error.code)) await this.store.release(scope, key);
-    else await this.store.complete(scope, key, outcome);
-    return { outcome, replayed: false };
+    const pending = await start();
+    // the outcome is answered once it is kept: a request of the key after the answer replays it
+    const outcome = pending.outcome.then(async (o) => {
+      if (o.kind === "failure" && isRetryable(o.error.code)) await this.store.release(scope, key);
+      else await this.store.complete(scope, key, o);
+      return o;
+    });
+    // replayed: its key was claimed before and this request joined that request's run (not a restart's leftover)
+    return { pending: { accepted: pending.accepted, outcome }, replayed: existing !== null && pending.joined === true };
   }
 }
 

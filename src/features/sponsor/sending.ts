@@ -5,53 +5,46 @@
  * while a predecessor is still to come is held again and sent when it may.
  */
 import { RelayError } from "../../kernel/errors.ts";
-import type { Gateway, NetworkName } from "../../network/gateway.ts";
+import type { NetworkName } from "../../network/gateway.ts";
 import type { Logger } from "../../kernel/log.ts";
-import type { Outcome, SubmissionRecord, SubmissionStore } from "../../store/types.ts";
+import type { Outcome, SubmissionStore } from "../../store/types.ts";
 import type { Approvals } from "../projects/rules/approval.ts";
-import type { FeePlan } from "../tx/fee-plan.ts";
-import { jobFee, type Job } from "./jobs.ts";
+import { jobFee } from "./jobs.ts";
 import { type Ordering, orderResult } from "./order/ordering.ts";
 import type { OrderedTx } from "./order/sequence-gate.ts";
 import type { Payer } from "../projects/principal.ts";
-import type { Reservation } from "./admission.ts";
+import type { Attempt } from "./attempt.ts";
 import type { SubmissionStage } from "./submission.ts";
 
 export class Sending {
   constructor(
     private readonly deps: {
       ordering: Ordering;
-      submitting: () => SubmissionStage;
+      submitting: SubmissionStage;
       submissions: SubmissionStore;
       approvals?: Approvals;
       log: Logger;
     },
   ) {}
 
-  /** Approves, orders and submits a submission (`resume`: an earlier run's intent, sent again as it was). */
-  async send(
-    gw: Gateway,
-    job: Job,
-    plan: FeePlan,
-    reservation: Reservation,
-    id: string,
-    resume: SubmissionRecord | null,
-    fresh: boolean,
-  ): Promise<Outcome> {
+  /** Approves, orders and submits an attempt (`submission.resume`: an earlier run's intent, sent again as it was). */
+  async send(a: Attempt): Promise<Outcome> {
+    const { job, reservation } = a;
+    const gw = a.network.gateway;
     // a client's transaction waits for its predecessors in its account's order (one resumed may be queued: not held)
     const ordered: OrderedTx | null =
-      job.order && !resume
+      job.order && !a.submission.resume
         ? { ...job.order, id: job.innerHash, scope: reservation.payer.scope, maxTime: job.validUntil?.maxTime ?? 0n }
         : null;
     try {
       // a new submission (or one sent again after a refusal) is put to the project's approval server once
-      if (!resume) await this.approve(gw, job, plan, reservation);
+      if (!a.submission.resume) await this.approve(a);
     } catch (e) {
       if (job.order) this.deps.ordering.gate(gw).refusedBefore(job.order.account, job.order.seq);
       throw e;
     }
     if (ordered) await this.deps.ordering.gate(gw).enter(ordered);
-    return await this.inOrder(gw, job, plan, reservation, id, resume, fresh, ordered);
+    return await this.inOrder(a, ordered);
   }
 
   /** A submission refused before anything of it was sent, kept as a rejected submission (to be looked up). */
@@ -67,28 +60,19 @@ export class Sending {
    * Submits, and tells the account's order what became of the transaction's sequence number. One
    * refused as out of order while a predecessor is still to come is held again, and sent when it may.
    */
-  private async inOrder(
-    gw: Gateway,
-    job: Job,
-    plan: FeePlan,
-    reservation: Reservation,
-    id: string,
-    resume: SubmissionRecord | null,
-    fresh: boolean,
-    ordered: OrderedTx | null,
-  ): Promise<Outcome> {
+  private async inOrder(a: Attempt, ordered: OrderedTx | null): Promise<Outcome> {
+    const { resume, fresh } = a.submission;
     for (let first = true; ; first = false) {
       let outcome: Outcome | RelayError;
       try {
-        outcome = await this.deps
-          .submitting()
-          .submit(gw, job, plan, reservation, id, first ? resume : null, fresh && first);
+        const submission = { ...a.submission, resume: first ? resume : null, fresh: fresh && first };
+        outcome = await this.deps.submitting.submit({ ...a, submission });
       } catch (e) {
         if (!ordered || !(e instanceof RelayError)) throw e;
         outcome = e;
       }
       if (ordered) {
-        const heldAgain = await this.deps.ordering.gate(gw).ended(ordered, orderResult(outcome));
+        const heldAgain = await this.deps.ordering.gate(a.network.gateway).ended(ordered, orderResult(outcome));
         if (heldAgain) continue; // its predecessor is applied now: sent again
       }
       if (outcome instanceof RelayError) throw outcome;
@@ -96,13 +80,13 @@ export class Sending {
     }
   }
   /** The project's approval server's yes (src/features/projects/rules/approval.ts), when its policy has one; throws its no. */
-  private async approve(gw: Gateway, job: Job, plan: FeePlan, reservation: Reservation): Promise<void> {
+  private async approve({ network, job, plan, reservation }: Attempt): Promise<void> {
     const { payer } = reservation;
     const approval = payer.policy?.().approval;
     if (!approval || !payer.projectId || !this.deps.approvals) return;
     await this.deps.approvals.ask(approval, {
       project: payer.projectId,
-      network: gw.name,
+      network: network.name,
       innerHash: job.innerHash,
       source: job.about?.user ?? null,
       operations: job.about?.operations() ?? [],

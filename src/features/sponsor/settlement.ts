@@ -9,7 +9,7 @@ import type { Logger } from "../../kernel/log.ts";
 import type { SponsorMetrics } from "../../kernel/metrics.ts";
 import type { Outcome, SettledCredits, SubmissionRecord, SubmissionStore } from "../../store/types.ts";
 import { submissionFailed } from "./outcome.ts";
-import type { ChannelPool } from "../pool/channel-pool.ts";
+import type { Networks } from "../networks/networks.ts";
 import { CREDIT_NETWORK, type Reservation } from "./admission.ts";
 import { outcomeOf } from "./outcomes.ts";
 import type { ParkedLeases } from "./parked-leases.ts";
@@ -17,9 +17,9 @@ import type { UserCaps } from "../projects/rules/user-caps.ts";
 
 export interface SettlementDeps {
   submissions: SubmissionStore;
-  pools: Partial<Record<NetworkName, ChannelPool>>;
+  networks: Networks;
   /** Applies a settlement to another project's actor (a resumed submission of that project). */
-  settleProject(projectId: string, s: SettledCredits): void;
+  projects: { settleJournaled(projectId: string, s: SettledCredits): void };
   metrics?: SponsorMetrics;
   /** Several instances share the database: outcomes are written before they are answered. */
   shared: boolean;
@@ -52,7 +52,7 @@ export class Settlement {
    */
   async found(gw: Gateway, innerHash: string, hash: string): Promise<Confirmed | null> {
     const f = (await gw.find(innerHash)) ?? (hash !== innerHash ? await gw.find(hash) : null);
-    return f && this.deps.pools[gw.name]?.isRelayAccount(f.feeSource) ? f : null;
+    return f && this.deps.networks.find(gw.name)?.pool?.isRelayAccount(f.feeSource) ? f : null;
   }
   /**
    * Records the network's verdict and settles its project's credits (this request's reservation, if
@@ -124,7 +124,7 @@ export class Settlement {
    */
   async expire(r: SubmissionRecord): Promise<void> {
     const s = await this.deps.submissions.release(r.id, r.sentLedger);
-    if (s.projectId && s.released > 0n) this.deps.settleProject(s.projectId, s);
+    if (s.projectId && s.released > 0n) this.deps.projects.settleJournaled(s.projectId, s);
     this.parked.unpark(r.id, null);
   }
 
@@ -138,7 +138,7 @@ export class Settlement {
     const charged = (s?.charged ?? 0n) - told.charged;
     if (released === 0n && charged === 0n) return;
     if (s) this.deps.log.error({ network, submission: id }, "the journal settled an answered outcome otherwise");
-    this.deps.settleProject(told.projectId, { projectId: told.projectId, released, charged });
+    this.deps.projects.settleJournaled(told.projectId, { projectId: told.projectId, released, charged });
   }
   /**
    * Gives the journal's settlement to the project it belongs to (the submission's, whose
@@ -159,7 +159,7 @@ export class Settlement {
         feeCharged,
       );
     else if (reservation && owner === reservation.payer.projectId) this.endReservation(reservation, s, feeCharged);
-    else if (owner && network === CREDIT_NETWORK) this.deps.settleProject(owner, s);
+    else if (owner && network === CREDIT_NETWORK) this.deps.projects.settleJournaled(owner, s);
   }
   /** Drops what is left of a request's reservation once its outcome's write (if any) has ended. */
   finish(reservation: Reservation): void {

@@ -6,13 +6,12 @@ import { apiKeySecurity, idempotencyKeyParameter } from "../../http/openapi.ts";
 import { callerContext, callerNetwork } from "../../http/auth.plugin.ts";
 import { bodyHash, checkIdempotencyKey, type Idempotency } from "./idempotency.ts";
 import type { SponsorService } from "./sponsor.service.ts";
-import type { SponsorHooks } from "./submission.ts";
+import type { Accepted, Pending } from "./run.ts";
+import type { Networks } from "../networks/networks.ts";
 import { RelayError, validationError } from "../../kernel/errors.ts";
 import { requestContext } from "../../http/errors.plugin.ts";
 import type { Outcome } from "../../store/types.ts";
 import type { FlatFields } from "../../kernel/log.ts";
-
-type Accepted = { hash: string; innerHash: string; status?: "submitted" | "success" | "failed" };
 
 /**
  * In the asynchronous mode, an outcome that came before the acceptance was told (a fast ledger) is
@@ -54,7 +53,7 @@ function answer(o: Outcome): SponsorResult {
   throw RelayError.from(o.error);
 }
 
-export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idempotency }) {
+export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idempotency; networks: Networks }) {
   return new Elysia({ name: "sponsor.routes" })
     .use(requestContext)
     .use(callerContext)
@@ -63,7 +62,7 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
       async ({ body, request, set, principal, annotate }) => {
         // none named: the key's network (testnet without a key), as /v1/simulate and /v1/estimate
         const network = callerNetwork(principal, body.network);
-        deps.sponsor.gateway(network); // a network this relay does not serve: NETWORK_NOT_SERVED
+        deps.networks.get(network); // a network this relay does not serve: NETWORK_NOT_SERVED
         if ((body.transaction === undefined) === (body.operation === undefined)) {
           throw validationError(
             "send either transaction (a signed transaction) or operation (an invokeHostFunction operation with signed authorization entries)",
@@ -73,26 +72,14 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
         const key = request.headers.get("x-idempotency-key");
         // Prefer: respond-async (RFC 7240): answered 202 once the network has accepted the fee-bump
         const async = respondAsync(request.headers.get("prefer"));
-        let accepted: ((a: Accepted) => void) | undefined;
-        const acceptance = async ? new Promise<Accepted>((resolve) => (accepted = resolve)) : null;
-        const run = (hooks?: SponsorHooks) =>
+        const start = () =>
           body.transaction !== undefined
-            ? deps.sponsor.sponsor(body.transaction, network, principal.payer, hooks)
-            : deps.sponsor.sponsorOperation(body.operation!, network, principal.payer, hooks);
-        const logged = (outcome: Outcome, replayed = false) => {
-          annotate({
-            projectId: principal.payer.projectId,
-            network,
-            ...outcomeFields(outcome),
-            ...(replayed ? { replayed } : {}),
-          });
-          return answer(outcome); // an error outcome is thrown again, enveloped with this request's id
-        };
+            ? deps.sponsor.sponsor(body.transaction, network, principal.payer)
+            : deps.sponsor.sponsorOperation(body.operation!, network, principal.payer);
         /** The outcome, or the network's acceptance when it comes first (asynchronous mode). */
-        const first = async <T>(outcome: Promise<T>): Promise<T | Accepted> => {
-          if (!acceptance) return await outcome;
-          outcome.catch(() => {}); // answered 202: whatever it ends with is recorded, not answered
-          return await Promise.race([outcome, acceptance]);
+        const first = async (p: Pending): Promise<Outcome | Accepted> => {
+          if (!async) return await p.outcome;
+          return await Promise.race([p.outcome, p.accepted]);
         };
         const acceptedAnswer = (a: Accepted) => {
           annotate({ projectId: principal.payer.projectId, network, hash: a.hash, result: "submitted" });
@@ -103,20 +90,25 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
         };
         const answerOf = (outcome: Outcome, replayed = false) => {
           const inLedger = async && !replayed ? landed(outcome) : null;
-          return inLedger ? acceptedAnswer(inLedger) : logged(outcome, replayed);
+          if (inLedger) return acceptedAnswer(inLedger);
+          annotate({
+            projectId: principal.payer.projectId,
+            network,
+            ...outcomeFields(outcome),
+            ...(replayed ? { replayed } : {}),
+          });
+          return answer(outcome); // an error outcome is thrown again, enveloped with this request's id
         };
         if (key === null) {
-          const r = await first(run(accepted ? { accepted } : undefined));
+          const r = await first(await start());
           return "kind" in r ? answerOf(r) : acceptedAnswer(r);
         }
         checkIdempotencyKey(key);
         const hash = bodyHash({ transaction: body.transaction, operation: body.operation, network });
-        // the run tells every request of its key when the network accepted it (one that joins it too)
-        const keyed = (progress: (a: Accepted) => void) => run({ accepted: progress });
-        const r = await first(deps.idempotency.run(principal.payer.scope, key, hash, keyed, accepted));
-        if (!("outcome" in r)) return acceptedAnswer(r);
-        if (r.replayed) set.headers["idempotent-replayed"] = "true";
-        return answerOf(r.outcome, r.replayed);
+        const { pending, replayed } = await deps.idempotency.run(principal.payer.scope, key, hash, start);
+        if (replayed) set.headers["idempotent-replayed"] = "true";
+        const r = await first(pending);
+        return "kind" in r ? answerOf(r, replayed) : acceptedAnswer(r);
       },
       {
         body: SponsorBody,

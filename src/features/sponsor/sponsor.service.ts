@@ -12,11 +12,11 @@
  *
  * The stages are in ./sponsor/: admission (fee plan, policy and reservation), submission (intent,
  * send, acceptance), settlement (the verdict recorded and the credits settled, in one place) and
- * outcomes. This file runs them: one run per inner hash, recovery, and the requests' answers.
+ * outcomes; each takes the attempt (attempt.ts). This file runs them: one run per inner hash (run.ts),
+ * recovery, and the requests' answers.
  */
 import { RelayError, isRetryable, type ErrorCode } from "../../kernel/errors.ts";
 import type { Gateway, NetworkName } from "../../network/gateway.ts";
-import type { Submitter } from "../../network/submitter.ts";
 import type { Outcome, SettledCredits, SubmissionStore } from "../../store/types.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { decodeTransaction, sdkInner } from "../tx/decode.ts";
@@ -26,16 +26,18 @@ import { innerRate } from "../tx/fee-bump.ts";
 import { BASE_FEE } from "../../stellar/protocol.ts";
 import { decodeOperation } from "../tx/invoke.ts";
 import { feeBumpJob, operationJob, type Job } from "./jobs.ts";
-import type { FeePlan, FeePlanner } from "../tx/fee-plan.ts";
-import type { ChannelPool } from "../pool/channel-pool.ts";
+import type { FeePlanner } from "../tx/fee-plan.ts";
+import type { Network, Networks } from "../networks/networks.ts";
 import type { Payer } from "../projects/principal.ts";
 import type { SponsorMetrics } from "../../kernel/metrics.ts";
-import { Admission, type Reservation } from "./admission.ts";
+import { Admission } from "./admission.ts";
 import { innerHashTaken } from "../../store/write-errors.ts";
 import { finalOutcome, mayStillBeQueued, outcomeOf, withIdentity } from "./outcomes.ts";
 import { ParkedLeases } from "./parked-leases.ts";
 import { Settlement } from "./settlement.ts";
-import { SubmissionStage, type SponsorHooks } from "./submission.ts";
+import { SubmissionStage } from "./submission.ts";
+import { type Pending, Run, Runs } from "./run.ts";
+import type { Admitted } from "./attempt.ts";
 import { Ordering } from "./order/ordering.ts";
 import { Sending } from "./sending.ts";
 import type { UserCaps } from "../projects/rules/user-caps.ts";
@@ -43,7 +45,7 @@ import type { Approvals } from "../projects/rules/approval.ts";
 import type { OrderLimits } from "./order/sequence-gate.ts";
 
 export { outcomeOf } from "./outcomes.ts";
-export type { SponsorHooks } from "./submission.ts";
+export type { Accepted, Pending } from "./run.ts";
 
 export interface SponsorConfig {
   /** Highest inclusion rate (stroops per operation) the relay bids when the network asks for more. */
@@ -54,17 +56,14 @@ export interface SponsorConfig {
 }
 
 export interface SponsorDeps {
-  gateways: Partial<Record<NetworkName, Gateway>>;
-  pools: Partial<Record<NetworkName, ChannelPool>>;
-  /** Each network's submit loop (shared with the pool's own transactions). */
-  submitters: Partial<Record<NetworkName, Submitter>>;
+  networks: Networks;
   submissions: SubmissionStore;
   config: SponsorConfig;
   log: Logger;
   /** The fee planner (shared with estimate). */
   fees: FeePlanner;
-  /** Applies a settlement to another project's actor (a resumed submission of that project). */
-  settleProject(projectId: string, s: SettledCredits): void;
+  /** The projects' actors: a settlement of another project (a resumed submission of that project) is applied to its. */
+  projects: { settleJournaled(projectId: string, s: SettledCredits): void };
   /** Outcomes and fees paid, for GET /metrics. */
   metrics?: SponsorMetrics;
   /** End users' days (the policy's perUser caps). */
@@ -90,66 +89,54 @@ const RECOVERY_BATCH = 100;
 const max = (...xs: bigint[]) => xs.reduce((a, b) => (a > b ? a : b));
 
 export class SponsorService {
-  private readonly inflight = new Map<string, Promise<Outcome>>();
+  private readonly runs = new Runs();
   private readonly admission: Admission;
   private readonly settlement: Settlement;
-  private readonly submitting: SubmissionStage;
   private readonly ordering: Ordering;
   private readonly sending: Sending;
 
   constructor(private readonly deps: SponsorDeps) {
     this.ordering = new Ordering(deps.config.order, deps.log);
-    this.sending = new Sending({ ...deps, ordering: this.ordering, submitting: () => this.submitting });
     const parked = new ParkedLeases();
     this.admission = new Admission({ fees: deps.fees, maxFeeRate: deps.config.maxFeeRate, userCaps: deps.userCaps });
     this.settlement = new Settlement({ ...deps, shared: Boolean(deps.shared) }, parked);
-    this.submitting = new SubmissionStage(
+    const submitting = new SubmissionStage(
       { ...deps, submissionTimeoutMs: deps.config.submissionTimeoutMs },
       this.settlement,
       parked,
     );
+    this.sending = new Sending({ ...deps, ordering: this.ordering, submitting });
   }
 
-  /** The gateway of a network this relay serves; another is NETWORK_NOT_SERVED (400: a retry cannot help). */
-  gateway(network: NetworkName): Gateway {
-    const g = this.deps.gateways[network];
-    if (g) return g;
-    const served = Object.keys(this.deps.gateways);
-    throw new RelayError("NETWORK_NOT_SERVED", `this relay does not serve ${network}; it serves ${served.join(", ")}`, {
-      network,
-      served,
-    });
-  }
-  /** Sponsors a client transaction for `payer`; resolves with the outcome to answer (200 body or an error). */
-  async sponsor(transaction: string, network: NetworkName, payer: Payer, hooks?: SponsorHooks): Promise<Outcome> {
-    let reservation: { reservation: Reservation; plan: FeePlan } | undefined;
+  /**
+   * Sponsors a client transaction for `payer`: what the request waits for, from the run of its
+   * inner transaction (started here, or joined when one is under way in this process).
+   */
+  async sponsor(transaction: string, network: NetworkName, payer: Payer): Promise<Pending> {
     let innerHash: string | undefined;
     let order: { gw: Gateway; account: string; seq: bigint } | null = null;
     try {
-      const gw = this.gateway(network);
-      const d = decodeTransaction(transaction, gw.passphrase, { signatures: true, sorobanData: true });
+      const net = this.deps.networks.get(network);
+      const d = decodeTransaction(transaction, net.passphrase, { signatures: true, sorobanData: true });
       innerHash = d.innerHash;
-      order = d.order && { gw, ...d.order };
-      const about = { user: d.source, operations: () => summarizeAll(sdkInner(d, gw.passphrase).operations) };
-      const job: Job = { ...feeBumpJob(d, gw.passphrase), about };
-      reservation = await this.admission.reserve(gw, job, payer, {
+      const running = this.runs.find(network, innerHash);
+      if (running) return this.answer(network, running, innerHash, true);
+      order = d.order && { gw: net.gateway, ...d.order };
+      const about = { user: d.source, operations: () => summarizeAll(sdkInner(d, net.passphrase).operations) };
+      const job: Job = { ...feeBumpJob(d, net.passphrase), about };
+      const admitted = await this.admission.reserve(net.gateway, job, payer, {
         floor: max(BASE_FEE, innerRate(d)),
         soroban: d.isSoroban,
         operationTypes: d.operationTypes,
         contractIds: d.contractIds,
         ...about,
       });
-      return this.observed(network, await this.dedup(gw, job, reservation, hooks), innerHash);
+      return this.answer(network, this.start(net, job, admitted), innerHash);
     } catch (e) {
       // refused by the relay before it was sent: the transactions held after it in its account's order learn it
-      if (order && !reservation) this.ordering.gate(order.gw).refusedBefore(order.account, order.seq);
-      return this.observed(
-        network,
-        await this.refused(network, innerHash, payer, outcomeOf(e), !reservation),
-        innerHash,
-      );
-    } finally {
-      if (reservation) this.settlement.finish(reservation.reservation);
+      if (order) this.ordering.gate(order.gw).refusedBefore(order.account, order.seq);
+      const outcome = await this.refused(network, innerHash, payer, outcomeOf(e));
+      return this.answer(network, Run.ended(outcome), innerHash);
     }
   }
   /**
@@ -157,52 +144,44 @@ export class SponsorService {
    * transaction's source; the relay simulates it (enforce mode, so the client's signed entries are
    * checked), reserves the fee, assembles, signs and submits.
    */
-  async sponsorOperation(
-    operation: string,
-    network: NetworkName,
-    payer: Payer,
-    hooks?: SponsorHooks,
-  ): Promise<Outcome> {
-    let reservation: { reservation: Reservation; plan: FeePlan } | undefined;
+  async sponsorOperation(operation: string, network: NetworkName, payer: Payer): Promise<Pending> {
     let innerHash: string | undefined;
     try {
-      const gw = this.gateway(network);
-      const pool = this.pool(network);
+      const net = this.deps.networks.get(network);
+      const pool = this.deps.networks.pool(network);
       const op = decodeOperation(operation, (a) => pool.isRelayAccount(a));
       innerHash = op.hash;
       // answered or running already: its nonce is spent (or about to be), so it would not simulate again
-      const running = this.inflight.get(`${network}:${op.hash}`);
-      if (running) return this.observed(network, await this.join(`${network}:${op.hash}`, running, hooks), innerHash);
+      const running = this.runs.find(network, op.hash);
+      if (running) return this.answer(network, running, innerHash, true);
       const prior = await this.deps.submissions.byInnerHash(network, op.hash);
-      const answered = finalOutcome(prior) ?? (prior ? await this.settlement.resolved(gw, prior) : null);
-      if (answered) return this.observed(network, answered, innerHash);
+      const answered = finalOutcome(prior) ?? (prior ? await this.settlement.resolved(net.gateway, prior) : null);
+      if (answered) return this.answer(network, Run.ended(answered), innerHash);
       // a run that started meanwhile in this process is joined; an earlier run's transaction may still be
       // queued: another one would spend the nonce twice (and pay for a failure)
-      const started = this.inflight.get(`${network}:${op.hash}`);
-      if (started) return this.observed(network, await this.join(`${network}:${op.hash}`, started, hooks), innerHash);
-      if (prior && mayStillBeQueued(prior, gw.watcher.latestLedger)) {
+      const started = this.runs.find(network, op.hash);
+      if (started) return this.answer(network, started, innerHash, true);
+      if (prior && mayStillBeQueued(prior, net.gateway.watcher.latestLedger)) {
         throw new RelayError(
           "SUBMISSION_TIMEOUT",
           "an earlier submission of this operation may still be in the network's queue; retry to get its outcome",
           { hash: prior.hash, reason: "pending" },
         );
       }
-      const sim = await this.admission.simulateOperation(gw, pool, op);
+      const sim = await this.admission.simulateOperation(net.gateway, pool, op);
       const summary = () => summarize(Operation.fromXDRObject(op.operation) as Transaction["operations"][number]);
       const about = { user: op.signer, operations: () => [summary()] };
-      const job: Job = { ...operationJob(op, sim, gw.passphrase), about };
-      reservation = await this.admission.reserve(gw, job, payer, {
+      const job: Job = { ...operationJob(op, sim, net.passphrase), about };
+      const admitted = await this.admission.reserve(net.gateway, job, payer, {
         floor: BASE_FEE,
         soroban: true,
         operationTypes: ["invokeHostFunction"],
         contractIds: op.contractIds,
         ...about,
       });
-      return this.observed(network, await this.dedup(gw, job, reservation, hooks), innerHash);
+      return this.answer(network, this.start(net, job, admitted), innerHash);
     } catch (e) {
-      return this.observed(network, outcomeOf(e), innerHash);
-    } finally {
-      if (reservation) this.settlement.finish(reservation.reservation);
+      return this.answer(network, Run.ended(outcomeOf(e)), innerHash);
     }
   }
   /**
@@ -212,12 +191,12 @@ export class SponsorService {
    * outcome is recorded: the transaction may still be sent again). Answers what it did.
    */
   async recover(network: NetworkName): Promise<{ settled: number; released: number }> {
-    const gw = this.deps.gateways[network];
+    const gw = this.deps.networks.find(network)?.gateway;
     const done = { settled: 0, released: 0 };
     if (!gw?.watcher.latestLedger) return done;
     const before = new Date(Date.now() - this.deps.config.submissionTimeoutMs);
     for (const r of await this.deps.submissions.unsettled(network, before, RECOVERY_BATCH)) {
-      if (this.inflight.has(`${network}:${r.innerHash}`)) continue;
+      if (this.runs.find(network, r.innerHash)) continue;
       try {
         if (await this.settlement.resolved(gw, r)) done.settled++;
         else if (!mayStillBeQueued(r, gw.watcher.latestLedger)) {
@@ -248,66 +227,63 @@ export class SponsorService {
 
   /** Submissions this process is sending or waiting on for a network (one per inner transaction). */
   pending(network: string): number {
-    let n = 0;
-    for (const key of this.inflight.keys()) if (key.startsWith(`${network}:`)) n++;
-    return n;
+    return this.runs.count(network);
   }
   /**
-   * A transaction refused before anything was sent (`admitting`: before its reservation; its inner
-   * hash known) by the relay's own rules is kept as a rejected submission, so that it can be looked
-   * up like any other; answered as it was.
+   * A transaction refused before anything was sent (before its reservation; its inner hash known)
+   * by the relay's own rules is kept as a rejected submission, so that it can be looked up like
+   * any other; answered as it was.
    */
   private async refused(
     network: NetworkName,
     innerHash: string | undefined,
     payer: Payer,
     outcome: Outcome,
-    admitting: boolean,
   ): Promise<Outcome> {
-    if (!admitting || !innerHash || outcome.kind !== "failure" || !REFUSALS.has(outcome.error.code)) return outcome;
-    if (this.inflight.has(`${network}:${innerHash}`)) return outcome; // another request is sending it: its row
+    if (!innerHash || outcome.kind !== "failure" || !REFUSALS.has(outcome.error.code)) return outcome;
+    if (this.runs.find(network, innerHash)) return outcome; // another request is sending it: its row
     await this.deps.submissions
       .recordRefusal({ network, innerHash, caller: payer.scope, projectId: payer.projectId, outcome })
       .catch((e) => this.deps.log.warn({ network, innerHash, err: String(e) }, "recording a refusal failed"));
     return outcome;
   }
 
-  /** Reports a request's outcome to the metrics and answers it, with the inner hash and status where it is about one. */
-  private observed(network: NetworkName, outcome: Outcome, innerHash?: string): Outcome {
-    this.deps.metrics?.sponsorOutcome(network, outcome);
-    return innerHash ? withIdentity(outcome, innerHash) : outcome;
-  }
-  private pool(network: NetworkName): ChannelPool {
-    return this.submitting.pool(network);
+  /** A request's answer: the run's acceptance, and its outcome reported to the metrics, with its inner hash. */
+  private answer(network: NetworkName, run: Pending, innerHash?: string, joined = run.joined): Pending {
+    const outcome = run.outcome.then((o) => {
+      this.deps.metrics?.sponsorOutcome(network, o);
+      return innerHash ? withIdentity(o, innerHash) : o;
+    });
+    return { accepted: run.accepted, outcome, joined };
   }
 
-  /** One run per inner hash at a time: a concurrent request for the same one gets its outcome. */
-  private async dedup(
-    gw: Gateway,
-    job: Job,
-    h: { reservation: Reservation; plan: FeePlan },
-    hooks?: SponsorHooks,
-  ): Promise<Outcome> {
-    const key = `${gw.name}:${job.innerHash}`;
-    const running = this.inflight.get(key);
-    if (running) return await this.join(key, running, hooks); // another request pays for it; this one's reservation is released by the caller
-    this.submitting.started(key, hooks);
-    const run = this.exclusive(gw, job, () => this.once(gw, job, h.plan, h.reservation), hooks);
-    this.inflight.set(key, run);
-    // joined until its outcome is written: a request after the answer finds it here, then in the database
-    void run
-      .then(() => h.reservation.writing)
-      .catch(() => {})
-      .finally(() => {
-        this.inflight.delete(key);
-        this.submitting.ended(key);
-      });
-    return await run;
-  }
-  /** Joins a run of this process: its outcome, and its acceptance (at once if it was accepted already). */
-  private async join(key: string, run: Promise<Outcome>, hooks?: SponsorHooks): Promise<Outcome> {
-    this.submitting.joined(key, hooks);
-    return await run;
+  /**
+   * Starts the run of an admitted transaction, or joins the one that started meanwhile in this
+   * process (which pays for it: this request's reservation is dropped).
+   */
+  private start(network: Network, job: Job, admitted: Pick<Admitted, "reservation" | "plan">): Pending {
+    const running = this.runs.find(network.name, job.innerHash);
+    if (running) {
+      this.settlement.finish(admitted.reservation);
+      return { accepted: running.accepted, outcome: running.outcome, joined: true };
+    }
+    const { reservation, plan } = admitted;
+    return this.runs.start(
+      network.name,
+      job.innerHash,
+      async (run) => {
+        try {
+          const attempt = { network, run, job, plan, reservation };
+          return await this.exclusive(attempt, () => this.once(attempt));
+        } catch (e) {
+          return outcomeOf(e);
+        } finally {
+          this.settlement.finish(reservation);
+        }
+      },
+      // joined until its outcome is written: a request after the answer finds it here, then in the database
+      () => reservation.writing ?? Promise.resolve(),
+    );
   }
 
   /**
@@ -315,30 +291,32 @@ export class SponsorService {
    * submission may take); while another instance holds it, waits for that run's recorded outcome,
    * and runs `fn` if the lease frees without one. 504 with the hash if neither comes in time.
    */
-  private async exclusive(gw: Gateway, job: Job, fn: () => Promise<Outcome>, hooks?: SponsorHooks): Promise<Outcome> {
+  private async exclusive(a: Admitted, fn: () => Promise<Outcome>): Promise<Outcome> {
     const shared = this.deps.shared;
     if (!shared) return await fn();
-    const name = `inner:${gw.name}:${job.innerHash}`;
+    const { name: network } = a.network;
+    const innerHash = a.job.innerHash;
+    const lease = `inner:${network}:${innerHash}`;
     // (a transaction held for its predecessor may outlive its lease: a copy of it sent through another
     // instance meanwhile can then run there too; the network includes one, and one is charged)
     const { submissionTimeoutMs } = this.deps.config;
     const deadline = Date.now() + submissionTimeoutMs;
     for (;;) {
-      if (await shared.claim(name, submissionTimeoutMs + SHARED_MARGIN_MS)) {
+      if (await shared.claim(lease, submissionTimeoutMs + SHARED_MARGIN_MS)) {
         try {
           return await fn();
         } finally {
-          await shared.release(name).catch(() => {}); // it lapses by itself otherwise
+          await shared.release(lease).catch(() => {}); // it lapses by itself otherwise
         }
       }
-      const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
+      const prior = await this.deps.submissions.byInnerHash(network, innerHash);
       const answered = finalOutcome(prior);
       if (answered) return answered;
       // the other instance's run was accepted by the network: an asynchronous request is answered now
-      if (prior?.status === "submitted") hooks?.accepted?.({ hash: prior.hash, innerHash: job.innerHash });
+      if (prior?.status === "submitted") a.run.accept({ hash: prior.hash, innerHash });
       if (Date.now() > deadline)
         throw new RelayError("SUBMISSION_TIMEOUT", "another instance is still submitting this transaction", {
-          hash: prior?.hash ?? job.innerHash,
+          hash: prior?.hash ?? innerHash,
           reason: "pending",
         });
       await Bun.sleep(SHARED_POLL_MS);
@@ -348,7 +326,9 @@ export class SponsorService {
    * One submission per inner hash: reuse a recorded outcome, settle one the network applied, or
    * submit (a recorded intent resumes: its last envelope is sent again first).
    */
-  private async once(gw: Gateway, job: Job, plan: FeePlan, reservation: Reservation, again = false): Promise<Outcome> {
+  private async once(a: Admitted, again = false): Promise<Outcome> {
+    const gw = a.network.gateway;
+    const { job, reservation } = a;
     const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
     const answered = finalOutcome(prior);
     if (answered) return answered;
@@ -361,13 +341,13 @@ export class SponsorService {
     // its last envelope may still be queued: it is sent again first, and errors are checked against the network
     const resume = prior && !prior.outcome && !prior.releasedAt ? prior : null;
     try {
-      return await this.sending.send(gw, job, plan, reservation, id, resume, prior === null);
+      return await this.sending.send({ ...a, submission: { id, resume, fresh: prior === null } });
     } catch (e) {
       // refused before anything was sent (denied, or held and refused): kept as a rejected submission, to be looked up
       if (prior === null && !(await this.deps.submissions.byInnerHash(gw.name, job.innerHash)))
         return await this.sending.keepRefused(gw.name, job.innerHash, reservation.payer, outcomeOf(e));
       // a row of this inner hash written meanwhile (a refusal, by another request or instance): resume it
-      if (prior === null && !again && innerHashTaken(e)) return await this.once(gw, job, plan, reservation, true);
+      if (prior === null && !again && innerHashTaken(e)) return await this.once(a, true);
       const o = outcomeOf(e);
       // retryable errors are not final: the intent stays for a retry or recovery (the reservation stays journaled)
       if (o.kind === "success" || !isRetryable(o.error.code)) await this.settlement.reject(gw.name, reservation, id, o);

@@ -7,10 +7,11 @@
 import { type RelayError, unavailable } from "../../kernel/errors.ts";
 import type { Gateway, NetworkName } from "../../network/gateway.ts";
 import type { Submitter } from "../../network/submitter.ts";
+import type { Networks } from "../networks/networks.ts";
+import type { Attempt } from "./attempt.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { Signed } from "../../stellar/envelope.ts";
-import type { Outcome, SubmissionRecord, SubmissionStore } from "../../store/types.ts";
-import type { FeePlan } from "../tx/fee-plan.ts";
+import type { Outcome, SubmissionStore } from "../../store/types.ts";
 import { jobFee, type Job, type Sender } from "./jobs.ts";
 import { submissionFailed } from "./outcome.ts";
 import { drive } from "../tx/submit-steps.ts";
@@ -20,21 +21,8 @@ import { expired, timedOut } from "./outcomes.ts";
 import type { ParkedLeases } from "./parked-leases.ts";
 import type { Settlement } from "./settlement.ts";
 
-/** What a request learns of its submission before its outcome (the asynchronous mode answers at `accepted`). */
-export interface SponsorHooks {
-  /** The network took a fee-bump of the submission (it is submitted). */
-  accepted?(a: { hash: string; innerHash: string }): void;
-}
-
-/** A run's acceptance by the network: once known, and who waits for it. */
-interface Acceptance {
-  accepted?: { hash: string; innerHash: string };
-  listeners: Set<(a: { hash: string; innerHash: string }) => void>;
-}
-
 export interface SubmissionDeps {
-  pools: Partial<Record<NetworkName, ChannelPool>>;
-  submitters: Partial<Record<NetworkName, Submitter>>;
+  networks: Networks;
   submissions: SubmissionStore;
   submissionTimeoutMs: number;
   log: Logger;
@@ -43,38 +31,14 @@ export interface SubmissionDeps {
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 
 export class SubmissionStage {
-  /** The runs' acceptance by the network, by run key (network and inner hash). */
-  private readonly acceptance = new Map<string, Acceptance>();
-
   constructor(
     private readonly deps: SubmissionDeps,
     private readonly settlement: Settlement,
     private readonly parked: ParkedLeases,
   ) {}
 
-  /** A run starts: its requests' hooks hear of its acceptance until `ended`. */
-  started(key: string, hooks?: SponsorHooks): void {
-    const watchers: Acceptance = { listeners: new Set() };
-    if (hooks?.accepted) watchers.listeners.add(hooks.accepted);
-    this.acceptance.set(key, watchers);
-  }
-
-  /** A request joins a run: told of its acceptance (at once if it was accepted already). */
-  joined(key: string, hooks?: SponsorHooks): void {
-    const watchers = this.acceptance.get(key);
-    if (!hooks?.accepted || !watchers) return;
-    if (watchers.accepted) hooks.accepted(watchers.accepted);
-    else watchers.listeners.add(hooks.accepted);
-  }
-
-  ended(key: string): void {
-    this.acceptance.delete(key);
-  }
-
   pool(network: NetworkName): ChannelPool {
-    const p = this.deps.pools[network];
-    if (!p) throw unavailable(`no channel accounts are configured for ${network}`, undefined, 30);
-    return p;
+    return this.deps.networks.pool(network);
   }
 
   /**
@@ -82,15 +46,10 @@ export class SubmissionStage {
    * outcome: settled (applied), SUBMISSION_FAILED (rejected), 504 (not known yet: the fee source
    * keeps its hold while an envelope may be queued) or 503 (the network was too busy to take it).
    */
-  async submit(
-    gw: Gateway,
-    job: Job,
-    plan: FeePlan,
-    reservation: Reservation,
-    id: string,
-    resume: SubmissionRecord | null,
-    fresh: boolean,
-  ): Promise<Outcome> {
+  async submit(a: Attempt): Promise<Outcome> {
+    const { job, plan, reservation } = a;
+    const gw = a.network.gateway;
+    const { id, resume, fresh } = a.submission;
     // the highest bid the reservation covers
     const cap = (reservation.grant - job.resourceFee) / job.feeOps;
     const parked = this.parked.take(id);
@@ -129,7 +88,7 @@ export class SubmissionStage {
           written = true;
           return this.record(gw, job, reservation, id, envelope, hash, rate, sender.channel, first);
         },
-        accepted: (hash, answer) => this.accept(gw.name, job.innerHash, id, hash, answer),
+        accepted: (hash, answer) => this.accept(a, hash, answer),
         resync: sender.badSeq,
         lookup: (hash) => this.settlement.found(gw, job.innerHash, hash),
       });
@@ -176,16 +135,15 @@ export class SubmissionStage {
    * The network took a fee-bump of a run: its submission is submitted, and the run's requests are
    * told once that is written (an asynchronous answer is never ahead of a look-up).
    */
-  private accept(network: NetworkName, innerHash: string, id: string, hash: string, answer: string): void {
-    const watchers = this.acceptance.get(`${network}:${innerHash}`);
-    const tell = () => {
-      if (!watchers || watchers.accepted) return;
-      watchers.accepted = { hash, innerHash };
-      for (const listener of watchers.listeners) listener(watchers.accepted);
-      watchers.listeners.clear();
-    };
-    this.deps.submissions.recordAccepted(id, hash, answer).then(tell, (e) => {
-      this.deps.log.warn({ network, submission: id, err: String(e) }, "recording an accepted submission failed");
+  private accept(a: Attempt, hash: string, answer: string): void {
+    const { innerHash } = a.job;
+    const tell = () => a.run.accept({ hash, innerHash });
+    this.deps.submissions.recordAccepted(a.submission.id, hash, answer).then(tell, (e) => {
+      const { name: network } = a.network;
+      this.deps.log.warn(
+        { network, submission: a.submission.id, err: String(e) },
+        "recording an accepted submission failed",
+      );
       tell();
     });
   }
@@ -198,9 +156,7 @@ export class SubmissionStage {
       .catch((err) => this.deps.log.warn({ network, innerHash, err: String(err) }, "recording an expiry failed"));
   }
   private submitter(network: NetworkName): Submitter {
-    const s = this.deps.submitters[network];
-    if (!s) throw unavailable(`network ${network} is not configured`, undefined, 30);
-    return s;
+    return this.deps.networks.get(network).submitter;
   }
   /** Writes the intent (with the envelope, before it is sent) and journals the reservation once. */
   private async record(

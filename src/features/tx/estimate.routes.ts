@@ -4,17 +4,17 @@ import { NetworkOptionalBody, V1_ERRORS, errorResponses } from "../../http/schem
 import { EstimateResult } from "./tx.model.ts";
 import { apiKeySecurity } from "../../http/openapi.ts";
 import type { SimulateService } from "./simulate.service.ts";
-import type { SponsorService } from "../sponsor/sponsor.service.ts";
+import type { Networks } from "../networks/networks.ts";
 import { callerContext, callerNetwork } from "../../http/auth.plugin.ts";
 
-export function estimateRoutes(deps: { simulate: SimulateService; sponsor: SponsorService }) {
+export function estimateRoutes(deps: { simulate: SimulateService; networks: Networks }) {
   return new Elysia({ name: "estimate.routes" })
     .use(callerContext)
     .post(
       "/v1/estimate",
       ({ body, principal }) =>
         deps.simulate.estimate(
-          deps.sponsor.gateway(callerNetwork(principal, body.network)),
+          deps.networks.get(callerNetwork(principal, body.network)).gateway,
           body.transaction,
           principal.payer.feeStrategy?.(),
         ),

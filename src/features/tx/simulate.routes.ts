@@ -4,16 +4,16 @@ import { NetworkOptionalBody, V1_ERRORS, errorResponses } from "../../http/schem
 import { SimulateResult } from "./tx.model.ts";
 import { apiKeySecurity } from "../../http/openapi.ts";
 import type { SimulateService } from "./simulate.service.ts";
-import type { SponsorService } from "../sponsor/sponsor.service.ts";
+import type { Networks } from "../networks/networks.ts";
 import { callerContext, callerNetwork } from "../../http/auth.plugin.ts";
 
-export function simulateRoutes(deps: { simulate: SimulateService; sponsor: SponsorService }) {
+export function simulateRoutes(deps: { simulate: SimulateService; networks: Networks }) {
   return new Elysia({ name: "simulate.routes" })
     .use(callerContext)
     .post(
       "/v1/simulate",
       ({ body, principal }) =>
-        deps.simulate.simulate(deps.sponsor.gateway(callerNetwork(principal, body.network)), body.transaction),
+        deps.simulate.simulate(deps.networks.get(callerNetwork(principal, body.network)).gateway, body.transaction),
       {
         body: NetworkOptionalBody,
         response: { 200: SimulateResult, ...V1_ERRORS, ...errorResponses(422, 503) },

@@ -1,0 +1,173 @@
+/**
+ * The served networks, built in one place: for each, an embedded localnet (no upstream RPC URL) or
+ * the upstream's passphrase read, its gateway, its submit loop and, when it has a funder, its
+ * channel pool (built here, started by `startNetworks` once the relay listens).
+ */
+import { join } from "node:path";
+import { Keypair } from "@stellar/stellar-sdk";
+import type { Config } from "../config.ts";
+import type { Logger } from "../kernel/log.ts";
+import type { RelayMetrics } from "../kernel/metrics.ts";
+import type { SecretBox } from "../kernel/secret-box.ts";
+import { Localnet } from "../localnet/ledger.ts";
+import { createRpcMethods, inProcessTransport } from "../localnet/rpc.ts";
+import { Gateway, type NetworkName } from "../network/gateway.ts";
+import { RETRY_POLICY } from "../network/submit-protocol.ts";
+import { Submitter } from "../network/submitter.ts";
+import type { ChannelsRepo } from "../store/channels.repo.ts";
+import type { Cluster } from "../store/cluster.ts";
+import { type Network, Networks } from "../features/networks/networks.ts";
+import { ChannelPool } from "../features/pool/channel-pool.ts";
+import { LOCAL_FUNDER_STROOPS, PUBLIC_PASSPHRASES, localFunder, networkSettings, servedNetworks } from "./networks.ts";
+import { calledOff, startLocalPool, startUpstreamPool } from "./steps.ts";
+
+export interface NetworkParts {
+  config: Config;
+  log: Logger;
+  metrics: RelayMetrics;
+  channels: ChannelsRepo;
+  box: SecretBox;
+  cluster: Cluster | null;
+}
+
+/** Builds every served network; `built` receives each as it is made (so that a failed start closes it). */
+export async function buildNetworks(parts: NetworkParts, built: (n: Network) => void): Promise<Networks> {
+  const networks: Network[] = [];
+  for (const name of servedNetworks(parts.config)) {
+    const n = await buildNetwork(name, parts);
+    built(n);
+    networks.push(n);
+  }
+  return new Networks(networks);
+}
+
+async function buildNetwork(name: NetworkName, parts: NetworkParts): Promise<Network> {
+  const { config, log, metrics } = parts;
+  const { upstream, secrets, passphrases } = networkSettings(config);
+  const localnet = upstream[name]
+    ? undefined
+    : new Localnet({
+        passphrase: PUBLIC_PASSPHRASES[name],
+        ledgerCloseMs: config.LEDGER_CLOSE_MS,
+        maxTxSetSize: config.LOCALNET_MAX_TX_SET_SIZE,
+        dataDir: join(config.DATA_DIR, "localnet"),
+        genesisAccounts: [{ id: localFunder(PUBLIC_PASSPHRASES[name]).publicKey(), balance: LOCAL_FUNDER_STROOPS }],
+      });
+  const gateway = new Gateway({
+    name,
+    rpcUrl: upstream[name] ?? `in-process:${name}`,
+    // an embedded network is called in-process: no loopback HTTP on the request path
+    transport: localnet ? inProcessTransport(createRpcMethods(localnet)) : undefined,
+    upstream: localnet ? "localnet" : new URL(upstream[name]!).host,
+    passphrase: localnet ? localnet.passphrase : passphrases[name],
+    pollMs: config.WATCHER_POLL_MS,
+    fastPollMs: config.WATCHER_FAST_POLL_MS,
+    timeoutMs: config.RPC_TIMEOUT_MS,
+    log,
+    metrics,
+  });
+  await gateway.start().catch((e) => {
+    throw new Error(
+      `cannot read the ${name} network's passphrase from ${upstream[name]}: ` +
+        `set ${name.toUpperCase()}_PASSPHRASE or make it reachable (${e instanceof Error ? e.message : e})`,
+    );
+  });
+  const submitter = new Submitter(gateway, log, { ...RETRY_POLICY, tryAgainLaterMs: config.TRY_AGAIN_LATER_MS });
+  const funder = localnet
+    ? localFunder(localnet.passphrase)
+    : secrets[name]
+      ? Keypair.fromSecret(secrets[name]!)
+      : null;
+  const pool = funder ? buildPool(name, gateway, submitter, funder, parts) : undefined;
+  return { name, passphrase: gateway.passphrase, gateway, submitter, pool, localnet, rpc: upstream[name] ?? null };
+}
+
+function buildPool(
+  name: NetworkName,
+  gateway: Gateway,
+  submitter: Submitter,
+  funder: Keypair,
+  { config, log, metrics, channels, box, cluster }: NetworkParts,
+): ChannelPool {
+  const { channelCounts, channelMax } = networkSettings(config);
+  const startingBalance = BigInt(config.CHANNEL_STARTING_BALANCE);
+  return new ChannelPool({
+    network: name,
+    gateway,
+    submitter,
+    funder,
+    repo: channels,
+    box,
+    log,
+    config: {
+      startingBalance,
+      topUpThreshold: config.CHANNEL_TOPUP_THRESHOLD ? BigInt(config.CHANNEL_TOPUP_THRESHOLD) : startingBalance / 2n,
+      waitMs: config.CHANNEL_WAIT_MS,
+      feePercentile: config.FEE_PERCENTILE,
+      channels: channelCounts[name],
+      max: channelMax[name],
+      idleMs: config.POOL_IDLE_MS,
+    },
+    metrics,
+    cluster: cluster && { coordination: cluster, tell: (n) => cluster.publish(n) },
+  });
+}
+
+/**
+ * Starts the networks once the relay listens: each embedded localnet closes ledgers (the watcher
+ * told at once), each pool starts (an embedded network's funded before the relay answers, side by
+ * side; an upstream one's in the background, retried).
+ */
+export async function startNetworks(
+  networks: Networks,
+  { config, log, url, signal }: { config: Config; log: Logger; url: string; signal: AbortSignal },
+): Promise<void> {
+  const localPools: Promise<void>[] = [];
+  for (const { name, localnet, gateway, pool } of networks.all()) {
+    signal.throwIfAborted();
+    if (localnet) {
+      localnet.start();
+      localnet.onLedgerClosed((l) => {
+        gateway.watcher.poke(); // confirm the moment the embedded ledger closes
+        const at = { closedAtMs: localnet.header.closeTimeMs, appliedAtMs: Date.now() };
+        log.debug({ network: name, ledger: l.sequence, txs: l.txHashes.length, ...at }, "ledger closed");
+      });
+      const funder = localFunder(localnet.passphrase).publicKey();
+      if (!localnet.account(funder))
+        throw new Error(
+          `the ${name} localnet in ${config.DATA_DIR} has no funder account: remove its snapshot to start afresh`,
+        );
+      const base = `${url}/localnet/${name}`;
+      log.warn(
+        {
+          network: name,
+          passphrase: localnet.passphrase,
+          rpc: `${base}/rpc`,
+          friendbot: `${base}/friendbot`,
+          horizon: `${base}/horizon`,
+          ledgerCloseMs: localnet.ledgerCloseMs,
+          funder,
+        },
+        `LOCAL NETWORK: ${name} is an embedded localnet, not the public ${name}`,
+      );
+    } else if (pool) {
+      log.info({ network: name, upstream: gateway.upstream, funder: pool.funder }, "network upstream");
+    } else {
+      log.error(
+        { network: name },
+        `no ${name.toUpperCase()}_FUNDER_SECRET: sponsoring on ${name} answers NETWORK_UNAVAILABLE`,
+      );
+      continue;
+    }
+    const channels = networkSettings(config).channelCounts[name];
+    log.info(
+      { network: name, channels },
+      `starting the ${name} channel pool: ${channels} channel accounts (a first start funds them, a few ledgers)`,
+    );
+    if (localnet) localPools.push(startLocalPool(pool!, localnet));
+    else void startUpstreamPool(pool!, log);
+  }
+  // the embedded networks' pools are funded side by side (each waits on its own ledger closes)
+  await calledOff(Promise.all(localPools), signal);
+  signal.throwIfAborted();
+}

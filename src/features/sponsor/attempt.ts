@@ -1,0 +1,25 @@
+/**
+ * One attempt to sponsor a transaction, the value every stage takes and passes on (admission made
+ * it; sending, submission and settlement read it): the network, the run its requests share, the
+ * decoded transaction and how to build it (the job), the fee plan, the credit reservation and the
+ * submission it is recorded as.
+ */
+import type { SubmissionRecord } from "../../store/types.ts";
+import type { Network } from "../networks/networks.ts";
+import type { FeePlan } from "../tx/fee-plan.ts";
+import type { Reservation } from "./admission.ts";
+import type { Job } from "./jobs.ts";
+import type { Run } from "./run.ts";
+
+export interface Attempt {
+  network: Network;
+  run: Run;
+  job: Job;
+  plan: FeePlan;
+  reservation: Reservation;
+  /** Its submission: the row's id, the earlier run's intent it resumes (sent again first), whether it is new. */
+  submission: { id: string; resume: SubmissionRecord | null; fresh: boolean };
+}
+
+/** An attempt before its submission is known (the run looks the inner hash up first). */
+export type Admitted = Omit<Attempt, "submission">;
