@@ -5,12 +5,19 @@
  */
 import { Keypair } from "@stellar/stellar-sdk";
 import { X, Tx, networkId as netId, toHex, toB64, sha256, type TransactionResultW } from "../stellar/xdr.ts";
-import { newAccount, availableBalance, type Account, type ContractData, type LedgerHeaderState } from "./state.ts";
+import {
+  newAccount,
+  availableBalance,
+  type Account,
+  type ContractData,
+  type LedgerHeaderState,
+  type LedgerStore,
+} from "./state.ts";
 import { toFrame, decodeEnvelope, type Frame } from "./frame.ts";
 import { checkValid, minFeeFor, type ValidationContext } from "./validate.ts";
 import { plainResult, outerError, feeBumpResult } from "./results.ts";
 import { TxQueue, rateLess, laneSize, BAN_LEDGERS, REPLACE_BY_FEE_MULTIPLIER } from "./queue.ts";
-import { applyTransactions, eventsToB64, type Applied, type LedgerStore } from "./apply.ts";
+import { applyTransactions, eventsToB64, type Applied } from "./apply.ts";
 import { FeeWindow, type LedgerRecord, type TxRecord } from "./history.ts";
 import { headerWire, headerHash, ledgerCloseMeta } from "./entries.ts";
 import { installBuiltins } from "./soroban/contracts.ts";
