@@ -16,7 +16,8 @@ import {
 import { toFrame, decodeEnvelope, type Frame } from "./frame.ts";
 import { checkValid, minFeeFor, type ValidationContext } from "./validate.ts";
 import { plainResult, outerError, feeBumpResult } from "./results.ts";
-import { TxQueue, rateLess, laneSize, BAN_LEDGERS, REPLACE_BY_FEE_MULTIPLIER } from "./queue.ts";
+import { TxQueue, BAN_LEDGERS, REPLACE_BY_FEE_MULTIPLIER } from "./queue.ts";
+import { buildTxSet, type LaneCapacity } from "./surge.ts";
 import { applyTransactions, eventsToB64, type Applied } from "./apply.ts";
 import { FeeWindow, type LedgerRecord, type TxRecord } from "./history.ts";
 import { headerWire, headerHash, ledgerCloseMeta } from "./entries.ts";
@@ -68,7 +69,7 @@ export class Localnet implements LedgerStore {
   readonly startedAt: number;
   private timer: ReturnType<typeof setInterval> | null = null;
   private readonly listeners = new Set<(l: LedgerRecord) => void>();
-  private readonly sorobanCapacity: number;
+  private readonly capacity: LaneCapacity;
   private readonly files: SnapshotFiles | null;
   /** Entries written since the last close was persisted (a journal line holds only these). */
   private readonly dirtyAccounts = new Set<string>();
@@ -82,9 +83,9 @@ export class Localnet implements LedgerStore {
     this.ledgerCloseMs = opts.ledgerCloseMs ?? 5000;
     this.now = opts.now ?? Date.now;
     this.files = opts.dataDir ? new SnapshotFiles(opts.dataDir, opts.passphrase) : null;
-    this.sorobanCapacity = opts.sorobanTxsPerLedger ?? 2000;
     const maxTxSetSize = opts.maxTxSetSize ?? 1000;
-    this.queue = new TxQueue({ classic: maxTxSetSize, soroban: this.sorobanCapacity });
+    this.capacity = { classic: maxTxSetSize, soroban: opts.sorobanTxsPerLedger ?? 2000 };
+    this.queue = new TxQueue(this.capacity);
     this.startedAt = this.now();
     const snapshot = this.files?.load() ?? null;
     if (snapshot) {
@@ -269,29 +270,6 @@ export class Localnet implements LedgerStore {
     return f.isFeeBump ? feeBumpResult(fee, f.inner.hash, o as never) : plainResult(fee, o as never);
   }
 
-  /** Picks a lane's transactions by fee rate; returns them and the lane's base fee per operation. */
-  private selectLane(frames: Frame[], capacity: number): { take: Frame[]; baseFee: bigint } {
-    const sorted = frames.sort((a, b) => (rateLess(b, a) ? -1 : rateLess(a, b) ? 1 : a.hashHex < b.hashHex ? -1 : 1));
-    const take: Frame[] = [];
-    let used = 0;
-    let overflow = false;
-    for (const f of sorted) {
-      if (used + laneSize(f) > capacity) {
-        overflow = true;
-        continue;
-      }
-      take.push(f);
-      used += laneSize(f);
-    }
-    let baseFee = BigInt(this.header.baseFee);
-    if (overflow && take.length) {
-      const lowest = take.reduce((m, f) => (rateLess(f, m) ? f : m));
-      const rate = lowest.inclusionFee / BigInt(lowest.feeOps);
-      if (rate > baseFee) baseFee = rate;
-    }
-    return { take, baseFee };
-  }
-
   /** Closes the next ledger if a transaction waits for one (for ledgers closed on demand); the ledger, or null. */
   closeIfPending(): LedgerRecord | null {
     return this.queue.size > 0 ? this.closeLedger() : null;
@@ -302,17 +280,8 @@ export class Localnet implements LedgerStore {
     const seq = this.header.sequence + 1;
     const nowMs = this.now();
     const closeTime = BigInt(Math.floor(nowMs / 1000));
-    const frames = this.queue.frames();
-    const classic = this.selectLane(
-      frames.filter((f) => !f.inner.isSoroban),
-      this.header.maxTxSetSize,
-    );
-    const soroban = this.selectLane(
-      frames.filter((f) => f.inner.isSoroban),
-      this.sorobanCapacity,
-    );
-    // apply order: by hash, as stellar-core shuffles a set deterministically
-    const chosen = [...classic.take, ...soroban.take].sort((a, b) => (a.hashHex < b.hashHex ? -1 : 1));
+    const set = buildTxSet(this.queue.frames(), this.capacity, this.header.baseFee);
+    const chosen = set.frames;
     for (const f of chosen) this.queue.remove(f);
     const applied = applyTransactions(
       {
@@ -325,7 +294,7 @@ export class Localnet implements LedgerStore {
         passphrase: this.passphrase,
       },
       chosen,
-      { classic: classic.baseFee, soroban: soroban.baseFee },
+      set.laneBaseFee,
     );
     this.header = {
       ...this.header,
