@@ -4,19 +4,11 @@
  * what it applied for the RPC and Horizon interfaces.
  */
 import { Keypair } from "@stellar/stellar-sdk";
-import { X, Tx, networkId as netId, toHex, toB64, sha256, type TransactionResultW } from "../stellar/xdr.ts";
-import {
-  newAccount,
-  availableBalance,
-  type Account,
-  type ContractData,
-  type LedgerHeaderState,
-  type LedgerStore,
-} from "./state.ts";
+import { X, networkId as netId, toHex, toB64, sha256 } from "../stellar/xdr.ts";
+import { newAccount, type Account, type ContractData, type LedgerHeaderState, type LedgerStore } from "./state.ts";
 import { toFrame, decodeEnvelope, type Frame } from "./frame.ts";
-import { checkValid, minFeeFor, type ValidationContext } from "./validate.ts";
-import { plainResult, outerError, feeBumpResult } from "./results.ts";
-import { TxQueue, BAN_LEDGERS, REPLACE_BY_FEE_MULTIPLIER } from "./queue.ts";
+import { TxQueue } from "./queue.ts";
+import { admit, trimQueue, type QueueContext, type SubmitResult } from "./admission.ts";
 import { buildTxSet, type LaneCapacity } from "./surge.ts";
 import { applyTransactions, eventsToB64, type Applied } from "./apply.ts";
 import { FeeWindow, type LedgerRecord, type TxRecord } from "./history.ts";
@@ -45,13 +37,7 @@ export interface LocalnetOptions {
   genesisAccounts?: { id: string; balance: bigint }[];
 }
 
-export type SubmitStatus = "PENDING" | "DUPLICATE" | "TRY_AGAIN_LATER" | "ERROR";
-export interface SubmitResult {
-  status: SubmitStatus;
-  hash: string;
-  errorResult?: TransactionResultW;
-  errorResultXdr?: string;
-}
+export type { SubmitResult, SubmitStatus } from "./admission.ts";
 
 export class Localnet implements LedgerStore {
   readonly passphrase: string;
@@ -176,98 +162,35 @@ export class Localnet implements LedgerStore {
     });
   }
 
-  private validationContext(): ValidationContext {
-    return {
-      state: this,
-      ledgerSeq: this.header.sequence + 1,
-      closeTime: this.header.closeTime,
-      baseFee: this.header.baseFee,
-      baseReserve: this.header.baseReserve,
-      applying: false,
-    };
-  }
-
-  /** Slack on maxTime while queued: two expected ledger closes plus the time since the last one. */
-  private upperCloseTimeOffset(): bigint {
-    const expected = BigInt(Math.ceil(Math.max(this.ledgerCloseMs, 1000) / 1000));
-    const since = BigInt(Math.max(0, Math.floor((this.now() - this.header.closeTimeMs) / 1000)));
-    return 2n * expected + since;
-  }
-
   /** Decodes and submits an envelope (sendTransaction). Throws on undecodable XDR. */
   submitXdr(envelope: Uint8Array): SubmitResult {
     return this.submit(toFrame(this.networkId, decodeEnvelope(envelope), envelope));
   }
 
-  /** stellar-core's TransactionQueue::canAdd followed by tryAdd. */
+  /** Admits a transaction into the queue (or says why not). */
   submit(f: Frame): SubmitResult {
-    const hash = f.hashHex;
-    const error = (r: TransactionResultW): SubmitResult => ({
-      status: "ERROR",
-      hash,
-      errorResult: r,
-      errorResultXdr: toB64(X.result.encode(r)),
-    });
-    if (this.queue.isBanned(hash)) return { status: "TRY_AGAIN_LATER", hash };
-    if (f.fullFee < 0n || f.inclusionFee < 0n) return error(plainResult(0n, { code: Tx.malformed }));
-    const ctx = this.validationContext();
-    const queued = this.queue.bySource.get(f.inner.source);
-    let replaced: Frame | null = null;
-    if (queued) {
-      const q = queued.frame;
-      if (q.hashHex === hash || (q.isFeeBump && q.inner.hashHex === hash)) return { status: "DUPLICATE", hash };
-      if (f.inner.seqNum < q.inner.seqNum) return error(outerError(0n, Tx.badSeq));
-      if (!f.isFeeBump || f.inner.seqNum !== q.inner.seqNum || f.inner.isSoroban !== q.inner.isSoroban)
-        return { status: "TRY_AGAIN_LATER", hash };
-      // replace-by-fee: the new rate must be at least 10x the old one
-      if (f.inclusionFee * BigInt(q.feeOps) < REPLACE_BY_FEE_MULTIPLIER * q.inclusionFee * BigInt(f.feeOps)) {
-        const need =
-          (REPLACE_BY_FEE_MULTIPLIER * q.inclusionFee * BigInt(f.feeOps) + BigInt(q.feeOps) - 1n) / BigInt(q.feeOps) +
-          f.inner.resourceFee;
-        return error(outerError(need, Tx.insufficientFee));
-      }
-      replaced = q;
-    }
-    let evict: Frame[] = [];
-    if (!replaced) {
-      const room = this.queue.makeRoom(f);
-      if ("needFee" in room) {
-        this.queue.ban(hash, ctx.ledgerSeq + BAN_LEDGERS);
-        return room.needFee === null
-          ? { status: "TRY_AGAIN_LATER", hash }
-          : error(outerError(room.needFee, Tx.insufficientFee));
-      }
-      evict = room.evict;
-    }
-    // validity against the next ledger; while queued, maxTime gets the queue's slack
-    const v = checkValid(f, ctx, this.upperCloseTimeOffset());
-    if (!v.ok) {
-      const r = v.outer !== undefined ? outerError(v.feeCharged, v.outer) : this.wrapOutcome(f, v.feeCharged, v.inner!);
-      return error(r);
-    }
-    // the fee source must afford this fee on top of everything it already has queued
-    const payer = this.accounts.get(f.feeSource)!;
-    const alreadyQueued =
-      this.queue.queuedFees(f.feeSource) - (replaced && replaced.feeSource === f.feeSource ? replaced.fullFee : 0n);
-    if (availableBalance(payer, this.header.baseReserve) - f.fullFee < alreadyQueued) {
-      return error(
-        f.isFeeBump
-          ? outerError(minFeeFor(f, ctx.baseFee), Tx.insufficientBalance)
-          : plainResult(minFeeFor(f, ctx.baseFee), { code: Tx.insufficientBalance }),
-      );
-    }
-    const age = replaced ? this.queue.bySource.get(f.inner.source)!.age : 0;
-    if (replaced) this.queue.remove(replaced); // replaced, not banned: its inner transaction is still the queued one
-    for (const e of evict) {
-      this.queue.remove(e);
-      this.queue.ban(e.hashHex, ctx.ledgerSeq + BAN_LEDGERS);
-    }
-    this.queue.add(f, age);
-    return { status: "PENDING", hash };
+    return admit(f, this.queueContext());
   }
 
-  private wrapOutcome(f: Frame, fee: bigint, o: { code: number; opResults?: unknown[] }): TransactionResultW {
-    return f.isFeeBump ? feeBumpResult(fee, f.inner.hash, o as never) : plainResult(fee, o as never);
+  /** The queue, validity against the next ledger, and the slack on maxTime while queued. */
+  private queueContext(): QueueContext {
+    return {
+      queue: this.queue,
+      next: {
+        state: this,
+        ledgerSeq: this.header.sequence + 1,
+        closeTime: this.header.closeTime,
+        baseFee: this.header.baseFee,
+        baseReserve: this.header.baseReserve,
+        applying: false,
+      },
+      // two expected ledger closes plus the time since the last one
+      slack: () => {
+        const expected = BigInt(Math.ceil(Math.max(this.ledgerCloseMs, 1000) / 1000));
+        const since = BigInt(Math.max(0, Math.floor((this.now() - this.header.closeTimeMs) / 1000)));
+        return 2n * expected + since;
+      },
+    };
   }
 
   /** Closes the next ledger if a transaction waits for one (for ledgers closed on demand); the ledger, or null. */
@@ -307,7 +230,7 @@ export class Localnet implements LedgerStore {
     const txSetHash = sha256(...applied.map((a) => a.frame.hash));
     const ledger = this.recordLedger(applied, txSetHash);
     this.pushFees(applied.map((a) => this.records.get(a.frame.hashHex)!));
-    this.trimQueue(seq);
+    trimQueue(seq, this.queueContext());
     this.persist(ledger);
     for (const fn of this.listeners) fn(ledger);
     return ledger;
@@ -334,22 +257,6 @@ export class Localnet implements LedgerStore {
   private pushFees(records: TxRecord[]): void {
     this.classicFees.push(records.filter((r) => !r.soroban).map((r) => r.feeSample));
     this.sorobanFees.push(records.filter((r) => r.soroban).map((r) => r.feeSample));
-  }
-
-  /** After a close: age the queue, drop what became invalid or too old (banned), lift old bans. */
-  private trimQueue(seq: number): void {
-    this.queue.unban(seq);
-    const ctx = this.validationContext();
-    for (const f of this.queue.age()) {
-      this.queue.remove(f);
-      this.queue.ban(f.hashHex, seq + BAN_LEDGERS);
-    }
-    for (const f of this.queue.frames()) {
-      if (!checkValid(f, ctx, this.upperCloseTimeOffset()).ok) {
-        this.queue.remove(f);
-        this.queue.ban(f.hashHex, seq + BAN_LEDGERS);
-      }
-    }
   }
 
   private recordLedger(applied: Applied[], txSetHash: Uint8Array): LedgerRecord {
