@@ -17,20 +17,13 @@ import {
   type ScValW,
   type TxCode,
 } from "../stellar/xdr.ts";
-import { Overlay, type StateReader, type Account, type ContractData } from "./state.ts";
+import { Overlay, type StateReader, type LedgerStore } from "./state.ts";
 import { checkValid, type ValidationContext } from "./validate.ts";
 import { applyClassicOp } from "./ops.ts";
 import { accountEntryData } from "./entries.ts";
 import { plainResult, feeBumpResult, outerError, opSucceeded, type TxOutcome } from "./results.ts";
 import { applySorobanOp, maxRefundable } from "./soroban/apply.ts";
 import type { Frame } from "./frame.ts";
-
-/** The ledger's state as apply writes it. */
-export interface LedgerStore extends StateReader {
-  putAccount(a: Account): void;
-  deleteAccount(id: string): void;
-  putContractData(d: ContractData): void;
-}
 
 export interface ApplyContext {
   store: LedgerStore;

@@ -115,3 +115,64 @@ export class FeeWindow {
     return feeDistribution(this.ledgers.flat(), this.ledgers.length);
   }
 }
+
+/** Fee statistics windows in ledgers, as stellar-rpc keeps them. */
+const CLASSIC_FEE_LEDGERS = 10;
+const SOROBAN_FEE_LEDGERS = 50;
+
+/** The closed ledgers and their transactions (by outer and inner hash), and the fee statistics. */
+export class History {
+  readonly ledgers: LedgerRecord[] = [];
+  readonly records = new Map<string, TxRecord>();
+  readonly classicFees = new FeeWindow(CLASSIC_FEE_LEDGERS);
+  readonly sorobanFees = new FeeWindow(SOROBAN_FEE_LEDGERS);
+
+  get latest(): LedgerRecord {
+    return this.ledgers[this.ledgers.length - 1];
+  }
+  get oldest(): LedgerRecord {
+    return this.ledgers[0];
+  }
+
+  /** Adds a closed ledger and its transactions. */
+  add(ledger: LedgerRecord, txs: TxRecord[]): void {
+    this.ledgers.push(ledger);
+    for (const r of txs) this.index(r);
+  }
+
+  /** Adds one ledger's transactions to the fee statistics windows. */
+  sampleFees(txs: TxRecord[]): void {
+    this.classicFees.push(txs.filter((r) => !r.soroban).map((r) => r.feeSample));
+    this.sorobanFees.push(txs.filter((r) => r.soroban).map((r) => r.feeSample));
+  }
+
+  /** Takes back the history of a snapshot, and the fee statistics of its last ledgers. */
+  restore(ledgers: LedgerRecord[], records: TxRecord[]): void {
+    for (const l of ledgers) this.ledgers.push(l);
+    for (const r of records) this.index(r);
+    for (const l of this.ledgers.slice(-SOROBAN_FEE_LEDGERS))
+      this.sampleFees(l.txHashes.map((h) => this.records.get(h)!).filter(Boolean));
+  }
+
+  /** Applied transactions in ledger order, starting at a ledger (getTransactions). */
+  transactionsFrom(startLedger: number, skip: number, limit: number): TxRecord[] {
+    const out: TxRecord[] = [];
+    for (const l of this.ledgers) {
+      if (l.sequence < startLedger) continue;
+      for (const h of l.txHashes) {
+        if (skip > 0) {
+          skip--;
+          continue;
+        }
+        out.push(this.records.get(h)!);
+        if (out.length >= limit) return out;
+      }
+    }
+    return out;
+  }
+
+  private index(r: TxRecord): void {
+    this.records.set(r.hash, r);
+    if (r.innerHash) this.records.set(r.innerHash, r);
+  }
+}

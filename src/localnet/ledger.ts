@@ -1,24 +1,24 @@
 /**
- * Localnet: an in-process Stellar network. It keeps the ledger state, takes transactions into the
- * queue with stellar-core's admission rules, closes ledgers on a timer (or on demand) and records
- * what it applied for the RPC and Horizon interfaces.
+ * Localnet: an in-process Stellar network. It holds the ledger state, the transaction queue and
+ * the history, and runs them as stellar-core's herder does: submissions go through the queue's
+ * admission (admission.ts), ledgers close on a timer (or on demand) with a transaction set chosen by
+ * surge pricing (surge.ts), applied and recorded as the ledger manager does (close.ts), then
+ * persisted (persist.ts) and the queue trimmed.
  */
 import { Keypair } from "@stellar/stellar-sdk";
-import { X, Tx, networkId as netId, toHex, toB64, sha256, type TransactionResultW } from "../stellar/xdr.ts";
-import { newAccount, availableBalance, type Account, type ContractData, type LedgerHeaderState } from "./state.ts";
+import { networkId as netId } from "../stellar/xdr.ts";
+import { RootState, type Account, type ContractData, type LedgerHeaderState } from "./state.ts";
 import { toFrame, decodeEnvelope, type Frame } from "./frame.ts";
-import { checkValid, minFeeFor, type ValidationContext } from "./validate.ts";
-import { plainResult, outerError, feeBumpResult } from "./results.ts";
-import { TxQueue, rateLess, laneSize, BAN_LEDGERS, REPLACE_BY_FEE_MULTIPLIER } from "./queue.ts";
-import { applyTransactions, eventsToB64, type Applied, type LedgerStore } from "./apply.ts";
-import { FeeWindow, type LedgerRecord, type TxRecord } from "./history.ts";
-import { headerWire, headerHash, ledgerCloseMeta } from "./entries.ts";
-import { installBuiltins } from "./soroban/contracts.ts";
+import { TxQueue } from "./queue.ts";
+import { admit, trimQueue, type QueueContext, type SubmitResult } from "./admission.ts";
+import { buildTxSet, type LaneCapacity } from "./surge.ts";
+import { closeLedger, type Closed } from "./close.ts";
+import { genesis } from "./genesis.ts";
+import { History, type FeeWindow, type LedgerRecord, type TxRecord } from "./history.ts";
 import { SnapshotFiles } from "./persist.ts";
-import { BASE_FEE, BASE_RESERVE } from "../stellar/protocol.ts";
 
-export const PROTOCOL_VERSION = 27;
-export const TOTAL_COINS = 1_000_000_000_000_000_000n; // 100 billion XLM in stroops
+export { PROTOCOL_VERSION, TOTAL_COINS } from "./genesis.ts";
+export type { SubmitResult, SubmitStatus } from "./admission.ts";
 export const VERSION = "localnet 0.1.0";
 
 export interface LocalnetOptions {
@@ -37,35 +37,21 @@ export interface LocalnetOptions {
   genesisAccounts?: { id: string; balance: bigint }[];
 }
 
-export type SubmitStatus = "PENDING" | "DUPLICATE" | "TRY_AGAIN_LATER" | "ERROR";
-export interface SubmitResult {
-  status: SubmitStatus;
-  hash: string;
-  errorResult?: TransactionResultW;
-  errorResultXdr?: string;
-}
-
-export class Localnet implements LedgerStore {
+export class Localnet {
   readonly passphrase: string;
   readonly networkId: Uint8Array;
   readonly root: Keypair;
   readonly ledgerCloseMs: number;
-  readonly accounts = new Map<string, Account>();
-  readonly data = new Map<string, ContractData>();
+  /** The last closed ledger's header. */
   header: LedgerHeaderState;
+  readonly state = new RootState();
   readonly queue: TxQueue;
-  readonly records = new Map<string, TxRecord>(); // by outer and inner hash
-  readonly ledgers: LedgerRecord[] = [];
-  readonly classicFees = new FeeWindow(10);
-  readonly sorobanFees = new FeeWindow(50);
+  readonly history = new History();
   readonly startedAt: number;
   private timer: ReturnType<typeof setInterval> | null = null;
   private readonly listeners = new Set<(l: LedgerRecord) => void>();
-  private readonly sorobanCapacity: number;
+  private readonly capacity: LaneCapacity;
   private readonly files: SnapshotFiles | null;
-  /** Entries written since the last close was persisted (a journal line holds only these). */
-  private readonly dirtyAccounts = new Set<string>();
-  private readonly dirtyData = new Set<string>();
   private readonly now: () => number;
 
   constructor(opts: LocalnetOptions) {
@@ -75,71 +61,60 @@ export class Localnet implements LedgerStore {
     this.ledgerCloseMs = opts.ledgerCloseMs ?? 5000;
     this.now = opts.now ?? Date.now;
     this.files = opts.dataDir ? new SnapshotFiles(opts.dataDir, opts.passphrase) : null;
-    this.sorobanCapacity = opts.sorobanTxsPerLedger ?? 2000;
     const maxTxSetSize = opts.maxTxSetSize ?? 1000;
-    this.queue = new TxQueue({ classic: maxTxSetSize, soroban: this.sorobanCapacity });
+    this.capacity = { classic: maxTxSetSize, soroban: opts.sorobanTxsPerLedger ?? 2000 };
+    this.queue = new TxQueue(this.capacity);
     this.startedAt = this.now();
     const snapshot = this.files?.load() ?? null;
     if (snapshot) {
       this.header = { ...snapshot.header, maxTxSetSize };
-      for (const a of snapshot.accounts) this.accounts.set(a.id, a);
-      for (const d of snapshot.data) this.data.set(d.key, d);
-      for (const l of snapshot.ledgers) this.ledgers.push(l);
-      for (const r of snapshot.records) this.indexRecord(r);
-      for (const l of this.ledgers.slice(-50))
-        this.pushFees(l.txHashes.map((h) => this.records.get(h)!).filter(Boolean));
+      this.state.load(snapshot.accounts, snapshot.data);
+      this.history.restore(snapshot.ledgers, snapshot.records);
     } else {
-      const closeTime = BigInt(Math.floor(this.now() / 1000));
-      this.header = {
-        sequence: 1,
-        closeTime,
-        closeTimeMs: this.now(),
-        hash: new Uint8Array(32),
-        previousHash: new Uint8Array(32),
-        baseFee: Number(BASE_FEE),
-        baseReserve: Number(BASE_RESERVE),
-        protocolVersion: PROTOCOL_VERSION,
+      const first = genesis(this.state, {
+        passphrase: this.passphrase,
+        root: this.root.publicKey(),
+        funded: opts.genesisAccounts ?? [],
         maxTxSetSize,
-        totalCoins: TOTAL_COINS,
-        feePool: 0n,
-      };
-      // genesis: the root account holds every lumen
-      const funded = opts.genesisAccounts ?? [];
-      const rootBalance = funded.reduce((left, a) => left - a.balance, TOTAL_COINS);
-      this.accounts.set(this.root.publicKey(), newAccount(this.root.publicKey(), rootBalance, 0n, 1));
-      for (const a of funded) this.accounts.set(a.id, newAccount(a.id, a.balance, 1n << 32n, 1));
-      installBuiltins(this);
-      this.recordLedger([], new Uint8Array(32));
+        nowMs: this.now(),
+      });
+      this.header = first.header;
+      this.history.add(first.ledger, first.records);
     }
   }
 
-  // ---- state access (LedgerStore) ----
+  // ---- reads ----
   account(id: string): Account | undefined {
-    return this.accounts.get(id);
+    return this.state.account(id);
   }
   contractData(key: string): ContractData | undefined {
-    return this.data.get(key);
+    return this.state.contractData(key);
   }
-  putAccount(a: Account): void {
-    this.accounts.set(a.id, a);
-    this.dirtyAccounts.add(a.id);
+  /** Applied transactions by outer and inner hash. */
+  get records(): Map<string, TxRecord> {
+    return this.history.records;
   }
-  deleteAccount(id: string): void {
-    this.accounts.delete(id);
-    this.dirtyAccounts.add(id);
+  get ledgers(): LedgerRecord[] {
+    return this.history.ledgers;
   }
-  putContractData(d: ContractData): void {
-    this.data.set(d.key, d);
-    this.dirtyData.add(d.key);
+  get classicFees(): FeeWindow {
+    return this.history.classicFees;
   }
-
+  get sorobanFees(): FeeWindow {
+    return this.history.sorobanFees;
+  }
   get latestLedger(): LedgerRecord {
-    return this.ledgers[this.ledgers.length - 1];
+    return this.history.latest;
   }
   get oldestLedger(): LedgerRecord {
-    return this.ledgers[0];
+    return this.history.oldest;
+  }
+  /** Applied transactions in ledger order, starting at a ledger (getTransactions). */
+  transactionsFrom(startLedger: number, skip: number, limit: number): TxRecord[] {
+    return this.history.transactionsFrom(startLedger, skip, limit);
   }
 
+  // ---- the clock ----
   start(): void {
     if (this.timer || this.ledgerCloseMs <= 0) return;
     this.timer = setInterval(() => this.closeLedger(), this.ledgerCloseMs);
@@ -168,291 +143,68 @@ export class Localnet implements LedgerStore {
     });
   }
 
-  private validationContext(): ValidationContext {
-    return {
-      state: this,
-      ledgerSeq: this.header.sequence + 1,
-      closeTime: this.header.closeTime,
-      baseFee: this.header.baseFee,
-      baseReserve: this.header.baseReserve,
-      applying: false,
-    };
-  }
-
-  /** Slack on maxTime while queued: two expected ledger closes plus the time since the last one. */
-  private upperCloseTimeOffset(): bigint {
-    const expected = BigInt(Math.ceil(Math.max(this.ledgerCloseMs, 1000) / 1000));
-    const since = BigInt(Math.max(0, Math.floor((this.now() - this.header.closeTimeMs) / 1000)));
-    return 2n * expected + since;
-  }
-
+  // ---- submission ----
   /** Decodes and submits an envelope (sendTransaction). Throws on undecodable XDR. */
   submitXdr(envelope: Uint8Array): SubmitResult {
     return this.submit(toFrame(this.networkId, decodeEnvelope(envelope), envelope));
   }
 
-  /** stellar-core's TransactionQueue::canAdd followed by tryAdd. */
+  /** Admits a transaction into the queue (or says why not). */
   submit(f: Frame): SubmitResult {
-    const hash = f.hashHex;
-    const error = (r: TransactionResultW): SubmitResult => ({
-      status: "ERROR",
-      hash,
-      errorResult: r,
-      errorResultXdr: toB64(X.result.encode(r)),
-    });
-    if (this.queue.isBanned(hash)) return { status: "TRY_AGAIN_LATER", hash };
-    if (f.fullFee < 0n || f.inclusionFee < 0n) return error(plainResult(0n, { code: Tx.malformed }));
-    const ctx = this.validationContext();
-    const queued = this.queue.bySource.get(f.inner.source);
-    let replaced: Frame | null = null;
-    if (queued) {
-      const q = queued.frame;
-      if (q.hashHex === hash || (q.isFeeBump && q.inner.hashHex === hash)) return { status: "DUPLICATE", hash };
-      if (f.inner.seqNum < q.inner.seqNum) return error(outerError(0n, Tx.badSeq));
-      if (!f.isFeeBump || f.inner.seqNum !== q.inner.seqNum || f.inner.isSoroban !== q.inner.isSoroban)
-        return { status: "TRY_AGAIN_LATER", hash };
-      // replace-by-fee: the new rate must be at least 10x the old one
-      if (f.inclusionFee * BigInt(q.feeOps) < REPLACE_BY_FEE_MULTIPLIER * q.inclusionFee * BigInt(f.feeOps)) {
-        const need =
-          (REPLACE_BY_FEE_MULTIPLIER * q.inclusionFee * BigInt(f.feeOps) + BigInt(q.feeOps) - 1n) / BigInt(q.feeOps) +
-          f.inner.resourceFee;
-        return error(outerError(need, Tx.insufficientFee));
-      }
-      replaced = q;
-    }
-    let evict: Frame[] = [];
-    if (!replaced) {
-      const room = this.queue.makeRoom(f);
-      if ("needFee" in room) {
-        this.queue.ban(hash, ctx.ledgerSeq + BAN_LEDGERS);
-        return room.needFee === null
-          ? { status: "TRY_AGAIN_LATER", hash }
-          : error(outerError(room.needFee, Tx.insufficientFee));
-      }
-      evict = room.evict;
-    }
-    // validity against the next ledger; while queued, maxTime gets the queue's slack
-    const v = checkValid(f, ctx, this.upperCloseTimeOffset());
-    if (!v.ok) {
-      const r = v.outer !== undefined ? outerError(v.feeCharged, v.outer) : this.wrapOutcome(f, v.feeCharged, v.inner!);
-      return error(r);
-    }
-    // the fee source must afford this fee on top of everything it already has queued
-    const payer = this.accounts.get(f.feeSource)!;
-    const alreadyQueued =
-      this.queue.queuedFees(f.feeSource) - (replaced && replaced.feeSource === f.feeSource ? replaced.fullFee : 0n);
-    if (availableBalance(payer, this.header.baseReserve) - f.fullFee < alreadyQueued) {
-      return error(
-        f.isFeeBump
-          ? outerError(minFeeFor(f, ctx.baseFee), Tx.insufficientBalance)
-          : plainResult(minFeeFor(f, ctx.baseFee), { code: Tx.insufficientBalance }),
-      );
-    }
-    const age = replaced ? this.queue.bySource.get(f.inner.source)!.age : 0;
-    if (replaced) this.queue.remove(replaced); // replaced, not banned: its inner transaction is still the queued one
-    for (const e of evict) {
-      this.queue.remove(e);
-      this.queue.ban(e.hashHex, ctx.ledgerSeq + BAN_LEDGERS);
-    }
-    this.queue.add(f, age);
-    return { status: "PENDING", hash };
+    return admit(f, this.queueContext());
   }
 
-  private wrapOutcome(f: Frame, fee: bigint, o: { code: number; opResults?: unknown[] }): TransactionResultW {
-    return f.isFeeBump ? feeBumpResult(fee, f.inner.hash, o as never) : plainResult(fee, o as never);
+  /** The queue, validity against the next ledger, and the slack on maxTime while queued. */
+  private queueContext(): QueueContext {
+    return {
+      queue: this.queue,
+      next: {
+        state: this.state,
+        ledgerSeq: this.header.sequence + 1,
+        closeTime: this.header.closeTime,
+        baseFee: this.header.baseFee,
+        baseReserve: this.header.baseReserve,
+        applying: false,
+      },
+      // two expected ledger closes plus the time since the last one
+      slack: () => {
+        const expected = BigInt(Math.ceil(Math.max(this.ledgerCloseMs, 1000) / 1000));
+        const since = BigInt(Math.max(0, Math.floor((this.now() - this.header.closeTimeMs) / 1000)));
+        return 2n * expected + since;
+      },
+    };
   }
 
-  /** Picks a lane's transactions by fee rate; returns them and the lane's base fee per operation. */
-  private selectLane(frames: Frame[], capacity: number): { take: Frame[]; baseFee: bigint } {
-    const sorted = frames.sort((a, b) => (rateLess(b, a) ? -1 : rateLess(a, b) ? 1 : a.hashHex < b.hashHex ? -1 : 1));
-    const take: Frame[] = [];
-    let used = 0;
-    let overflow = false;
-    for (const f of sorted) {
-      if (used + laneSize(f) > capacity) {
-        overflow = true;
-        continue;
-      }
-      take.push(f);
-      used += laneSize(f);
-    }
-    let baseFee = BigInt(this.header.baseFee);
-    if (overflow && take.length) {
-      const lowest = take.reduce((m, f) => (rateLess(f, m) ? f : m));
-      const rate = lowest.inclusionFee / BigInt(lowest.feeOps);
-      if (rate > baseFee) baseFee = rate;
-    }
-    return { take, baseFee };
-  }
-
+  // ---- ledger close ----
   /** Closes the next ledger if a transaction waits for one (for ledgers closed on demand); the ledger, or null. */
   closeIfPending(): LedgerRecord | null {
     return this.queue.size > 0 ? this.closeLedger() : null;
   }
 
-  /** Closes the next ledger: selects, applies and records transactions. */
+  /** Closes the next ledger: selects, applies and records transactions, persists, trims the queue. */
   closeLedger(): LedgerRecord {
-    const seq = this.header.sequence + 1;
     const nowMs = this.now();
-    const closeTime = BigInt(Math.floor(nowMs / 1000));
-    const frames = this.queue.frames();
-    const classic = this.selectLane(
-      frames.filter((f) => !f.inner.isSoroban),
-      this.header.maxTxSetSize,
-    );
-    const soroban = this.selectLane(
-      frames.filter((f) => f.inner.isSoroban),
-      this.sorobanCapacity,
-    );
-    // apply order: by hash, as stellar-core shuffles a set deterministically
-    const chosen = [...classic.take, ...soroban.take].sort((a, b) => (a.hashHex < b.hashHex ? -1 : 1));
-    for (const f of chosen) this.queue.remove(f);
-    const applied = applyTransactions(
-      {
-        store: this,
-        ledgerSeq: seq,
-        closeTime: closeTime > this.header.closeTime ? closeTime : this.header.closeTime,
-        baseFee: this.header.baseFee,
-        baseReserve: this.header.baseReserve,
-        networkId: this.networkId,
-        passphrase: this.passphrase,
-      },
-      chosen,
-      { classic: classic.baseFee, soroban: soroban.baseFee },
-    );
-    this.header = {
-      ...this.header,
-      sequence: seq,
-      previousHash: this.header.hash,
-      closeTime: closeTime > this.header.closeTime ? closeTime : this.header.closeTime,
-      closeTimeMs: nowMs,
-      feePool: this.header.feePool + applied.reduce((s, a) => s + a.feeCharged, 0n),
-    };
-    const txSetHash = sha256(...applied.map((a) => a.frame.hash));
-    const ledger = this.recordLedger(applied, txSetHash);
-    this.pushFees(applied.map((a) => this.records.get(a.frame.hashHex)!));
-    this.trimQueue(seq);
-    this.persist(ledger);
-    for (const fn of this.listeners) fn(ledger);
-    return ledger;
+    const set = buildTxSet(this.queue.frames(), this.capacity, this.header.baseFee);
+    for (const f of set.frames) this.queue.remove(f);
+    const closed = closeLedger(set, {
+      header: this.header,
+      store: this.state,
+      networkId: this.networkId,
+      passphrase: this.passphrase,
+      nowMs,
+    });
+    this.header = closed.header;
+    this.history.add(closed.ledger, closed.records);
+    this.history.sampleFees(closed.records);
+    trimQueue(closed.header.sequence, this.queueContext());
+    this.persist(closed);
+    for (const fn of this.listeners) fn(closed.ledger);
+    return closed.ledger;
   }
 
   /** Appends what this ledger changed to the data directory's journal (or writes a full snapshot when due). */
-  private persist(ledger: LedgerRecord): void {
-    this.files?.append(this, () => {
-      const ids = [...this.dirtyAccounts];
-      return {
-        header: this.header,
-        accounts: ids.map((id) => this.accounts.get(id)).filter((a) => a !== undefined),
-        deleted: ids.filter((id) => !this.accounts.has(id)),
-        data: [...this.dirtyData].map((k) => this.data.get(k)!),
-        ledger,
-        records: ledger.txHashes.map((h) => this.records.get(h)!),
-      };
-    });
-    this.dirtyAccounts.clear();
-    this.dirtyData.clear();
-  }
-
-  /** Adds one ledger's transactions to the fee statistics windows. */
-  private pushFees(records: TxRecord[]): void {
-    this.classicFees.push(records.filter((r) => !r.soroban).map((r) => r.feeSample));
-    this.sorobanFees.push(records.filter((r) => r.soroban).map((r) => r.feeSample));
-  }
-
-  /** After a close: age the queue, drop what became invalid or too old (banned), lift old bans. */
-  private trimQueue(seq: number): void {
-    this.queue.unban(seq);
-    const ctx = this.validationContext();
-    for (const f of this.queue.age()) {
-      this.queue.remove(f);
-      this.queue.ban(f.hashHex, seq + BAN_LEDGERS);
-    }
-    for (const f of this.queue.frames()) {
-      if (!checkValid(f, ctx, this.upperCloseTimeOffset()).ok) {
-        this.queue.remove(f);
-        this.queue.ban(f.hashHex, seq + BAN_LEDGERS);
-      }
-    }
-  }
-
-  private recordLedger(applied: Applied[], txSetHash: Uint8Array): LedgerRecord {
-    const h = this.header;
-    const wire = headerWire(h, txSetHash);
-    const hash = headerHash(wire);
-    this.header = { ...h, hash };
-    const ledger: LedgerRecord = {
-      sequence: h.sequence,
-      hash: toHex(hash),
-      previousHash: toHex(h.previousHash),
-      closeTime: h.closeTime,
-      headerXdr: toB64(X.ledgerHeader.encode(wire)),
-      metadataXdr: toB64(ledgerCloseMeta(wire, hash)),
-      txHashes: applied.map((a) => a.frame.hashHex),
-      protocolVersion: h.protocolVersion,
-      baseFee: h.baseFee,
-      baseReserve: h.baseReserve,
-      maxTxSetSize: h.maxTxSetSize,
-      successfulTxs: applied.filter((a) => a.successful).length,
-      failedTxs: applied.filter((a) => !a.successful).length,
-      operationCount: applied.reduce((s, a) => s + a.frame.inner.ops.length, 0),
-    };
-    this.ledgers.push(ledger);
-    for (const [i, a] of applied.entries()) this.indexRecord(this.toRecord(a, ledger, i + 1));
-    return ledger;
-  }
-
-  private toRecord(a: Applied, ledger: LedgerRecord, order: number): TxRecord {
-    const f = a.frame;
-    const sigs = (s: { signature: Uint8Array }[]) => s.map((x) => toB64(x.signature));
-    return {
-      hash: f.hashHex,
-      innerHash: f.isFeeBump ? f.inner.hashHex : null,
-      ledger: ledger.sequence,
-      applicationOrder: order,
-      feeBump: f.isFeeBump,
-      successful: a.successful,
-      createdAt: ledger.closeTime,
-      envelopeXdr: toB64(f.envelopeXdr),
-      resultXdr: toB64(a.resultXdr),
-      resultMetaXdr: toB64(a.metaXdr),
-      diagnosticEventsXdr: a.diagnosticEvents.map((d) => toB64(X.diagnosticEvent.encode(d))),
-      contractEventsXdr: a.contractEvents.map(eventsToB64),
-      result: a.result,
-      feeCharged: a.feeCharged,
-      feeSample: a.feeSample,
-      soroban: f.inner.isSoroban,
-      sourceAccount: f.inner.source,
-      feeAccount: f.feeSource,
-      seqNum: f.inner.seqNum,
-      maxFee: f.fullFee,
-      innerMaxFee: f.inner.fee,
-      operationCount: f.inner.ops.length,
-      memoType: ["none", "text", "id", "hash", "return"][f.inner.tx.memo.type],
-      signatures: sigs(f.signatures),
-      innerSignatures: sigs(f.inner.signatures),
-    };
-  }
-
-  private indexRecord(r: TxRecord): void {
-    this.records.set(r.hash, r);
-    if (r.innerHash) this.records.set(r.innerHash, r);
-  }
-
-  /** Applied transactions in ledger order, starting at a ledger (getTransactions). */
-  transactionsFrom(startLedger: number, skip: number, limit: number): TxRecord[] {
-    const out: TxRecord[] = [];
-    for (const l of this.ledgers) {
-      if (l.sequence < startLedger) continue;
-      for (const h of l.txHashes) {
-        if (skip > 0) {
-          skip--;
-          continue;
-        }
-        out.push(this.records.get(h)!);
-        if (out.length >= limit) return out;
-      }
-    }
-    return out;
+  private persist({ ledger, records }: Closed): void {
+    this.files?.append(this, { ledger, records });
+    this.state.clearChanges();
   }
 }

@@ -8,7 +8,7 @@
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Account, ContractData, LedgerHeaderState } from "./state.ts";
+import type { Account, ContractData, LedgerHeaderState, StateChanges } from "./state.ts";
 import type { LedgerRecord, TxRecord } from "./history.ts";
 
 export interface Snapshot {
@@ -34,10 +34,8 @@ export interface LedgerChanges {
 export interface NetState {
   passphrase: string;
   header: LedgerHeaderState;
-  accounts: Map<string, Account>;
-  data: Map<string, ContractData>;
-  ledgers: LedgerRecord[];
-  records: Map<string, TxRecord>;
+  state: { accounts: Map<string, Account>; data: Map<string, ContractData>; changes(): StateChanges };
+  history: { ledgers: LedgerRecord[]; records: Map<string, TxRecord> };
 }
 
 /** History kept across restarts (ledgers); older ledgers and their transactions are dropped. */
@@ -108,26 +106,30 @@ export class SnapshotFiles {
     return s;
   }
 
-  /** Records one closed ledger: a journal line, or a full snapshot when one is due (or none exists yet). */
-  append(net: NetState, changes: () => LedgerChanges): void {
+  /**
+   * Records one closed ledger (its header is `net.header`): a journal line of what it changed, or a
+   * full snapshot when one is due (or none exists yet).
+   */
+  append(net: NetState, closed: { ledger: LedgerRecord; records: TxRecord[] }): void {
     if (this.lines >= COMPACT_LEDGERS || !existsSync(this.file)) {
       this.save(net);
       return;
     }
-    appendFileSync(this.journal, `${JSON.stringify(changes(), replacer)}\n`);
+    const line: LedgerChanges = { header: net.header, ...net.state.changes(), ...closed };
+    appendFileSync(this.journal, `${JSON.stringify(line, replacer)}\n`);
     this.lines++;
   }
 
   /** Writes the whole state and starts a new journal. */
   save(net: NetState): void {
     mkdirSync(this.dir, { recursive: true });
-    const ledgers = net.ledgers.slice(-KEEP_LEDGERS);
-    const records = ledgers.flatMap((l) => l.txHashes.map((h) => net.records.get(h)!).filter(Boolean));
+    const ledgers = net.history.ledgers.slice(-KEEP_LEDGERS);
+    const records = ledgers.flatMap((l) => l.txHashes.map((h) => net.history.records.get(h)!).filter(Boolean));
     const snap: Snapshot = {
       passphrase: net.passphrase,
       header: net.header,
-      accounts: [...net.accounts.values()],
-      data: [...net.data.values()],
+      accounts: [...net.state.accounts.values()],
+      data: [...net.state.data.values()],
       ledgers,
       records,
     };

@@ -4,6 +4,7 @@
  * capacity of twice a ledger's, eviction of cheaper transactions, aging and bans.
  */
 import type { Frame } from "./frame.ts";
+import { rateLess, laneSize, type LaneCapacity } from "./surge.ts";
 
 export interface Queued {
   frame: Frame;
@@ -16,13 +17,6 @@ export const BAN_LEDGERS = 10;
 export const QUEUE_SIZE_MULTIPLIER = 2;
 export const REPLACE_BY_FEE_MULTIPLIER = 10n;
 
-/** a/b < c/d for fee rates (inclusion fee per operation). */
-export const rateLess = (a: Frame, b: Frame): boolean =>
-  a.inclusionFee * BigInt(b.feeOps) < b.inclusionFee * BigInt(a.feeOps);
-
-/** The size of a transaction in its lane: operations (classic) or one transaction (Soroban). */
-export const laneSize = (f: Frame): number => (f.inner.isSoroban ? 1 : f.feeOps);
-
 export class TxQueue {
   readonly bySource = new Map<string, Queued>();
   private readonly byHash = new Map<string, Queued>();
@@ -30,7 +24,8 @@ export class TxQueue {
   private readonly bans = new Map<string, number>(); // hash -> last banned ledger
   private used = { classic: 0, soroban: 0 };
 
-  constructor(private readonly capacity: { classic: number; soroban: number }) {}
+  /** `capacity`: a ledger's (the queue holds QUEUE_SIZE_MULTIPLIER times as much). */
+  constructor(private readonly capacity: LaneCapacity) {}
 
   get size(): number {
     return this.bySource.size;

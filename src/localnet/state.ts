@@ -1,6 +1,7 @@
 /**
- * Ledger state of localnet: accounts, contract data and the last closed ledger header, plus a
- * copy-on-write overlay used to apply one transaction atomically.
+ * Ledger state of localnet: accounts, contract data and the last closed ledger header; the
+ * committed state (RootState, which knows what changed since the last close) and a copy-on-write
+ * overlay on top of it used to apply one transaction atomically.
  */
 
 /** A classic account, as far as localnet models it. */
@@ -74,6 +75,67 @@ export function newAccount(id: string, balance: bigint, seqNum: bigint, ledger: 
 export interface StateReader {
   account(id: string): Account | undefined;
   contractData(key: string): ContractData | undefined;
+}
+
+/** The ledger's state as apply writes it. */
+export interface LedgerStore extends StateReader {
+  putAccount(a: Account): void;
+  deleteAccount(id: string): void;
+  putContractData(d: ContractData): void;
+}
+
+/** What changed in the committed state since the last close (a journal line's entries). */
+export interface StateChanges {
+  accounts: Account[];
+  deleted: string[];
+  data: ContractData[];
+}
+
+/** The committed state, with the keys written since the last close. */
+export class RootState implements LedgerStore {
+  readonly accounts = new Map<string, Account>();
+  readonly data = new Map<string, ContractData>();
+  private readonly dirtyAccounts = new Set<string>();
+  private readonly dirtyData = new Set<string>();
+
+  /** Sets entries without counting them as changes (a snapshot loaded, genesis accounts). */
+  load(accounts: Iterable<Account>, data: Iterable<ContractData> = []): void {
+    for (const a of accounts) this.accounts.set(a.id, a);
+    for (const d of data) this.data.set(d.key, d);
+  }
+
+  account(id: string): Account | undefined {
+    return this.accounts.get(id);
+  }
+  contractData(key: string): ContractData | undefined {
+    return this.data.get(key);
+  }
+  putAccount(a: Account): void {
+    this.accounts.set(a.id, a);
+    this.dirtyAccounts.add(a.id);
+  }
+  deleteAccount(id: string): void {
+    this.accounts.delete(id);
+    this.dirtyAccounts.add(id);
+  }
+  putContractData(d: ContractData): void {
+    this.data.set(d.key, d);
+    this.dirtyData.add(d.key);
+  }
+
+  /** The entries written since the last `clearChanges()`, as they are now. */
+  changes(): StateChanges {
+    const ids = [...this.dirtyAccounts];
+    return {
+      accounts: ids.map((id) => this.accounts.get(id)).filter((a) => a !== undefined),
+      deleted: ids.filter((id) => !this.accounts.has(id)),
+      data: [...this.dirtyData].map((k) => this.data.get(k)!),
+    };
+  }
+  clearChanges(): void {
+    this.dirtyAccounts.clear();
+    this.dirtyData.clear();
+  }
 }
 
 /**
