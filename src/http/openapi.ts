@@ -4,7 +4,7 @@
  *
  * The document is generated from the routes' TypeBox schemas (@elysiajs/openapi's toOpenAPISchema), then completed for
  * client generators:
- * - each schema with a `$id` (src/models.ts, src/http/schemas.ts, the admin routes) is moved to components.schemas once
+ * - each schema with a `$id` (src/features/projects/project.model.ts, src/http/schemas.ts, the admin routes) is moved to components.schemas once
  *   and referenced;
  * - the security schemes and the X-Idempotency-Key parameter, which the routes' `detail` names (the exports below);
  * - each response's description (the error codes of its status) and headers: X-Request-Id on every one, RateLimit-* where

@@ -2,7 +2,7 @@
 import type { ErrorData } from "../kernel/errors.ts";
 import type { SponsorResult } from "../features/sponsor/sponsor.model.ts";
 
-/** What the network did with a sponsored transaction (its wire model is src/models.ts's). */
+/** What the network did with a sponsored transaction (its wire model is src/features/projects/project.model.ts's). */
 export type { SponsorResult };
 
 /** The outcome of a sponsor request, kept and replayed: a result, or the error it was answered with. */

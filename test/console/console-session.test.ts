@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { lightApp } from "../support/app.ts";
 import { startTestRelay, TEST_ADMIN_TOKEN, type TestRelay } from "../support/relay.ts";
 import { ConsoleSessions, SignInLimiter } from "../../src/features/console/console-session.ts";
+import { CONSOLE_FILES } from "../../src/features/console/console.routes.ts";
 import { MemoryCheckpoints } from "../../src/store/checkpoints.ts";
 import { clearPrefix, REDIS_URL, redisUp } from "../support/redis.ts";
 
@@ -252,11 +253,11 @@ describe("console session", () => {
 
 describe("console page", () => {
   test("GET /console: the page and its assets with their content types and a strict CSP (default-src 'self')", async () => {
-    for (const [path, type] of [
-      ["/console", "text/html; charset=utf-8"],
-      ["/console/assets/console.js", "text/javascript; charset=utf-8"],
-      ["/console/assets/console.css", "text/css; charset=utf-8"],
-    ] as const) {
+    const assets = [...CONSOLE_FILES].map(([file, type]) => [`/console/assets/${file}`, type] as const);
+    expect(assets).toContainEqual(["/console/assets/console.js", "text/javascript; charset=utf-8"]);
+    expect(assets).toContainEqual(["/console/assets/lists.js", "text/javascript; charset=utf-8"]);
+    expect(assets).toContainEqual(["/console/assets/console.css", "text/css; charset=utf-8"]);
+    for (const [path, type] of [["/console", "text/html; charset=utf-8"], ...assets] as const) {
       const res = await send("GET", path);
       expect(res.status).toBe(200);
       expect(res.headers.get("content-type")).toBe(type);
@@ -273,8 +274,8 @@ describe("console page", () => {
 
   test("the console weighs under 64 KB in all", async () => {
     let total = 0;
-    for (const path of ["/console", "/console/assets/console.css", "/console/assets/console.js"])
-      total += (await (await send("GET", path)).arrayBuffer()).byteLength;
+    for (const file of CONSOLE_FILES.keys())
+      total += (await (await send("GET", `/console/assets/${file}`)).arrayBuffer()).byteLength;
     expect(total).toBeLessThan(64 * 1024);
   });
 });

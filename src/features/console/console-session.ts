@@ -1,5 +1,5 @@
 /**
- * The operator console's sessions (src/console, GET /console): signing in with the admin token
+ * The operator console's sessions (src/features/console/static, GET /console): signing in with the admin token
  * (POST /v1/admin/session, `Authorization: Bearer <ADMIN_TOKEN>`) opens a session whose id travels
  * in an HttpOnly, SameSite=Strict cookie (Secure behind TLS) and expires; sign-out ends it at once.
  * A session authorizes the admin API like the token does, but a state-changing request with it

@@ -1,11 +1,14 @@
 // A project's API keys in the operator console: the list (scopes, expiry, last use), creating a key
 // with its scopes and an optional expiry, rotating one (the overlap asked, the new key shown once) and
-// revoking one. The console's own helpers come in `ui` (console.js), so that this module stays plain.
+// revoking one. The scopes are the relay's (lists.js).
 
-const SCOPES = ["sponsor", "simulate", "estimate", "read"];
+import { api } from "./api.js";
+import { badge, h, table, when } from "./dom.js";
+import { field, form } from "./forms.js";
+import { KEY_SCOPES as SCOPES } from "./lists.js";
+import { showError } from "./view.js";
 
-export async function projectKeys(box, id, ui) {
-  const { h, api, table, field, form, when, badge, showError } = ui;
+export async function projectKeys(box, id) {
   const env = h(
     "select",
     null,

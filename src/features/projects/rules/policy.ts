@@ -24,7 +24,7 @@ export type { PolicyOverrides } from "../../../store/policy-overrides.ts";
 export { OPERATION_TYPES } from "../project.model.ts";
 
 /**
- * A project's policy change (the admin API's): src/models.ts's fields and `lowBalanceAlert` (a
+ * A project's policy change (the admin API's): src/features/projects/project.model.ts's fields and `lowBalanceAlert` (a
  * project's alone: the anonymous relay has no credits, so ANONYMOUS_POLICY takes the others only).
  */
 export const PolicyPatch = Type.Object(
