@@ -30,7 +30,8 @@ import { checkNetwork, defaultNetwork, requireScope, type Principal } from "../f
 import type { KeyScope } from "../features/projects/keys/key.model.ts";
 import type { ProjectsService } from "../features/projects/projects.service.ts";
 import type { NetworkName } from "../network/gateway.ts";
-import type { ProjectActor, ProjectActors } from "../features/projects/project-actors.ts";
+import type { ProjectActors } from "../features/projects/project-actors.ts";
+import type { ProjectActor } from "../features/projects/project-actor.ts";
 import { requestPath } from "./request-path.ts";
 
 /** What the auth plugin's onRequest puts on the context of a /v1 request (not the admin API's): its caller. */

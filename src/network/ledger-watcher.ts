@@ -30,6 +30,8 @@ interface Fetch {
   page: Promise<Page>;
 }
 
+/** Polling cadence, logs, the network's name, and where confirmation delays and reads are counted. */
+type WatcherOptions = { pollMs: number; fastPollMs: number; log: Logger; network: string; metrics?: WatcherMetrics };
 export class LedgerWatcher {
   /** Who waits for which hash. */
   private readonly pending = new HashWaiters();
@@ -68,21 +70,11 @@ export class LedgerWatcher {
   private loggedAt = 0;
   /** What the ledgers read cleared at (the fee strategy's view of the market). */
   readonly clearing = new ClearingRates();
-  private readonly metrics?: WatcherMetrics;
 
   constructor(
     private readonly client: RpcClient,
-    private readonly opts: {
-      pollMs: number;
-      fastPollMs: number;
-      log: Logger;
-      network: string;
-      /** Confirmation delays after ledger close and ledger reads, for GET /metrics. */
-      metrics?: WatcherMetrics;
-    },
-  ) {
-    this.metrics = opts.metrics;
-  }
+    private readonly opts: WatcherOptions,
+  ) {}
 
   get pollMs(): number {
     return this.opts.pollMs;
@@ -295,7 +287,7 @@ export class LedgerWatcher {
         if (page.latestLedger >= this.last && page.latestLedgerCloseTimestamp !== undefined)
           this.lastCloseTime = BigInt(page.latestLedgerCloseTimestamp);
         this.last = Math.max(this.last, page.latestLedger);
-        if (firstAt) this.metrics?.ledgerRead(this.opts.network, (performance.now() - firstAt) / 1000);
+        if (firstAt) this.opts.metrics?.ledgerRead(this.opts.network, (performance.now() - firstAt) / 1000);
         return;
       }
       if (!queue.length) queue = this.ahead(end);
@@ -346,8 +338,8 @@ export class LedgerWatcher {
   private resolve(t: ReadTx & { createdAt?: unknown }): void {
     try {
       // the ledger's close time (unix seconds, as the network reports it) to now: when the waiting requests learn their outcome
-      if (this.pending.found(t) && this.metrics && Number(t.createdAt) > 0)
-        this.metrics.confirmationDelay(this.opts.network, Date.now() / 1000 - Number(t.createdAt));
+      if (this.pending.found(t) && this.opts.metrics && Number(t.createdAt) > 0)
+        this.opts.metrics.confirmationDelay(this.opts.network, Date.now() / 1000 - Number(t.createdAt));
     } catch {
       this.opts.log.warn(
         { network: this.opts.network, hash: t.txHash },

@@ -30,6 +30,8 @@ export interface ManagementDeps {
   projects: ProjectsService;
   actors: ProjectActors;
   networks: Networks;
+  /** The outcomes already answered (the usage counts them once they are written). */
+  sponsor: { written(): Promise<void> };
   /** The fee planner (the rates `stats` shows); without it, the rates are the protocol's base fee. */
   fees?: FeePlanner;
 }
@@ -167,7 +169,7 @@ export class ChannelsManagement {
   /** What the key's project was charged today (UTC), its daily limit and what is left; the period is the day. */
   private async feeUsage(m: Record<string, unknown>) {
     const projectId = await this.projectOf(m);
-    await this.deps.projects.answered(); // outcomes already answered are counted
+    await this.deps.sponsor.written(); // outcomes already answered are counted
     const c = this.context(projectId);
     const now = Date.now();
     const day = utcDay(now);

@@ -33,8 +33,6 @@ import type { ProjectActor } from "./project-actor.ts";
 import { restorable, withoutHolds } from "./project-checkpoints.ts";
 import { clientGroup } from "./client-group.ts";
 
-export type { ProjectActor } from "./project-actor.ts";
-
 /** Limits shared by every instance (Redis): a rate bucket and a day's spend per project or client IP. */
 export interface SharedLimits {
   take(name: string, perSecond: number, burst: number): Promise<{ taken: boolean; tokens: number }>;

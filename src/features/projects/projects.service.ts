@@ -16,7 +16,8 @@ import { utcDay, type ProjectReply } from "../../../actors/projects/project.mach
 import { effectivePolicy, policyView, type Policy, type PolicyPatch } from "./rules/policy.ts";
 import type { Approvals } from "./rules/approval.ts";
 import { PolicyChanges, withSecret } from "./rules/policy-changes.ts";
-import { replyError, type ProjectActor, type ProjectActors } from "./project-actors.ts";
+import { replyError, type ProjectActors } from "./project-actors.ts";
+import type { ProjectActor } from "./project-actor.ts";
 import { KeysService, keyView, type KeyNotice, type NewKey } from "./keys/keys.service.ts";
 import type { CreatedKeyView, KeyView } from "./keys/key.model.ts";
 import type { CreditBalance, CreditEntryView, CreditJournal } from "./project.model.ts";
@@ -75,11 +76,6 @@ export class ProjectsService {
       tell: (n) => this.tell(n),
       expiring: (keyId, at) => deps.streams?.expire(keyId, at),
     });
-  }
-
-  /** Resolves once the outcomes already answered are journaled (a view of the balances reads after them). */
-  async answered(): Promise<void> {
-    await this.deps.outcomes?.written();
   }
 
   /**

@@ -38,6 +38,7 @@ import { Settlement } from "./settlement.ts";
 import { SubmissionStage } from "./submission.ts";
 import { type Pending, Run, Runs } from "./run.ts";
 import type { Admitted } from "./attempt.ts";
+import { RunLease, type SharedRuns } from "./run-lease.ts";
 import { Ordering } from "./order/ordering.ts";
 import { Sending } from "./sending.ts";
 import type { UserCaps } from "../projects/rules/user-caps.ts";
@@ -71,16 +72,9 @@ export interface SponsorDeps {
   /** The projects' approval servers (a policy's approval). */
   approvals?: Approvals;
   /** Several instances: one runs an inner transaction at a time (a lease), the others wait for its outcome. */
-  shared?: {
-    claim(name: string, ttlMs: number): Promise<boolean>;
-    release(name: string): Promise<void>;
-  } | null;
+  shared?: SharedRuns | null;
 }
 
-/** Several instances: how often a request waits on another instance's run checks for its outcome. */
-const SHARED_POLL_MS = 100;
-/** Several instances: an inner transaction's lease outlives a submission's timeout by this much. */
-const SHARED_MARGIN_MS = 5_000;
 /** The relay's own refusals of a decoded transaction: kept as rejected submissions. */
 const REFUSALS = new Set<ErrorCode>(["POLICY_VIOLATION", "INSUFFICIENT_CREDITS", "FORBIDDEN", "VALIDATION_ERROR"]);
 /** Submissions recovery looks at in one pass. */
@@ -94,6 +88,7 @@ export class SponsorService {
   private readonly settlement: Settlement;
   private readonly ordering: Ordering;
   private readonly sending: Sending;
+  private readonly lease: RunLease;
 
   constructor(private readonly deps: SponsorDeps) {
     this.ordering = new Ordering(deps.config.order, deps.log);
@@ -106,6 +101,7 @@ export class SponsorService {
       parked,
     );
     this.sending = new Sending({ ...deps, ordering: this.ordering, submitting });
+    this.lease = new RunLease(deps.shared ?? null, deps.submissions, deps.config.submissionTimeoutMs);
   }
 
   /**
@@ -117,18 +113,18 @@ export class SponsorService {
     let order: { gw: Gateway; account: string; seq: bigint } | null = null;
     try {
       const net = this.deps.networks.get(network);
-      const d = decodeTransaction(transaction, net.passphrase, { signatures: true, sorobanData: true });
-      innerHash = d.innerHash;
+      const decoded = decodeTransaction(transaction, net.passphrase, { signatures: true, sorobanData: true });
+      innerHash = decoded.innerHash;
       const running = this.runs.find(network, innerHash);
       if (running) return this.answer(network, running, innerHash, true);
-      order = d.order && { gw: net.gateway, ...d.order };
-      const about = { user: d.source, operations: () => summarizeAll(sdkInner(d, net.passphrase).operations) };
-      const job: Job = { ...feeBumpJob(d, net.passphrase), about };
+      order = decoded.order && { gw: net.gateway, ...decoded.order };
+      const about = { user: decoded.source, operations: () => summarizeAll(sdkInner(decoded, net.passphrase).operations) };
+      const job: Job = { ...feeBumpJob(decoded, net.passphrase), about };
       const admitted = await this.admission.reserve(net.gateway, job, payer, {
-        floor: max(BASE_FEE, innerRate(d)),
-        soroban: d.isSoroban,
-        operationTypes: d.operationTypes,
-        contractIds: d.contractIds,
+        floor: max(BASE_FEE, innerRate(decoded)),
+        soroban: decoded.isSoroban,
+        operationTypes: decoded.operationTypes,
+        contractIds: decoded.contractIds,
         ...about,
       });
       return this.answer(network, this.start(net, job, admitted), innerHash);
@@ -195,18 +191,18 @@ export class SponsorService {
     const done = { settled: 0, released: 0 };
     if (!gw?.watcher.latestLedger) return done;
     const before = new Date(Date.now() - this.deps.config.submissionTimeoutMs);
-    for (const r of await this.deps.submissions.unsettled(network, before, RECOVERY_BATCH)) {
-      if (this.runs.find(network, r.innerHash)) continue;
+    for (const row of await this.deps.submissions.unsettled(network, before, RECOVERY_BATCH)) {
+      if (this.runs.find(network, row.innerHash)) continue;
       try {
-        if (await this.settlement.resolved(gw, r)) done.settled++;
-        else if (!mayStillBeQueued(r, gw.watcher.latestLedger)) {
-          await this.settlement.expire(r);
+        if (await this.settlement.resolved(gw, row)) done.settled++;
+        else if (!mayStillBeQueued(row, gw.watcher.latestLedger)) {
+          await this.settlement.expire(row);
           done.released++;
         }
       } catch (e) {
         // one submission the network cannot answer for now does not hold back the others
         const err = e instanceof Error ? e.message : String(e);
-        this.deps.log.warn({ network, submission: r.id, err }, "recovering a submission failed; retrying later");
+        this.deps.log.warn({ network, submission: row.id, err }, "recovering a submission failed; retrying later");
       }
     }
     if (done.settled || done.released) this.deps.log.info({ network, ...done }, "unsettled submissions recovered");
@@ -274,7 +270,7 @@ export class SponsorService {
       async (run) => {
         try {
           const attempt = { network, run, job, plan, reservation };
-          return await this.exclusive(attempt, () => this.once(attempt));
+          return await this.lease.exclusive(attempt, () => this.once(attempt));
         } catch (e) {
           return outcomeOf(e);
         } finally {
@@ -286,42 +282,6 @@ export class SponsorService {
     );
   }
 
-  /**
-   * Several instances: runs `fn` while holding the inner transaction's lease (for as long as a
-   * submission may take); while another instance holds it, waits for that run's recorded outcome,
-   * and runs `fn` if the lease frees without one. 504 with the hash if neither comes in time.
-   */
-  private async exclusive(a: Admitted, fn: () => Promise<Outcome>): Promise<Outcome> {
-    const shared = this.deps.shared;
-    if (!shared) return await fn();
-    const { name: network } = a.network;
-    const innerHash = a.job.innerHash;
-    const lease = `inner:${network}:${innerHash}`;
-    // (a transaction held for its predecessor may outlive its lease: a copy of it sent through another
-    // instance meanwhile can then run there too; the network includes one, and one is charged)
-    const { submissionTimeoutMs } = this.deps.config;
-    const deadline = Date.now() + submissionTimeoutMs;
-    for (;;) {
-      if (await shared.claim(lease, submissionTimeoutMs + SHARED_MARGIN_MS)) {
-        try {
-          return await fn();
-        } finally {
-          await shared.release(lease).catch(() => {}); // it lapses by itself otherwise
-        }
-      }
-      const prior = await this.deps.submissions.byInnerHash(network, innerHash);
-      const answered = finalOutcome(prior);
-      if (answered) return answered;
-      // the other instance's run was accepted by the network: an asynchronous request is answered now
-      if (prior?.status === "submitted") a.run.accept({ hash: prior.hash, innerHash });
-      if (Date.now() > deadline)
-        throw new RelayError("SUBMISSION_TIMEOUT", "another instance is still submitting this transaction", {
-          hash: prior?.hash ?? innerHash,
-          reason: "pending",
-        });
-      await Bun.sleep(SHARED_POLL_MS);
-    }
-  }
   /**
    * One submission per inner hash: reuse a recorded outcome, settle one the network applied, or
    * submit (a recorded intent resumes: its last envelope is sent again first).

@@ -5,16 +5,17 @@
  * and what the network did becomes the outcome: settled, rejected, 504 or 503.
  */
 import { type RelayError, unavailable } from "../../kernel/errors.ts";
-import type { Gateway, NetworkName } from "../../network/gateway.ts";
+import type { NetworkName } from "../../network/gateway.ts";
 import type { Submitter } from "../../network/submitter.ts";
 import type { Networks } from "../networks/networks.ts";
 import type { Attempt } from "./attempt.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { Signed } from "../../stellar/envelope.ts";
 import type { Outcome, SubmissionStore } from "../../store/types.ts";
-import { jobFee, type Job, type Sender } from "./jobs.ts";
+import { jobFee, type Sender } from "./jobs.ts";
 import { submissionFailed } from "./outcome.ts";
 import { drive } from "../tx/submit-steps.ts";
+import type { Submitted } from "../../network/submit-protocol.ts";
 import type { ChannelPool } from "../pool/channel-pool.ts";
 import type { Reservation } from "./admission.ts";
 import { expired, timedOut } from "./outcomes.ts";
@@ -66,10 +67,8 @@ export class SubmissionStage {
       if (parked) this.parked.putBack(id, parked);
       throw e;
     }
-    let charged = 0n;
-    let consumed = false;
-    let unresolved = false;
-    let written = false; // an intent of this submission was written (or tried)
+    let result: Submitted | null = null;
+    let recorded = 0; // intents of this submission written (or tried) by this run
     try {
       const steps = this.submitter(gw.name).steps({
         innerHash: job.feeBump ? job.innerHash : undefined,
@@ -81,54 +80,58 @@ export class SubmissionStage {
         resumed: resume ? { hash: resume.hash, envelope: sender.resumed?.envelope } : undefined,
         resyncable: sender.badSeq !== undefined,
       });
-      const r = await drive(steps, {
+      result = await drive(steps, {
         build: (rate) => sender.envelope(rate),
-        record: (envelope, hash, rate) => {
-          const first = fresh && !written;
-          written = true;
-          return this.record(gw, job, reservation, id, envelope, hash, rate, sender.channel, first);
-        },
+        record: (envelope, hash, rate) =>
+          this.record(a, envelope, hash, rate, sender.channel, fresh && recorded++ === 0),
         accepted: (hash, answer) => this.accept(a, hash, answer),
         resync: sender.badSeq,
         lookup: (hash) => this.settlement.found(gw, job.innerHash, hash),
       });
-      // after a timeout it may still be included: its fee room and sequence number stay counted
-      consumed = r.kind === "applied" || (r.kind !== "busy" && r.accepted);
-      const bid = () => ({
-        cap,
-        cleared: gw.watcher.clearing.recent(gw.watcher.latestLedger),
-        strategy: plan.strategy,
-      });
-      switch (r.kind) {
-        case "applied":
-          charged = r.confirmed.feeCharged;
-          return await this.settlement.settle(gw.name, id, r.confirmed, reservation, fresh);
-        case "rejected":
-          throw submissionFailed(r.hash, r.resultXdr, undefined, gw.passphrase);
-        case "unknown":
-          unresolved = true;
-          throw timedOut(r.hash, r.rate, this.deps.submissionTimeoutMs, r.reason, r.accepted, bid());
-        case "expired": {
-          // in no ledger up to one past its bounds: none will include it, and its hold ends with this answer
-          // the bid is quoted only when a fee-bump of it was sent (by this run, or by the one it resumes)
-          const sent = written || Boolean(sender.resumed);
-          const e = expired(r.hash, sent ? r.rate : null, r.ledger, job.validUntil!, bid());
-          if (!written) await this.keepExpired(gw.name, job.innerHash, reservation, e);
-          throw e;
-        }
-        case "busy":
-          // the network accepted none of this request's attempts: its reservation is given back now
-          await this.settlement.giveBack(reservation, id);
-          throw unavailable("the network asked to try again later", { hash: r.hash }, 5);
-        default:
-          return r satisfies never;
-      }
+      return await this.outcomeOf(a, result, cap, { written: recorded > 0, resumed: Boolean(sender.resumed) });
     } finally {
       // a transaction answered 504 may still be queued: its channel keeps the hold (a fee-bump's fee) or the
       // transaction (one of its own: the next would be refused while it is queued) until the submission is resolved
       // (nothing of it was sent when no intent was written: nothing to wait for)
-      if (unresolved && sender.lease && written) this.parked.park(id, sender.lease);
-      else sender.end(charged, consumed);
+      const end = senderEnd(result);
+      if (end.unresolved && sender.lease && recorded > 0) this.parked.park(id, sender.lease);
+      else sender.end(end.charged, end.consumed);
+    }
+  }
+  /**
+   * What the network did with the submission, as its outcome: settled (applied), SUBMISSION_FAILED
+   * (rejected), 504 (not known yet), 422 expired, or 503 (the network took none of its envelopes).
+   * `written`: this run wrote an intent of it; `resumed`: it resumes an earlier run's.
+   */
+  private async outcomeOf(
+    a: Attempt,
+    r: Submitted,
+    cap: bigint,
+    { written, resumed }: { written: boolean; resumed: boolean },
+  ): Promise<Outcome> {
+    const { job, plan, reservation } = a;
+    const gw = a.network.gateway;
+    const bid = () => ({ cap, cleared: gw.watcher.clearing.recent(gw.watcher.latestLedger), strategy: plan.strategy });
+    switch (r.kind) {
+      case "applied":
+        return await this.settlement.settle(gw.name, a.submission.id, r.confirmed, reservation, a.submission.fresh);
+      case "rejected":
+        throw submissionFailed(r.hash, r.resultXdr, undefined, gw.passphrase);
+      case "unknown":
+        throw timedOut(r.hash, r.rate, this.deps.submissionTimeoutMs, r.reason, r.accepted, bid());
+      case "expired": {
+        // in no ledger up to one past its bounds: none will include it, and its hold ends with this answer
+        // the bid is quoted only when a fee-bump of it was sent (by this run, or by the one it resumes)
+        const e = expired(r.hash, written || resumed ? r.rate : null, r.ledger, job.validUntil!, bid());
+        if (!written) await this.keepExpired(gw.name, job.innerHash, reservation, e);
+        throw e;
+      }
+      case "busy":
+        // the network accepted none of this request's attempts: its reservation is given back now
+        await this.settlement.giveBack(reservation, a.submission.id);
+        throw unavailable("the network asked to try again later", { hash: r.hash }, 5);
+      default:
+        return r satisfies never;
     }
   }
   /**
@@ -158,21 +161,20 @@ export class SubmissionStage {
   private submitter(network: NetworkName): Submitter {
     return this.deps.networks.get(network).submitter;
   }
-  /** Writes the intent (with the envelope, before it is sent) and journals the reservation once. */
+  /** Writes the intent (with the envelope, before it is sent) and journals the reservation once (`first`). */
   private async record(
-    gw: Gateway,
-    job: Job,
-    reservation: Reservation,
-    id: string,
+    a: Attempt,
     envelope: Signed,
     hash: string,
     rate: bigint,
     channel: string,
-    fresh: boolean,
+    first: boolean,
   ): Promise<void> {
+    const { job, reservation } = a;
+    const gw = a.network.gateway;
     const journaled = await this.deps.submissions.recordIntent(
       {
-        id,
+        id: a.submission.id,
         network: gw.name,
         innerHash: job.innerHash,
         hash,
@@ -185,8 +187,22 @@ export class SubmissionStage {
         channel,
       },
       reservation.credits ? reservation.grant : 0n,
-      fresh,
+      first,
     );
     reservation.journaled ||= journaled;
   }
+}
+
+/**
+ * What the fee source keeps of a submission once it ends: the fee charged, whether its room and
+ * sequence number were used (after a timeout it may still be included: they stay counted), and
+ * whether it is unresolved (504: still perhaps queued).
+ */
+function senderEnd(r: Submitted | null): { charged: bigint; consumed: boolean; unresolved: boolean } {
+  if (!r) return { charged: 0n, consumed: false, unresolved: false };
+  return {
+    charged: r.kind === "applied" ? r.confirmed.feeCharged : 0n,
+    consumed: r.kind === "applied" || (r.kind !== "busy" && r.accepted),
+    unresolved: r.kind === "unknown",
+  };
 }
