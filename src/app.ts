@@ -42,6 +42,7 @@ import { consoleRoutes } from "./http/console.routes.ts";
 import { statsRoutes } from "./http/stats.routes.ts";
 import type { AdminStatsRepo } from "./store/admin-stats.repo.ts";
 import { MemoryCheckpoints } from "./store/checkpoints.ts";
+import { type X402Deps, x402Routes } from "./features/x402/index.ts";
 
 export const VERSION = "0.1.0";
 
@@ -89,6 +90,8 @@ export interface AppDeps {
   lifecycle?: Lifecycle;
   /** Networks whose channel pool is configured (still starting, until it is in `pools`). */
   poolsExpected?: NetworkName[];
+  /** The x402 facilitator (/x402/*; without it: no such routes). */
+  x402?: X402Deps;
 }
 
 /**
@@ -131,6 +134,7 @@ export function createApp(deps: AppDeps) {
     .use(transactionRoutes(deps))
     .use(simulateRoutes(deps))
     .use(estimateRoutes(deps))
+    .use(deps.x402 ? x402Routes(deps.x402) : new Elysia())
     .use(compatRoutes({ ...deps, fees: deps.simulate.fees, adminGuesses: adminLimiter }))
     .use(eventsRoutes({ events: deps.events, heartbeatMs: deps.eventsHeartbeatMs ?? 15_000 }))
     .use(deps.adminToken ? adminRoutes(deps) : new Elysia())

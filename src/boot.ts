@@ -18,6 +18,7 @@ import { SubmissionViews } from "./store/submission-views.repo.ts";
 import { SimulateService } from "./relay/simulate.service.ts";
 import { FeePlanner } from "./relay/fee-plan.ts";
 import { Idempotency } from "./relay/idempotency.ts";
+import { createX402 } from "./features/x402/index.ts";
 import { openDatabase, type Db } from "./store/db.ts";
 import { SubmissionsRepo } from "./store/submissions.repo.ts";
 import { IdempotencyRepo } from "./store/idempotency.repo.ts";
@@ -284,6 +285,7 @@ async function start(
     ),
     simulate: new SimulateService(fees),
     idempotency: new Idempotency(idempotencyKeys, config.IDEMPOTENCY_TTL_MS),
+    x402: createX402({ sponsor, pools, submissions, claims: idempotencyKeys, claimTtlMs: config.IDEMPOTENCY_TTL_MS }),
     events,
     eventsHeartbeatMs: config.EVENTS_HEARTBEAT_MS,
     projects,
