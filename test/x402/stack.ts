@@ -35,23 +35,8 @@ export async function startStack(
   r: TestRelay,
   o: { key: string; payTo: string; asset: string; price: bigint; maxTimeoutSeconds?: number },
 ): Promise<Stack> {
-  const pems = await generate([{ name: "commonName", value: "localhost" }], {
-    keySize: 2048,
-    extensions: [{ name: "subjectAltName", altNames: [{ type: 7, ip: "127.0.0.1" }] }],
-  } as Parameters<typeof generate>[1]);
-  const proxy = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    tls: { cert: pems.cert, key: pems.private },
-    fetch: (req) => {
-      const u = new URL(req.url);
-      return fetch(`${r.url}${u.pathname}${u.search}`, { method: req.method, headers: req.headers, body: req.body });
-    },
-  });
-  // the client's RPC client (axios) trusts the proxy's certificate: this process only, restored by stop()
-  const tlsBefore = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
-  process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
-  const rpcUrl = `https://127.0.0.1:${proxy.port}/localnet/testnet/rpc`;
+  const tls = await startTlsProxy(r);
+  const rpcUrl = tls.rpcUrl;
   const bearer = { Authorization: `Bearer ${o.key}` };
   const facilitator = new HTTPFacilitatorClient({
     url: `${r.url}/x402`,
@@ -104,9 +89,37 @@ export async function startStack(
     },
     stop: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      tls.stop();
+    },
+  };
+}
+
+/**
+ * The relay's testnet RPC over https (a proxy with a self-signed certificate), trusted by this
+ * process's clients until stop(): what @x402/stellar's client scheme needs.
+ */
+export async function startTlsProxy(r: TestRelay): Promise<{ rpcUrl: string; stop(): void }> {
+  const pems = await generate([{ name: "commonName", value: "localhost" }], {
+    keySize: 2048,
+    extensions: [{ name: "subjectAltName", altNames: [{ type: 7, ip: "127.0.0.1" }] }],
+  } as Parameters<typeof generate>[1]);
+  const proxy = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    tls: { cert: pems.cert, key: pems.private },
+    fetch: (req) => {
+      const u = new URL(req.url);
+      return fetch(`${r.url}${u.pathname}${u.search}`, { method: req.method, headers: req.headers, body: req.body });
+    },
+  });
+  const before = process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+  process.env.NODE_TLS_REJECT_UNAUTHORIZED = "0";
+  return {
+    rpcUrl: `https://127.0.0.1:${proxy.port}/localnet/testnet/rpc`,
+    stop: () => {
       proxy.stop(true);
-      if (tlsBefore === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
-      else process.env.NODE_TLS_REJECT_UNAUTHORIZED = tlsBefore;
+      if (before === undefined) delete process.env.NODE_TLS_REJECT_UNAUTHORIZED;
+      else process.env.NODE_TLS_REJECT_UNAUTHORIZED = before;
     },
   };
 }

@@ -8,6 +8,7 @@ import { Keypair } from "@stellar/stellar-sdk";
 import { startTestRelay, type TestRelay } from "../support/relay.ts";
 import { TEST_CONTRACT_ID } from "../../src/localnet/soroban/contracts.ts";
 import { body, payment, requirements, type Requirements } from "./payments.ts";
+import { X402_REASONS } from "../../src/features/x402/reasons.ts";
 
 let r: TestRelay;
 let key: string;
@@ -122,5 +123,10 @@ describe("/x402/verify", () => {
         { x402Version: 2, scheme: "exact", network: "stellar:pubnet", extra: { areFeesSponsored: true } },
       ]),
     );
+  });
+
+  test("docs/x402.md lists every reason code the facilitator answers", async () => {
+    const doc = await Bun.file(new URL("../../docs/x402.md", import.meta.url)).text();
+    expect(Object.keys(X402_REASONS).filter((code) => !doc.includes(`| \`${code}\` |`))).toEqual([]);
   });
 });
