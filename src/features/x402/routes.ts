@@ -24,7 +24,7 @@ export interface X402Deps {
 
 const auth =
   "Authorization: Bearer <the merchant project's API key> (or X-API-Key), required on every network; " +
-  "its scopes must include sponsor. ";
+  "verify and settle need its sponsor scope. ";
 
 export function x402Routes(deps: X402Deps) {
   return new Elysia({ name: "x402.routes" })
