@@ -30,11 +30,24 @@ export interface Requirements {
   extra: Record<string, unknown>;
 }
 
-export const requirements = (r: TestRelay, payTo: string, amount: bigint): Requirements => ({
+/** A network of the test relay: its RPC client and passphrase (default: testnet). */
+export interface Net {
+  rpc: rpc.Server;
+  passphrase: string;
+  caip2: string;
+}
+export const testnet = (r: TestRelay): Net => ({ rpc: r.rpc, passphrase: r.passphrase, caip2: "stellar:testnet" });
+export const mainnet = (r: TestRelay): Net => ({
+  rpc: new rpc.Server(`${r.url}/localnet/mainnet/rpc`, { allowHttp: true }),
+  passphrase: r.localnets.mainnet!.passphrase,
+  caip2: "stellar:pubnet",
+});
+
+export const requirements = (r: TestRelay, payTo: string, amount: bigint, net = testnet(r)): Requirements => ({
   scheme: "exact",
-  network: "stellar:testnet",
+  network: net.caip2,
   amount: amount.toString(),
-  asset: sac(r),
+  asset: Asset.native().contractId(net.passphrase),
   payTo,
   maxTimeoutSeconds: 60,
   extra: { areFeesSponsored: true },
@@ -54,28 +67,33 @@ export interface PaymentOptions {
   source?: string;
   to?: string;
   amount?: bigint;
+  /** The network (default testnet). */
+  net?: Net;
 }
 
 /** The payment's transaction (base64 envelope) of `payer` paying `amount` to `payTo`. */
 export async function payment(r: TestRelay, payer: Keypair, payTo: string, amount: bigint, o: PaymentOptions = {}) {
+  const net = o.net ?? testnet(r);
   const op = (auth: xdr.SorobanAuthorizationEntry[] = []) =>
     Operation.invokeContractFunction({
-      contract: o.contract ?? sac(r),
+      contract: o.contract ?? Asset.native().contractId(net.passphrase),
       function: "transfer",
       args: [addr(payer.publicKey()), addr(o.to ?? payTo), nativeToScVal(o.amount ?? amount, { type: "i128" })],
       auth,
       ...(o.source ? { source: o.source } : {}),
     });
   const build = (operation: xdr.Operation, source = NULL_ACCOUNT) =>
-    new TransactionBuilder(new Account(source, "0"), { fee: "100", networkPassphrase: r.passphrase })
+    new TransactionBuilder(new Account(source, "0"), { fee: "100", networkPassphrase: net.passphrase })
       .addOperation(operation)
       .setTimeout(300)
       .build();
-  const sim = await r.rpc.simulateTransaction(build(op()), undefined, undefined, o.upgraded ?? false);
+  const sim = await net.rpc.simulateTransaction(build(op()), undefined, undefined, o.upgraded ?? false);
   if (!rpc.Api.isSimulationSuccess(sim)) throw new Error(`simulation failed: ${JSON.stringify(sim)}`);
   const entry = sim.result!.auth[0]!;
   const signed =
-    o.sign === false ? entry : await authorizeEntry(entry, payer, sim.latestLedger + (o.expiresIn ?? 10), r.passphrase);
+    o.sign === false
+      ? entry
+      : await authorizeEntry(entry, payer, sim.latestLedger + (o.expiresIn ?? 10), net.passphrase);
   return { transaction: build(op([signed])).toXDR(), entry: signed };
 }
 
