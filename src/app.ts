@@ -40,6 +40,7 @@ import { consoleRoutes } from "./features/console/console.routes.ts";
 import { statsRoutes } from "./features/console/stats.routes.ts";
 import type { AdminStatsRepo } from "./store/admin-stats.repo.ts";
 import { MemoryCheckpoints } from "./store/checkpoints.ts";
+import { type X402Deps, x402Routes } from "./features/x402/index.ts";
 
 export const VERSION = "0.1.0";
 
@@ -83,6 +84,8 @@ export interface AppDeps {
   corsOrigins?: string;
   /** Readiness and graceful shutdown (default: always ready, never draining). */
   lifecycle?: Lifecycle;
+  /** The x402 facilitator (/x402/*; without it: no such routes). */
+  x402?: X402Deps;
 }
 
 /**
@@ -125,6 +128,7 @@ export function createApp(deps: AppDeps) {
     .use(transactionRoutes(deps))
     .use(simulateRoutes(deps))
     .use(estimateRoutes(deps))
+    .use(deps.x402 ? x402Routes(deps.x402) : new Elysia())
     .use(compatRoutes({ ...deps, fees: deps.simulate.fees, adminGuesses: adminLimiter }))
     .use(eventsRoutes({ events: deps.events, heartbeatMs: deps.eventsHeartbeatMs ?? 15_000 }))
     .use(deps.adminToken ? adminRoutes(deps) : new Elysia())

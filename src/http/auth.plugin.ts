@@ -13,7 +13,8 @@
  * - an expired key (KEY_EXPIRED) is not known as valid either: its caller's IP pays first, as for a revoked one;
  * - a key's scopes, checked here after the token is taken (`scopeFor`: the path's scope), 403 SCOPE_REQUIRED;
  *   the compat endpoint's route asks by request kind (submitting: sponsor, getTransaction: read);
- * - /compat/* (other protocols, compat.routes.ts) as /v1, but a key not of the relay's form (not sr_...) is no key.
+ * - /compat/* (other protocols, compat.routes.ts) as /v1, but a key not of the relay's form (not sr_...) is no key;
+ * - /x402/* (the x402 facilitator, features/x402) as /v1, but a key is required (a merchant's, on testnet too).
  */
 import { Elysia } from "elysia";
 import {
@@ -69,6 +70,7 @@ export function callerNetwork(principal: Principal, requested: NetworkName | und
  * lists, the event stream). Null: none (the compat endpoint's route asks by request kind).
  */
 export function scopeFor(method: string, path: string): KeyScope | null {
+  if (path === "/x402/verify" || path === "/x402/settle") return "sponsor"; // the x402 facilitator's (features/x402)
   if (!path.startsWith("/v1/")) return null;
   if (path === "/v1/sponsor") return "sponsor";
   if (path === "/v1/simulate") return "simulate";
@@ -118,7 +120,9 @@ export function authPlugin(deps: {
         const path = requestPath(request.url);
         // /compat: other protocols of the same API (compat.routes.ts), keys and rate limits as /v1's
         const compat = path.startsWith("/compat/");
-        if (!compat && !path.startsWith("/v1/")) return;
+        // /x402: the x402 facilitator (features/x402), a merchant's key required on every network
+        const x402 = path.startsWith("/x402/");
+        if (!compat && !x402 && !path.startsWith("/v1/")) return;
         if (path.startsWith("/v1/admin/") || path === "/v1/admin") {
           if (!admin)
             throw new RelayError(
@@ -138,6 +142,14 @@ export function authPlugin(deps: {
           throw new HttpError("UNAUTHORIZED", "send the API key as X-API-Key: <key> or Authorization: Bearer <key>", {
             "WWW-Authenticate": "Bearer",
           });
+        if (x402 && sent === null)
+          throw new HttpError(
+            "UNAUTHORIZED",
+            "the x402 facilitator needs the merchant's key: Authorization: Bearer <key>",
+            {
+              "WWW-Authenticate": "Bearer",
+            },
+          );
         // a compat client's key not of this relay's form (another service's, or a placeholder) is no key: anonymous
         const apiKey = compat && sent !== null && !sent.startsWith("sr_") ? null : sent;
         if (apiKey !== null && !deps.projects.isKnownKey(apiKey))

@@ -115,8 +115,9 @@ function refuseReservedKeys(key: string, value: unknown): unknown {
   return value;
 }
 
-/** The relay's own API: /v1, and the other protocols it speaks (/compat: compat.routes.ts). */
-const isRelayPath = (path: string): boolean => path.startsWith("/v1/") || path.startsWith("/compat/");
+/** The relay's own API: /v1, and the other protocols it speaks (/compat: compat.routes.ts; /x402: features/x402). */
+const isRelayPath = (path: string): boolean =>
+  path.startsWith("/v1/") || path.startsWith("/compat/") || path.startsWith("/x402/");
 
 /** A request that declares no body: a length of 0, or neither a length nor a chunked body. */
 const emptyBody = (request: Request): boolean => {

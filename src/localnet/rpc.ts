@@ -210,7 +210,8 @@ export function createRpcMethods(
         },
         {
           authMode,
-          useUpgradedAuth: p.useUpgradedAuth === undefined ? true : Boolean(p.useUpgradedAuth),
+          // stellar-rpc 27.1+: CAP-71 AddressV2 credentials are recorded only when asked (older SDKs cannot decode them)
+          useUpgradedAuth: p.useUpgradedAuth === true,
           instructionLeeway: rc.instructionLeeway,
         },
       );

@@ -118,7 +118,10 @@ export class SponsorService {
       const running = this.runs.find(network, innerHash);
       if (running) return this.answer(network, running, innerHash, true);
       order = decoded.order && { gw: net.gateway, ...decoded.order };
-      const about = { user: decoded.source, operations: () => summarizeAll(sdkInner(decoded, net.passphrase).operations) };
+      const about = {
+        user: decoded.source,
+        operations: () => summarizeAll(sdkInner(decoded, net.passphrase).operations),
+      };
       const job: Job = { ...feeBumpJob(decoded, net.passphrase), about };
       const admitted = await this.admission.reserve(net.gateway, job, payer, {
         floor: max(BASE_FEE, innerRate(decoded)),

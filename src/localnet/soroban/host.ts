@@ -133,7 +133,6 @@ export class Host {
   writeBytes = 0;
   private readonly usedAuth = new Set<number>();
   private readonly readClassic = new Set<string>();
-
   constructor(readonly ctx: HostContext) {}
 
   charge(instructions: number): void {

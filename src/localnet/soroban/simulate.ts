@@ -102,7 +102,7 @@ export function simulate(inner: InnerTx, ctx: SimulationContext, opts: SimulateO
     source,
     mode: enforce ? "enforce" : "record",
     auth: invoke.auth,
-    useUpgradedAuth: opts.useUpgradedAuth ?? true,
+    useUpgradedAuth: opts.useUpgradedAuth ?? false,
     maxEntryTtl: CURRENT_SOROBAN_SETTINGS.maxEntryTtl,
   });
   let ret: ScValW;

@@ -1,0 +1,113 @@
+/**
+ * /x402/settle: verify again (the spec: settle never trusts an earlier verify), claim the payment in
+ * the database (one settlement per operation across every instance: a second, simultaneous or
+ * later, is refused and moves nothing), then submit it through the relay's own func+auth path
+ * (`SponsorService.sponsorOperation`: a channel account as source, the fee strategy's bid, the
+ * merchant project's policy, limits and credits; a submission like any other, looked up, listed,
+ * evented and webhooked). Answered at the ledger with the transaction's hash.
+ */
+import { isRetryable } from "../../kernel/errors.ts";
+import type { Payer } from "../projects/principal.ts";
+import type { SponsorService } from "../sponsor/sponsor.service.ts";
+import type { IdempotencyStore, Outcome } from "../../store/types.ts";
+import type { PaymentPayload, PaymentRequirements, SettleResponse } from "./x402.model.ts";
+import type { X402Reason } from "./reasons.ts";
+import type { X402Verifier } from "./verify.service.ts";
+
+/** The claims' scope in the idempotency table: one per payment, whoever settles it. */
+const CLAIM_SCOPE = "x402:settle";
+
+export interface SettlementDeps {
+  verifier: X402Verifier;
+  sponsor: Pick<SponsorService, "sponsorOperation">;
+  /** Where a payment is claimed (the idempotency keys' table: an insert only one request wins). */
+  claims: IdempotencyStore;
+  /** How long a settled payment's claim is kept (its submission row outlives it: verify refuses it then). */
+  claimTtlMs: number;
+}
+
+export class X402Settlement {
+  constructor(private readonly deps: SettlementDeps) {}
+
+  async settle(
+    x402Version: number,
+    payload: PaymentPayload,
+    req: PaymentRequirements,
+    payer: Payer,
+  ): Promise<SettleResponse> {
+    const network = payload.accepted?.network ?? req.network;
+    const verdict = await this.deps.verifier.verify(x402Version, payload, req);
+    if (!verdict.ok) return refusal(network, verdict.refusal.reason, verdict.refusal.message, verdict.refusal.payer);
+    const { verified } = verdict;
+    const who = verified.payment.payer;
+    const key = `${verified.network}:${verified.innerHash}`;
+    const taken = await this.deps.claims.claim(CLAIM_SCOPE, key, verified.innerHash, this.deps.claimTtlMs);
+    if (taken)
+      return refusal(
+        network,
+        "invalid_exact_stellar_payload_already_settled",
+        taken.outcome ? "this payment was settled already" : "a settlement of this payment is running",
+        who,
+      );
+    let outcome: Outcome;
+    try {
+      outcome = await (await this.deps.sponsor.sponsorOperation(verified.payment.operation, verified.network, payer))
+        .outcome;
+    } catch (e) {
+      await this.release(key);
+      throw e;
+    }
+    if (outcome.kind === "success") {
+      await this.deps.claims.complete(CLAIM_SCOPE, key, outcome);
+      const r = outcome.result;
+      return {
+        success: true,
+        transaction: r.hash,
+        network,
+        payer: who,
+        extra: { innerHash: verified.innerHash, ledger: r.ledger, feePaid: r.feePaid },
+      };
+    }
+    // not settled: the claim goes (a retry learns the recorded outcome, or runs once the cause is gone)
+    await this.release(key);
+    return failed(network, outcome.error, who, verified.innerHash);
+  }
+
+  private release(key: string): Promise<void> {
+    return this.deps.claims.release(CLAIM_SCOPE, key).catch(() => {});
+  }
+}
+
+export function refusal(network: string, reason: X402Reason, message: string, payer?: string): SettleResponse {
+  return {
+    success: false,
+    errorReason: reason,
+    errorMessage: message,
+    transaction: "",
+    network,
+    ...(payer ? { payer } : {}),
+  };
+}
+
+/** A settlement the relay's path did not make: the spec's reason, the relay's code in the message. */
+function failed(
+  network: string,
+  error: Extract<Outcome, { kind: "failure" }>["error"],
+  payer: string,
+  innerHash: string,
+): SettleResponse {
+  const hash = typeof error.details?.hash === "string" ? error.details.hash : "";
+  const reason: X402Reason =
+    error.code === "SUBMISSION_FAILED"
+      ? "settle_exact_stellar_transaction_failed"
+      : error.code === "SIMULATION_FAILED"
+        ? "invalid_exact_stellar_payload_simulation_failed"
+        : isRetryable(error.code)
+          ? "unexpected_settle_error"
+          : "settle_exact_stellar_transaction_submission_failed";
+  return {
+    ...refusal(network, reason, `${error.code}: ${error.message}`, payer),
+    transaction: reason === "settle_exact_stellar_transaction_submission_failed" ? "" : hash,
+    extra: { innerHash },
+  };
+}

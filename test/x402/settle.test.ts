@@ -1,0 +1,92 @@
+/**
+ * /x402/settle as a submission of the merchant's project: on mainnet with an sr_live_ key the fee is
+ * charged to its credits (exactly feePaid), its policy refuses what it does not allow (nothing moves),
+ * and a refusal keeps the protocol's shape (`transaction` and `network`).
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { Keypair } from "@stellar/stellar-sdk";
+import { startTestRelay, type TestRelay } from "../support/relay.ts";
+import { body, mainnet, payment, requirements } from "./payments.ts";
+
+let r: TestRelay;
+beforeAll(async () => {
+  r = await startTestRelay({ LEDGER_CLOSE_MS: "250" });
+});
+afterAll(() => r.stop());
+
+const PRICE = 3_000_000n;
+const balance = (pk: string) => r.localnets.mainnet!.account(pk)!.balance;
+async function fund(): Promise<Keypair> {
+  const kp = Keypair.random();
+  const res = await fetch(`${r.url}/localnet/mainnet/friendbot?addr=${kp.publicKey()}`);
+  if (!res.ok) throw new Error(`friendbot ${res.status}`);
+  return kp;
+}
+const settle = (b: unknown, key: string) => r.post("/x402/settle", b, { authorization: `Bearer ${key}` });
+
+test("mainnet: settled with the merchant's live key, its credits charged exactly feePaid", async () => {
+  const credits = 50_000_000n;
+  const p = await r.project({ credits });
+  const [payer, merchant] = [await fund(), await fund()];
+  const net = mainnet(r);
+  const req = requirements(r, merchant.publicKey(), PRICE, net);
+  const { transaction } = await payment(r, payer, merchant.publicKey(), PRICE, { net });
+  const [payer0, merchant0] = [balance(payer.publicKey()), balance(merchant.publicKey())];
+  const res = await settle(body(transaction, req), p.liveKey);
+  expect(res.status).toBe(200);
+  expect(res.body).toMatchObject({ success: true, network: "stellar:pubnet", payer: payer.publicKey() });
+  expect(balance(payer.publicKey())).toBe(payer0 - PRICE);
+  expect(balance(merchant.publicKey())).toBe(merchant0 + PRICE);
+  const fee = BigInt(res.body.extra.feePaid);
+  expect(fee).toBeGreaterThan(0n);
+  let view = (await r.admin("GET", `/projects/${p.id}`)).body;
+  for (let i = 0; i < 100 && view.creditReserved !== "0"; i++) {
+    await Bun.sleep(10);
+    view = (await r.admin("GET", `/projects/${p.id}`)).body;
+  }
+  expect(BigInt(view.creditBalance)).toBe(credits - fee);
+  // settled already: verify and settle refuse it, nothing more is charged
+  const again = await settle(body(transaction, req), p.liveKey);
+  expect(again.body).toMatchObject({
+    success: false,
+    errorReason: "invalid_exact_stellar_payload_already_settled",
+    transaction: "",
+    network: "stellar:pubnet",
+  });
+  expect(balance(payer.publicKey())).toBe(payer0 - PRICE);
+});
+
+test("without credits, or against the project's policy: refused with transaction and network, nothing moves", async () => {
+  const broke = await r.project();
+  const strict = await r.project({
+    credits: 50_000_000n,
+    policy: { allow: { contracts: [{ contract: "C".padEnd(56, "A") }] } },
+  });
+  const [payer, merchant] = [await fund(), await fund()];
+  const net = mainnet(r);
+  const req = requirements(r, merchant.publicKey(), PRICE, net);
+  const { transaction } = await payment(r, payer, merchant.publicKey(), PRICE, { net });
+  const payer0 = balance(payer.publicKey());
+  for (const [key, code] of [
+    [broke.liveKey, "INSUFFICIENT_CREDITS"],
+    [strict.liveKey, "POLICY_VIOLATION"],
+  ] as const) {
+    const res = await settle(body(transaction, req), key);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      success: false,
+      errorReason: "settle_exact_stellar_transaction_submission_failed",
+      transaction: "",
+      network: "stellar:pubnet",
+      payer: payer.publicKey(),
+    });
+    expect(res.body.errorMessage).toStartWith(`${code}:`);
+  }
+  expect(balance(payer.publicKey())).toBe(payer0);
+  // the cause gone (credits given), the same payment settles
+  const credited = await r.admin("POST", `/projects/${broke.id}/credits`, { amount: "50000000" });
+  expect(credited.status).toBeLessThan(300);
+  const res = await settle(body(transaction, req), broke.liveKey);
+  expect(res.body.success).toBe(true);
+  expect(balance(payer.publicKey())).toBe(payer0 - PRICE);
+});
