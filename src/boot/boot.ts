@@ -23,6 +23,9 @@ import { readyLine } from "./start-summary.ts";
 
 export { localFunder } from "./networks.ts";
 
+/** At stop, how long the server waits for the responses still being sent (the event streams' last events). */
+const SERVER_CLOSE_MS = 1_000;
+
 export interface Relay {
   url: string;
   app: ReturnType<typeof createApp>;
@@ -67,7 +70,12 @@ export async function startRelay(config: Config, log: Logger, signal?: AbortSign
     goOn();
     const app = features.app(projects);
     const url = `http://127.0.0.1:${app.server!.port}`;
-    closers.push("http server", () => app.stop(true));
+    closers.push("http server", async () => {
+      // the event streams just ended send what they hold (a second at most); what is still open is then closed
+      const server = app.server;
+      if (server) await Promise.race([server.stop(false), Bun.sleep(SERVER_CLOSE_MS)]);
+      await app.stop(true);
+    });
     closers.push("requests in flight", () => features.drain(projects.watch));
     await startNetworks(networks, { config, log, url, signal: signal ?? new AbortController().signal });
     startBackground(config, log, features, networks, closers);

@@ -1,6 +1,6 @@
 /**
  * HTTP's own models (TypeBox via Elysia's `t`): request bodies, the error envelope and the health answers. The routes
- * validate with them and OpenAPI is generated from them; the models of what domain code answers are in src/models.ts.
+ * validate with them and OpenAPI is generated from them; the models of what domain code answers are in each feature's *.model.ts.
  * A schema with a `$id` is one component of the OpenAPI document (components.schemas, referenced where it is used).
  */
 import { t } from "elysia";

@@ -1,8 +1,7 @@
 /**
- * Wire models of the admin API that project.model.ts does not have (yet): the project policy's
- * `lowBalanceAlert` (a project's policy and project, in place of project.model.ts's `Policy` and
- * `Project` components) and the webhooks. A leaf module like project.model.ts (TypeBox only), so that
- * src/relay and src/store use these types without depending on src/http.
+ * Wire models of the admin API's projects beyond project.model.ts: the sponsorship rules
+ * (allowlists, a time window, per end-user caps, approval) and the project policy's view with
+ * `lowBalanceAlert` (the `Policy` and `Project` components). A leaf, as every model.
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { PolicyView, ProjectView as BaseProjectView } from "./project.model.ts";
