@@ -1,45 +1,12 @@
 /**
- * HTTP's own models (TypeBox via Elysia's `t`): request bodies, the error envelope and the health answers. The routes
- * validate with them and OpenAPI is generated from them; the models of what domain code answers are in each feature's *.model.ts.
+ * HTTP's own models (TypeBox via Elysia's `t`): the error envelope and the health answers. The routes
+ * validate with them and OpenAPI is generated from them; request bodies and
+ * what domain code answers are in each feature's *.model.ts.
  * A schema with a `$id` is one component of the OpenAPI document (components.schemas, referenced where it is used).
  */
 import { t } from "elysia";
 import type { ErrorCode as Code } from "../kernel/errors.ts";
 import { ERROR_STATUS } from "./errors.ts";
-
-const network = t.Union([t.Literal("testnet"), t.Literal("mainnet")], {
-  error: "network must be testnet or mainnet",
-  description: "Target network",
-});
-const transaction = t.String({
-  minLength: 1,
-  error: "transaction must be a base64 XDR TransactionEnvelope",
-  description: "Base64 XDR of a signed transaction (or of a fee-bump, which the relay re-wraps)",
-});
-
-const operation = t.String({
-  minLength: 1,
-  error: "operation must be a base64 XDR Operation",
-  description:
-    "Base64 XDR of an invokeHostFunction Operation with its signed authorization entries (func+auth mode, instead of transaction)",
-});
-export const SponsorBody = t.Object(
-  { transaction: t.Optional(transaction), operation: t.Optional(operation), network: t.Optional(network) },
-  {
-    additionalProperties: false,
-    $id: "SponsorRequest",
-    description:
-      "Exactly one of transaction and operation; network: default the caller's (its key's; testnet without a key)",
-  },
-);
-export const NetworkOptionalBody = t.Object(
-  { transaction, network: t.Optional(network) },
-  {
-    additionalProperties: false,
-    $id: "TransactionRequest",
-    description: "network: default the caller's (its key's; testnet without a key)",
-  },
-);
 
 const CODES = Object.keys(ERROR_STATUS) as [Code, ...Code[]];
 // Elysia's UnionEnum defaults to its first value (for its own messages): an answer's code has no default

@@ -6,9 +6,10 @@
  * truth (sponsor.service.ts); this is the rule inside one.
  */
 import type { Outcome } from "../../store/types.ts";
+import type { SponsorAccepted } from "./sponsor.model.ts";
 
 /** The network took a fee-bump of the transaction (202: `submitted`, or already in a ledger). */
-export type Accepted = { hash: string; innerHash: string; status?: "submitted" | "success" | "failed" };
+export type Accepted = Omit<SponsorAccepted, "status"> & Partial<Pick<SponsorAccepted, "status">>;
 
 /** What a request waits for: the outcome, and the acceptance that may come first. */
 export interface Pending {

@@ -7,6 +7,8 @@
  * TypeBox's Integer, not Elysia's t.Integer: that one also takes (and converts) a numeric string.
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { t } from "elysia";
+import { network, transaction } from "../tx/tx.model.ts";
 import { stroops } from "../../kernel/wire.ts";
 
 /** What the network did with a sponsored transaction: the answer to a sponsor request (kept and replayed). */
@@ -43,3 +45,19 @@ export const SponsorAccepted = Type.Object(
   { $id: "SponsorAccepted" },
 );
 export type SponsorAccepted = Static<typeof SponsorAccepted>;
+
+const operation = t.String({
+  minLength: 1,
+  error: "operation must be a base64 XDR Operation",
+  description:
+    "Base64 XDR of an invokeHostFunction Operation with its signed authorization entries (func+auth mode, instead of transaction)",
+});
+export const SponsorBody = t.Object(
+  { transaction: t.Optional(transaction), operation: t.Optional(operation), network: t.Optional(network) },
+  {
+    additionalProperties: false,
+    $id: "SponsorRequest",
+    description:
+      "Exactly one of transaction and operation; network: default the caller's (its key's; testnet without a key)",
+  },
+);

@@ -1,7 +1,7 @@
 /** POST /v1/sponsor */
 import { Elysia } from "elysia";
-import { SponsorBody, V1_ERRORS, errorResponses } from "../../http/schemas.ts";
-import { SponsorAccepted, SponsorResult } from "./sponsor.model.ts";
+import { V1_ERRORS, errorResponses } from "../../http/schemas.ts";
+import { SponsorAccepted, SponsorBody, SponsorResult } from "./sponsor.model.ts";
 import { apiKeySecurity, idempotencyKeyParameter } from "../../http/openapi.ts";
 import { callerContext, callerNetwork } from "../../http/auth.plugin.ts";
 import { bodyHash, checkIdempotencyKey, type Idempotency } from "./idempotency.ts";

@@ -1,7 +1,7 @@
 /** POST /v1/estimate */
 import { Elysia } from "elysia";
-import { NetworkOptionalBody, V1_ERRORS, errorResponses } from "../../http/schemas.ts";
-import { EstimateResult } from "./tx.model.ts";
+import { V1_ERRORS, errorResponses } from "../../http/schemas.ts";
+import { EstimateResult, NetworkOptionalBody } from "./tx.model.ts";
 import { apiKeySecurity } from "../../http/openapi.ts";
 import type { SimulateService } from "./simulate.service.ts";
 import type { Networks } from "../networks/networks.ts";

@@ -1,7 +1,7 @@
 /** POST /v1/simulate */
 import { Elysia } from "elysia";
-import { NetworkOptionalBody, V1_ERRORS, errorResponses } from "../../http/schemas.ts";
-import { SimulateResult } from "./tx.model.ts";
+import { V1_ERRORS, errorResponses } from "../../http/schemas.ts";
+import { NetworkOptionalBody, SimulateResult } from "./tx.model.ts";
 import { apiKeySecurity } from "../../http/openapi.ts";
 import type { SimulateService } from "./simulate.service.ts";
 import type { Networks } from "../networks/networks.ts";

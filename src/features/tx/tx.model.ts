@@ -7,6 +7,7 @@
  * TypeBox's Integer, not Elysia's t.Integer: that one also takes (and converts) a numeric string.
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { t } from "elysia";
 import { nullableString, stroops } from "../../kernel/wire.ts";
 
 /** A diagnostic event of a simulation: topics and data stay base64 ScVal XDR; `xdr` is the whole event. */
@@ -78,3 +79,24 @@ export const EstimateResult = Type.Object(
   { $id: "EstimateResponse" },
 );
 export type EstimateResult = Static<typeof EstimateResult>;
+
+// ---- request bodies (Elysia's `t`: its `error` is the validation message) ----
+
+export const network = t.Union([t.Literal("testnet"), t.Literal("mainnet")], {
+  error: "network must be testnet or mainnet",
+  description: "Target network",
+});
+export const transaction = t.String({
+  minLength: 1,
+  error: "transaction must be a base64 XDR TransactionEnvelope",
+  description: "Base64 XDR of a signed transaction (or of a fee-bump, which the relay re-wraps)",
+});
+
+export const NetworkOptionalBody = t.Object(
+  { transaction, network: t.Optional(network) },
+  {
+    additionalProperties: false,
+    $id: "TransactionRequest",
+    description: "network: default the caller's (its key's; testnet without a key)",
+  },
+);
