@@ -29,12 +29,14 @@ export interface LocalnetProc {
 
 /**
  * `passphrase`: the network's (default BENCH_PASSPHRASE; the cluster benchmark uses the public ones);
- * `maxTxSetSize`: classic operations per ledger (default 100,000: no surge).
+ * `maxTxSetSize`: classic operations per ledger (default 100,000: no surge); `sorobanTxs`: Soroban
+ * transactions per ledger (default 2,000).
  */
 export async function startLocalnet(
   ledgerMs: number,
   passphrase = BENCH_PASSPHRASE,
   maxTxSetSize = 100_000,
+  sorobanTxs = 2_000,
 ): Promise<LocalnetProc> {
   const port = freePort();
   const closes = new LedgerCloses();
@@ -49,6 +51,7 @@ export async function startLocalnet(
       LEDGER_CLOSE_MS: String(ledgerMs),
       LOCALNET_MAX_TX_SET_SIZE: String(maxTxSetSize),
       LOCALNET_PASSPHRASE: passphrase,
+      LOCALNET_SOROBAN_TXS_PER_LEDGER: String(sorobanTxs),
     },
     (line) => {
       if (!line.startsWith("{")) return;

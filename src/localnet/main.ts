@@ -1,7 +1,8 @@
 /**
  * `bun run localnet`: one standalone network, like a quickstart container.
  * LOCALNET_PORT (8000), LOCALNET_PASSPHRASE (the standalone network's), LEDGER_CLOSE_MS (5000),
- * LOCALNET_DATA_DIR (none: fresh state), LOCALNET_MAX_TX_SET_SIZE (1000 operations per ledger).
+ * LOCALNET_DATA_DIR (none: fresh state), LOCALNET_MAX_TX_SET_SIZE (1000 operations per ledger),
+ * LOCALNET_SOROBAN_TXS_PER_LEDGER (2000 Soroban transactions per ledger).
  */
 import { Elysia } from "elysia";
 import { Networks } from "@stellar/stellar-sdk";
@@ -15,6 +16,7 @@ const net = new Localnet({
   ledgerCloseMs: Number(env.LEDGER_CLOSE_MS ?? 5000),
   maxTxSetSize: Number(env.LOCALNET_MAX_TX_SET_SIZE ?? 1000),
   dataDir: env.LOCALNET_DATA_DIR || undefined,
+  sorobanTxsPerLedger: Number(env.LOCALNET_SOROBAN_TXS_PER_LEDGER ?? 2000),
 });
 const app = new Elysia()
   .use(localnetHttp(net, { base: "", horizonPath: "", friendbotUrl: `http://localhost:${port}/friendbot` }))

@@ -21,8 +21,8 @@ export interface DecodedOperation {
 const invalid = (reason: Reason, message: string) =>
   validationError(`operation: ${message}`, { field: "operation", reason });
 
-/** Every account (G...) an authorization entry's credentials name, delegates included. */
-function credentialAccounts(node: unknown, out: string[] = []): string[] {
+/** Every account (G...) an authorization entry's credentials name, delegates included (nested too). */
+export function credentialAccounts(node: unknown, out: string[] = []): string[] {
   if (!node || typeof node !== "object" || node instanceof Uint8Array) return out;
   const o = node as Record<string, unknown>;
   if (o.type === 0 && o.accountId && typeof o.accountId === "object")

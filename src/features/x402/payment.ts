@@ -16,6 +16,7 @@ import {
   type ScValW,
   type SorobanAuthW,
 } from "../../stellar/xdr.ts";
+import { credentialAccounts } from "../tx/invoke.ts";
 import type { X402Reason } from "./reasons.ts";
 import type { PaymentRequirements } from "./x402.model.ts";
 
@@ -58,18 +59,6 @@ export function addressOf(a: ScAddressW): string | null {
   return null;
 }
 
-/** Every G... account an ScAddress-bearing node names (delegates, nested), for the relay-account check. */
-function accountsIn(node: unknown, out: string[] = []): string[] {
-  if (!node || typeof node !== "object" || node instanceof Uint8Array) return out;
-  const o = node as Record<string, unknown>;
-  if (o.type === 0 && o.accountId && typeof o.accountId === "object")
-    out.push(StrKey.encodeEd25519PublicKey(Buffer.from((o.accountId as { ed25519: Uint8Array }).ed25519)));
-  if (o.type === 2 && o.muxedAccount && typeof o.muxedAccount === "object")
-    out.push(StrKey.encodeEd25519PublicKey(Buffer.from((o.muxedAccount as { ed25519: Uint8Array }).ed25519)));
-  for (const v of Object.values(o)) if (typeof v === "object") accountsIn(v, out);
-  return out;
-}
-
 /** An entry's address credentials (null: source-account credentials). */
 export function credentialOf(entry: SorobanAuthW): Credential | null {
   const c = entry.credentials;
@@ -86,7 +75,7 @@ export function credentialOf(entry: SorobanAuthW): Credential | null {
     address: addressOf(creds.address) ?? "",
     expiration: creds.signatureExpirationLedger,
     signed: creds.signature.type !== 1, // scvVoid: not signed yet
-    accounts: accountsIn(c),
+    accounts: credentialAccounts(c),
     subInvocations: entry.rootInvocation.subInvocations.length,
   };
 }
