@@ -88,7 +88,8 @@ try {
         .build();
     const sim = await server.simulateTransaction(build(transfer(payer.publicKey())));
     if (!rpc.Api.isSimulationSuccess(sim)) throw new Error("a payment's simulation failed");
-    const entry = await authorizeEntry(sim.result!.auth[0]!, payer, sim.latestLedger + 30, net.passphrase);
+    // expiring as the x402 client sets it: maxTimeoutSeconds over the scheme's 5-second ledgers (12)
+    const entry = await authorizeEntry(sim.result!.auth[0]!, payer, sim.latestLedger + 12, net.passphrase);
     return build(transfer(payer.publicKey(), [entry])).toXDR();
   };
   const requirements = {
