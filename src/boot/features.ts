@@ -81,18 +81,15 @@ export function wireFeatures(
       allowPrivate: config.WEBHOOK_ALLOW_PRIVATE,
     },
   });
-  const transactions = new TransactionsService(
-    new SubmissionViews(database.db, NETWORKS),
-    () => sponsor.written(),
-    () => lifecycle.draining,
-    {
-      watch: events, // a waiting look-up is woken by its status events
-      held: (network, innerHash) => sponsor.waitingFor(network, innerHash),
-      pollMs: config.WAIT_POLL_MS,
-      perProject: config.WAITERS_PER_PROJECT,
-      perIp: config.WAITERS_PER_IP,
-    },
-  );
+  const transactions = new TransactionsService(new SubmissionViews(database.db, NETWORKS), {
+    watch: events, // a waiting look-up is woken by its status events
+    orders: sponsor,
+    outcomes: sponsor,
+    lifecycle,
+    pollMs: config.WAIT_POLL_MS,
+    perProject: config.WAITERS_PER_PROJECT,
+    perIp: config.WAITERS_PER_IP,
+  });
   /** The app on its port (the server's own body limit is beyond any body the app reads: it answers 413 itself). */
   const app = (projects: { service: ProjectsService }) => {
     const served = createApp({

@@ -33,8 +33,12 @@ export interface WaitOptions {
   /** Look-ups that may wait at once per project, and per client IP without a key, on this instance. */
   perProject?: number;
   perIp?: number;
-  /** A transaction this instance holds for its predecessor (order flow), by network and inner hash. */
-  held?: (network: NetworkName, innerHash: string) => HeldView | null;
+  /** The transactions this instance holds for their predecessors (order flow). */
+  orders?: { waitingFor(network: NetworkName, innerHash: string): HeldView | null };
+  /** The outcomes this process answered: a read after an answer waits for their write. */
+  outcomes?: { written(): Promise<void> };
+  /** The relay's shutdown: a waiting look-up then answers the current status at once. */
+  lifecycle?: { readonly draining: boolean };
 }
 
 import type { HeldView } from "../sponsor/order/sequence-gate.ts";
@@ -43,14 +47,8 @@ import { NETWORKS } from "../../network/gateway.ts";
 const notFound = () => new RelayError("NOT_FOUND", "no transaction with this hash is visible to this caller");
 
 export class TransactionsService {
-  /**
-   * `written`: resolves once the outcomes this process answered are written (a read after an answer
-   * sees it); `stopping`: the relay is shutting down (a waiting look-up answers the current status now).
-   */
   constructor(
     private readonly views: SubmissionViews,
-    private readonly written: () => Promise<void> = async () => {},
-    private readonly stopping: () => boolean = () => false,
     private readonly wait: WaitOptions = {},
   ) {
     this.slots = new WaiterSlots({ perProject: wait.perProject ?? 100, perIp: wait.perIp ?? 10 });
@@ -78,9 +76,9 @@ export class TransactionsService {
     const unwatch = [waits && this.wait.watch ? this.wait.watch.watchHashes([h], onEvent) : () => {}];
     try {
       const deadline = Date.now() + Math.min(waitSeconds, MAX_WAIT_SECONDS) * 1000;
-      const over = () => Date.now() >= deadline || signal?.aborted === true || this.stopping();
+      const over = () => Date.now() >= deadline || signal?.aborted === true || this.wait.lifecycle?.draining === true;
       for (let first = true; ; first = false) {
-        await this.written();
+        await this.wait.outcomes?.written();
         const found = await this.views.byHash(h);
         if (!found) {
           // held by this instance for its predecessor (order flow): nothing of it is written yet
@@ -94,7 +92,9 @@ export class TransactionsService {
         const settled = SETTLED_STATUSES.includes(found.view.status as SubmissionStatus);
         if (settled || !waits || over()) {
           // sent once and held again for its predecessor (order flow): what it waits for
-          const held = settled ? null : this.wait.held?.(found.view.network as NetworkName, found.view.innerHash);
+          const held = settled
+            ? null
+            : (this.wait.orders?.waitingFor(found.view.network as NetworkName, found.view.innerHash) ?? null);
           const waitingFor = held ? { waitingFor: held.waitingFor } : {};
           return { ...found.view, ...waitingFor, attempts: await this.views.attempts(found.id) };
         }
@@ -113,7 +113,7 @@ export class TransactionsService {
   private heldView(caller: Caller, innerHash: string): TransactionView | null {
     const scoped = "all" in caller ? null : caller;
     for (const network of scoped ? [scoped.network] : NETWORKS) {
-      const held = this.wait.held?.(network, innerHash);
+      const held = this.wait.orders?.waitingFor(network, innerHash) ?? null;
       if (!held) continue;
       const mine =
         !scoped || (scoped.projectId ? held.scope === `project:${scoped.projectId}` : held.scope.startsWith("ip:"));
@@ -151,7 +151,7 @@ export class TransactionsService {
     if (q.status !== undefined && !STATUSES.includes(q.status as SubmissionStatus))
       throw validationError(`status must be one of ${STATUSES.join(", ")}`, { field: "status", reason: "enum" });
     const limit = q.limit ?? 50;
-    await this.written();
+    await this.wait.outcomes?.written();
     const rows = await this.views.list({
       projectId: q.project,
       status: q.status,
