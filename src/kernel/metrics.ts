@@ -1,7 +1,7 @@
 /**
  * The relay's Prometheus metrics (prom-client), one registry per relay instance (never the global
  * default registry: tests run many relays in one process). Served at GET /metrics by
- * src/http/metrics.ts; docs/operations.md lists every series.
+ * src/server/metrics.ts; docs/operations.md lists every series.
  *
  * Label values are bounded and never secret: routes are Elysia's route patterns (never raw paths),
  * result codes come from fixed tables, networks are `testnet` / `mainnet`. No API key, project id,

@@ -13,7 +13,7 @@ import { startFakeRpc, type FakeRpc, type FaultMode, type FaultOptions } from ".
 import { until } from "../support/harness.ts";
 import { startTestRelay, type TestRelay } from "../support/relay.ts";
 import { Value } from "@sinclair/typebox/value";
-import { networkHealth } from "../../src/http/health.routes.ts";
+import { networkHealth } from "../../src/server/health.routes.ts";
 import { NetworkHealth } from "../../src/http/schemas.ts";
 
 const RPC_TIMEOUT_MS = 300;

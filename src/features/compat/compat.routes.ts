@@ -10,7 +10,7 @@
  */
 import { Elysia, t } from "elysia";
 import { Type } from "@sinclair/typebox";
-import { callerContext } from "../../http/auth.plugin.ts";
+import { callerContext } from "../projects/caller.ts";
 import { SignInLimiter } from "../console/console-session.ts";
 import { requestContext } from "../../http/errors.plugin.ts";
 import type { ErrorDialect } from "../../http/errors.plugin.ts";

@@ -234,3 +234,8 @@ export function adminAuthenticator(deps: { adminToken: string; sessions?: Consol
     return { by: "session", session };
   };
 }
+
+/** What the auth plugin's onRequest puts on the context of an admin request: how it was authorized. */
+export interface AdminContext {
+  adminAuth: AdminAuth;
+}

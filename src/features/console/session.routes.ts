@@ -6,8 +6,8 @@
  */
 import { Elysia, t } from "elysia";
 import { errorResponses } from "../../http/schemas.ts";
-import { adminSecurity, adminTokenSecurity } from "../../http/openapi.ts";
-import type { AdminContext } from "../../http/auth.plugin.ts";
+import { adminSecurity, adminTokenSecurity } from "../../http/openapi-refs.ts";
+import type { AdminContext } from "./console-session.ts";
 import { type ConsoleSessions, overTls, sessionCookie } from "./console-session.ts";
 import { RelayError } from "../../kernel/errors.ts";
 

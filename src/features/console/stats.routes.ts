@@ -1,7 +1,7 @@
 /** GET /v1/admin/stats: the operator console's overview figures (src/store/admin-stats.repo.ts). */
 import { Elysia, t } from "elysia";
 import { errorResponses } from "../../http/schemas.ts";
-import { adminSecurity } from "../../http/openapi.ts";
+import { adminSecurity } from "../../http/openapi-refs.ts";
 import type { AdminStatsRepo } from "../../store/admin-stats.repo.ts";
 
 const AdminStats = t.Object(

@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import { Type } from "@sinclair/typebox";
 import { errorResponses } from "../../http/schemas.ts";
-import { adminSecurity } from "../../http/openapi.ts";
+import { adminSecurity } from "../../http/openapi-refs.ts";
 import { RelayError, validationError } from "../../kernel/errors.ts";
 import type { Networks } from "../networks/networks.ts";
 import { PoolView } from "./pool.model.ts";

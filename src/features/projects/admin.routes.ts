@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import { CloneType } from "@sinclair/typebox";
 import { errorResponses } from "../../http/schemas.ts";
-import { adminSecurity } from "../../http/openapi.ts";
+import { adminSecurity } from "../../http/openapi-refs.ts";
 import { PolicyPatch as PolicyPatchSchema } from "./rules/policy.ts";
 import { CreatedKeyView, KeyScope, KeyView } from "./keys/key.model.ts";
 import { CreditBalance, CreditJournal } from "./project.model.ts";

@@ -1,7 +1,7 @@
 /** GET /v1/admin/projects/{id}/users/{account}: an end user's usage today, against the policy's perUser caps. */
 import { Elysia, t } from "elysia";
 import { errorResponses } from "../../http/schemas.ts";
-import { adminSecurity } from "../../http/openapi.ts";
+import { adminSecurity } from "../../http/openapi-refs.ts";
 import type { ProjectsService } from "./projects.service.ts";
 import type { UserCaps } from "./rules/user-caps.ts";
 

@@ -2,8 +2,8 @@
 import { Elysia } from "elysia";
 import { V1_ERRORS, errorResponses } from "../../http/schemas.ts";
 import { SponsorAccepted, SponsorBody, SponsorResult } from "./sponsor.model.ts";
-import { apiKeySecurity, idempotencyKeyParameter } from "../../http/openapi.ts";
-import { callerContext, callerNetwork } from "../../http/auth.plugin.ts";
+import { apiKeySecurity, idempotencyKeyParameter } from "../../http/openapi-refs.ts";
+import { callerContext, callerNetwork } from "../projects/caller.ts";
 import { bodyHash, checkIdempotencyKey, type Idempotency } from "./idempotency.ts";
 import type { SponsorService } from "./sponsor.service.ts";
 import type { Accepted, Pending } from "./run.ts";

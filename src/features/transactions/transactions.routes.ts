@@ -6,8 +6,8 @@
  */
 import { Elysia, t } from "elysia";
 import { errorResponses, V1_ERRORS } from "../../http/schemas.ts";
-import { adminSecurity, apiKeySecurity } from "../../http/openapi.ts";
-import { callerContext } from "../../http/auth.plugin.ts";
+import { adminSecurity, apiKeySecurity } from "../../http/openapi-refs.ts";
+import { callerContext } from "../projects/caller.ts";
 import { requestContext } from "../../http/errors.plugin.ts";
 import { TransactionList, TransactionView } from "./transaction.model.ts";
 import { MAX_WAIT_SECONDS, type TransactionsService } from "./transactions.service.ts";

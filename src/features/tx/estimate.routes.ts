@@ -2,10 +2,10 @@
 import { Elysia } from "elysia";
 import { V1_ERRORS, errorResponses } from "../../http/schemas.ts";
 import { EstimateResult, NetworkOptionalBody } from "./tx.model.ts";
-import { apiKeySecurity } from "../../http/openapi.ts";
+import { apiKeySecurity } from "../../http/openapi-refs.ts";
 import type { SimulateService } from "./simulate.service.ts";
 import type { Networks } from "../networks/networks.ts";
-import { callerContext, callerNetwork } from "../../http/auth.plugin.ts";
+import { callerContext, callerNetwork } from "../projects/caller.ts";
 
 export function estimateRoutes(deps: { simulate: SimulateService; networks: Networks }) {
   return new Elysia({ name: "estimate.routes" })

@@ -1,7 +1,7 @@
 /** The admin API's webhooks (/v1/admin/projects/:id/webhooks, bearer token checked by the auth plugin). */
 import { Elysia, t } from "elysia";
 import { errorResponses } from "../../http/schemas.ts";
-import { adminSecurity } from "../../http/openapi.ts";
+import { adminSecurity } from "../../http/openapi-refs.ts";
 import { CreatedWebhookView, DeliveryView, WEBHOOK_EVENT_TYPES, WebhookView } from "./webhook.model.ts";
 import type { WebhooksService } from "./webhooks.service.ts";
 

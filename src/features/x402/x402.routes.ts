@@ -6,7 +6,7 @@
  * scope, rate limit, body) in the relay's envelope.
  */
 import { Elysia } from "elysia";
-import { callerContext } from "../../http/auth.plugin.ts";
+import { callerContext } from "../projects/caller.ts";
 import { V1_ERRORS } from "../../http/schemas.ts";
 import { checkNetwork } from "../projects/principal.ts";
 import type { NetworkName } from "../../network/gateway.ts";

@@ -9,8 +9,8 @@
  */
 import { Elysia, t } from "elysia";
 import { V1_ERRORS, errorResponses } from "../../../http/schemas.ts";
-import { EVENT_STREAM, lastEventIdParameter } from "../../../http/openapi.ts";
-import { callerContext } from "../../../http/auth.plugin.ts";
+import { EVENT_STREAM, lastEventIdParameter } from "../../../http/openapi-refs.ts";
+import { callerContext } from "../../projects/caller.ts";
 import { requestContext } from "../../../http/errors.plugin.ts";
 import { RelayError, validationError } from "../../../kernel/errors.ts";
 import type { EndReason, EventFeed, FeedEvent, Subscription } from "./event-feed.ts";

@@ -13,11 +13,11 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import { Elysia, StatusMap } from "elysia";
-import { HttpError } from "./errors.ts";
-import type { CallerContext } from "./auth.plugin.ts";
-import type { WithRequestContext } from "./errors.plugin.ts";
+import { HttpError } from "../http/errors.ts";
+import type { CallerContext } from "../features/projects/caller.ts";
+import type { WithRequestContext } from "../http/errors.plugin.ts";
 import type { RelayMetrics, MetricSources } from "../kernel/metrics.ts";
-import { requestPath } from "./request-path.ts";
+import { requestPath } from "../http/request-path.ts";
 
 export interface MetricsPluginOptions {
   metrics: RelayMetrics;

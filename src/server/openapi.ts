@@ -23,25 +23,11 @@ import { ERROR_DESCRIPTIONS, RelayError, type ErrorCode } from "../kernel/errors
 import { EXAMPLES, errorExample, exampleOf } from "./openapi-examples.ts";
 import { webhookEvents } from "./openapi-webhooks.ts";
 import { TransactionSummary } from "../features/transactions/transaction.model.ts";
-import { ERROR_STATUS } from "./errors.ts";
-import { CLIENT_REQUEST_ID } from "./errors.plugin.ts";
+import { ERROR_STATUS } from "../http/errors.ts";
+import { CLIENT_REQUEST_ID } from "../http/errors.plugin.ts";
 import { IDEMPOTENCY_KEY } from "../features/sponsor/idempotency.ts";
 
-/** `detail.security` of the relay's /v1 routes: a project's X-API-Key, or none (the anonymous testnet relay). */
-export const apiKeySecurity: Record<string, string[]>[] = [{ ApiKey: [] }, {}];
-/** `detail.security` of the admin API: the bearer token, or the operator console's session cookie. */
-export const adminSecurity: Record<string, string[]>[] = [{ AdminToken: [] }, { ConsoleSession: [] }];
-/** `detail.security` of signing in to the console: the bearer token only. */
-export const adminTokenSecurity: Record<string, string[]>[] = [{ AdminToken: [] }];
-/** A `detail.parameters` entry: the route takes X-Idempotency-Key. */
-export const idempotencyKeyParameter = { $ref: "#/components/parameters/IdempotencyKey" };
-/** A `detail.parameters` entry: the route takes Last-Event-ID (the event stream). */
-export const lastEventIdParameter = { $ref: "#/components/parameters/LastEventId" };
-/**
- * The media type of the event stream. A string response whose schema names its `contentMediaType` is documented as
- * that type (the generator calls every string text/plain).
- */
-export const EVENT_STREAM = "text/event-stream";
+import { idempotencyKeyParameter } from "../http/openapi-refs.ts";
 
 const header = (description: string, type = "string") => ({ description, schema: { type } });
 const HEADERS = {
@@ -205,7 +191,7 @@ const generatorView = (routes: readonly InternalRoute[]) =>
     getGlobalRoutes: () => routes.map((r) => ({ ...r, hooks: { ...r.hooks, parse: [{ fn: "json" }] } })),
   }) as unknown as AnyElysia;
 
-/** An example on every JSON request and answer (src/http/openapi-examples.ts). */
+/** An example on every JSON request and answer (src/server/openapi-examples.ts). */
 function addExamples(paths: Record<string, Record<string, Operation>>, schemas: Record<string, unknown>): void {
   const resolve = (ref: string) => schemas[ref.replace("#/components/schemas/", "")] as Record<string, unknown>;
   for (const [path, item] of Object.entries(paths))

@@ -18,52 +18,22 @@
  */
 import { Elysia } from "elysia";
 import {
-  type AdminAuth,
+  type AdminContext,
   type ConsoleSessions,
   type SignInLimiter,
   adminAuthenticator,
 } from "../features/console/console-session.ts";
-import { clientIp } from "./caller.ts";
-import { HttpError } from "./errors.ts";
+import type { CallerContext } from "../features/projects/caller.ts";
+import { clientIp } from "../http/caller.ts";
+import { HttpError } from "../http/errors.ts";
 import { RelayError } from "../kernel/errors.ts";
-import { endOfTurn } from "./turn.ts";
-import { checkNetwork, defaultNetwork, requireScope, type Principal } from "../features/projects/principal.ts";
+import { endOfTurn } from "../http/turn.ts";
+import { requireScope } from "../features/projects/principal.ts";
 import type { KeyScope } from "../features/projects/keys/key.model.ts";
 import type { ProjectsService } from "../features/projects/projects.service.ts";
-import type { NetworkName } from "../network/gateway.ts";
 import type { ProjectActors } from "../features/projects/project-actors.ts";
 import type { ProjectActor } from "../features/projects/project-actor.ts";
-import { requestPath } from "./request-path.ts";
-
-/** What the auth plugin's onRequest puts on the context of a /v1 request (not the admin API's): its caller. */
-export interface CallerContext {
-  principal: Principal;
-  /** The client's IP (clientIp, TRUST_PROXY aware), read on arrival. */
-  clientIp: string;
-}
-
-/** What the auth plugin's onRequest puts on the context of an admin request: how it was authorized. */
-export interface AdminContext {
-  adminAuth: AdminAuth;
-}
-
-/**
- * The caller on a /v1 route's context, typed: `.use(callerContext)`, then `({ principal })`. The auth plugin's
- * onRequest resolved it (before the body is parsed: refused bodies take a rate-limit token too) and put it on the
- * request's context, the object the handler receives; this only exposes it.
- */
-export const callerContext = new Elysia({ name: "caller-context" }).resolve({ as: "scoped" }, (context) => {
-  const { principal, clientIp } = context as typeof context & Partial<CallerContext>;
-  if (!principal || clientIp === undefined) throw new Error("no principal: the auth plugin did not run for this route");
-  return { principal, clientIp };
-});
-
-/** The network of a sponsor, simulate or estimate request: the one named, else the caller's (checked against its key). */
-export function callerNetwork(principal: Principal, requested: NetworkName | undefined): NetworkName {
-  const network = requested ?? defaultNetwork(principal);
-  checkNetwork(principal, network);
-  return network;
-}
+import { requestPath } from "../http/request-path.ts";
 
 /**
  * The scope a /v1 call needs: sponsor, simulate, estimate by their paths, read for every look-up (GET: transactions,

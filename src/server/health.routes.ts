@@ -10,7 +10,7 @@
  * - `ok` otherwise.
  */
 import { Elysia } from "elysia";
-import { HealthResponse } from "./schemas.ts";
+import { HealthResponse } from "../http/schemas.ts";
 import type { Gateway } from "../network/gateway.ts";
 import type { Networks } from "../features/networks/networks.ts";
 
