@@ -26,7 +26,7 @@ import { FeePlanner } from "../features/tx/fee-plan.ts";
 import { SimulateService } from "../features/tx/simulate.service.ts";
 import { WebhookWorker } from "../features/webhooks/deliveries.ts";
 import { WebhookSecrets, WebhooksService } from "../features/webhooks/webhooks.service.ts";
-import { createX402 } from "../features/x402/index.ts";
+import { createX402, settleClaimMs } from "../features/x402/index.ts";
 import type { Closers } from "./closers.ts";
 import type { Shared, Store } from "./parts.ts";
 import { listenOn } from "./steps.ts";
@@ -105,7 +105,7 @@ export function wireFeatures(
         networks,
         submissions: parts.submissions,
         claims: parts.idempotencyKeys,
-        claimTtlMs: config.IDEMPOTENCY_TTL_MS,
+        claimTtlMs: settleClaimMs(config.SUBMISSION_TIMEOUT_MS),
       }),
       events,
       eventsHeartbeatMs: config.EVENTS_HEARTBEAT_MS,

@@ -5,6 +5,14 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Keypair } from "@stellar/stellar-sdk";
+import { readPayment } from "../../src/features/x402/payment.ts";
+import type { PaymentRequirements } from "../../src/features/x402/x402.model.ts";
+import { CLAIM_SCOPE, settleClaimMs } from "../../src/features/x402/settle.service.ts";
+import { operationHash } from "../../src/features/x402/verify.service.ts";
+import { IdempotencyRepo } from "../../src/store/idempotency.repo.ts";
+import { idempotencyKeys } from "../../src/store/schema.ts";
+import { and, eq } from "drizzle-orm";
+import { type Res, until } from "../support/harness.ts";
 import { startTestRelay, type TestRelay } from "../support/relay.ts";
 import { body, mainnet, payment, requirements } from "./payments.ts";
 
@@ -90,3 +98,55 @@ test("without credits, or against the project's policy: refused with transaction
   expect(res.body.success).toBe(true);
   expect(balance(payer.publicKey())).toBe(payer0 - PRICE);
 });
+
+test("a claim left by an instance that died mid-settlement: refused as running until it lapses, then settled once", async () => {
+  const short = await startTestRelay({ LEDGER_CLOSE_MS: "500", SUBMISSION_TIMEOUT_MS: "1000" });
+  try {
+    const p = await short.project({ credits: 50_000_000n });
+    const fundOn = async () => {
+      const kp = Keypair.random();
+      const res = await fetch(`${short.url}/localnet/mainnet/friendbot?addr=${kp.publicKey()}`);
+      if (!res.ok) throw new Error(`friendbot ${res.status}`);
+      return kp;
+    };
+    const [payer, merchant] = [await fundOn(), await fundOn()];
+    const net = mainnet(short);
+    const req = requirements(short, merchant.publicKey(), PRICE, net);
+    const { transaction } = await payment(short, payer, merchant.publicKey(), PRICE, { net, expiresIn: 14 });
+    const read = readPayment(transaction, req as PaymentRequirements, () => false);
+    if ("reason" in read) throw new Error(read.reason);
+    const innerHash = operationHash(read.operation);
+    // what an instance that died after its claim left: the claim, with the relay's own lifetime
+    const ttl = settleClaimMs(1000);
+    const claims = new IdempotencyRepo(short.database);
+    expect(await claims.claim(CLAIM_SCOPE, `mainnet:${innerHash}`, innerHash, ttl)).toBeNull();
+    const claimedAt = Date.now();
+    const payer0 = short.localnets.mainnet!.account(payer.publicKey())!.balance;
+    const refused = await short.post("/x402/settle", body(transaction, req), { authorization: `Bearer ${p.liveKey}` });
+    expect(refused.body).toMatchObject({
+      success: false,
+      errorReason: "invalid_exact_stellar_payload_already_settled",
+    });
+    expect(refused.body.errorMessage).toContain("running");
+    let settled: Res | undefined;
+    await until(
+      "the claim lapsed and the payment settled",
+      async () => {
+        settled = await short.post("/x402/settle", body(transaction, req), { authorization: `Bearer ${p.liveKey}` });
+        return settled.body.success === true;
+      },
+      ttl + 5000,
+      250,
+    );
+    expect(Date.now() - claimedAt).toBeGreaterThanOrEqual(ttl - 250);
+    expect(short.localnets.mainnet!.account(payer.publicKey())!.balance).toBe(payer0 - PRICE);
+    // the relay's own claim of that settlement lapses as soon: three submission timeouts, not a day
+    const [row] = await short.database
+      .select({ expiresAt: idempotencyKeys.expiresAt })
+      .from(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.scope, CLAIM_SCOPE), eq(idempotencyKeys.key, `mainnet:${innerHash}`)));
+    expect(row!.expiresAt.getTime() - Date.now()).toBeLessThanOrEqual(ttl);
+  } finally {
+    await short.stop();
+  }
+}, 30_000);

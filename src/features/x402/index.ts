@@ -8,6 +8,7 @@ import { X402Settlement } from "./settle.service.ts";
 import { X402Verifier } from "./verify.service.ts";
 
 export { x402Routes, type X402Deps } from "./x402.routes.ts";
+export { settleClaimMs } from "./settle.service.ts";
 
 export function createX402(deps: {
   sponsor: SponsorService;

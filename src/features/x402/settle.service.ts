@@ -15,14 +15,22 @@ import type { X402Reason } from "./reasons.ts";
 import type { X402Verifier } from "./verify.service.ts";
 
 /** The claims' scope in the idempotency table: one per payment, whoever settles it. */
-const CLAIM_SCOPE = "x402:settle";
+export const CLAIM_SCOPE = "x402:settle";
+
+/**
+ * How long a settlement's claim holds: its longest run (a channel awaited until its deadline, then
+ * the submission's timeout) and as long again. A claim left by an instance that died mid-settlement
+ * lapses then; a payment settled meanwhile is refused by verify (its submission is recorded), and a
+ * second run of it joins or answers the first (one submission per operation): never twice on chain.
+ */
+export const settleClaimMs = (submissionTimeoutMs: number): number => 3 * submissionTimeoutMs;
 
 export interface SettlementDeps {
   verifier: X402Verifier;
   sponsor: Pick<SponsorService, "sponsorOperation">;
   /** Where a payment is claimed (the idempotency keys' table: an insert only one request wins). */
   claims: IdempotencyStore;
-  /** How long a settled payment's claim is kept (its submission row outlives it: verify refuses it then). */
+  /** How long a claim holds (`settleClaimMs`; the submission's row outlives it: verify refuses it then). */
   claimTtlMs: number;
 }
 
