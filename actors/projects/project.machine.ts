@@ -13,7 +13,6 @@
 import { setup, enqueueActions } from "xstate";
 import { dropHold, putHold } from "../pool/holds.ts";
 import { checkRules, type Policy, type SpendRequest } from "./policy.ts";
-import type { ProjectStatus } from "../../src/features/projects/project.model.ts";
 
 export interface Hold {
   amount: bigint;
@@ -40,7 +39,8 @@ export interface ProjectContext {
   refilledAt: number;
 }
 
-export type { ProjectStatus };
+/** A project takes requests while active; suspended, it is refused (403). */
+export type ProjectStatus = "active" | "suspended";
 
 /** A new actor starts active; a suspended project is sent CONFIGURE right away. */
 export interface ProjectInput {

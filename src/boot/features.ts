@@ -9,7 +9,7 @@ import type { Logger } from "../kernel/log.ts";
 import { MemoryCheckpoints } from "../store/checkpoints.ts";
 import { NETWORKS } from "../network/gateway.ts";
 import { AdminStatsRepo } from "../store/admin-stats.repo.ts";
-import { SubmissionViews } from "../store/submission-views.repo.ts";
+import { SubmissionViews } from "../features/transactions/submission-views.repo.ts";
 import { UserDaysRepo } from "../store/user-days.repo.ts";
 import { Lifecycle } from "../http/lifecycle.ts";
 import { ConsoleSessions } from "../features/console/console-session.ts";

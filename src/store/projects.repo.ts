@@ -3,9 +3,9 @@ import { and, asc, eq, gt, inArray, isNull, sql } from "drizzle-orm";
 import { rowsOf } from "./batch-sql.ts";
 import { apiKeys, projects } from "./schema.ts";
 import type { Db } from "./db.ts";
-import type { ProjectStatus } from "../features/projects/project.model.ts";
+import type { ProjectStatus } from "../../actors/projects/project.machine.ts";
 import type { PolicyOverrides } from "./policy-overrides.ts";
-import type { KeyScope } from "../features/projects/keys/key.model.ts";
+import type { KeyScope } from "../kernel/scopes.ts";
 
 export type { ProjectStatus };
 export type KeyEnvironment = "test" | "live";

@@ -1,9 +1,19 @@
 /** What the relay keeps durably: submission intents and outcomes, and idempotency records. */
 import type { ErrorData } from "../kernel/errors.ts";
-import type { SponsorResult } from "../features/sponsor/sponsor.model.ts";
 
 /** What the network did with a sponsored transaction (its wire model is src/features/projects/project.model.ts's). */
-export type { SponsorResult };
+/**
+ * What the network did with a sponsored transaction, as recorded and answered (its wire model, with
+ * descriptions, is sponsor.model.ts's SponsorResult: the same fields).
+ */
+export interface SponsorResult {
+  hash: string;
+  innerHash?: string;
+  status?: "success";
+  feePaid: string;
+  ledger: number;
+  resultXdr: string;
+}
 
 /** The outcome of a sponsor request, kept and replayed: a result, or the error it was answered with. */
 export type Outcome = { kind: "success"; result: SponsorResult } | { kind: "failure"; error: ErrorData };

@@ -9,7 +9,7 @@
  * Ledgers close only when the test says (LEDGER_CLOSE_MS=0).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { SubmissionViews } from "../../src/store/submission-views.repo.ts";
+import { SubmissionViews } from "../../src/features/transactions/submission-views.repo.ts";
 import { expectError, until, xdrOf, type Res } from "../support/harness.ts";
 import { startTestRelay, type TestRelay } from "../support/relay.ts";
 import { SseClient } from "../support/sse.ts";

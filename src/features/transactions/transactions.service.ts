@@ -6,7 +6,7 @@
 import { SETTLED_STATUSES, STATUSES, type SubmissionStatus } from "../../../actors/sponsor/submission.machine.ts";
 import { RelayError, validationError } from "../../kernel/errors.ts";
 import type { Static } from "@sinclair/typebox";
-import type { SubmissionViews, SubmissionView } from "../../store/submission-views.repo.ts";
+import type { SubmissionViews, SubmissionView } from "./submission-views.repo.ts";
 import type { TransactionList, TransactionView } from "./transaction.model.ts";
 import type { NetworkName } from "../../network/gateway.ts";
 import { WaiterSlots, Waker } from "./waiters.ts";

@@ -1,16 +1,16 @@
 /**
- * API keys as the admin API shows them (a leaf module like models.ts, which re-exports them): never the key itself
- * (but once, at creation or rotation: CreatedKeyView).
+ * API keys as the admin API shows them (a leaf, as every model): never the key itself (but once, at
+ * creation or rotation: CreatedKeyView).
  */
 import { Type, type Static } from "@sinclair/typebox";
+import { KEY_SCOPES, type KeyScope as Scope } from "../../../kernel/scopes.ts";
 
-/** What a key may call: sponsor (POST /v1/sponsor), simulate, estimate, read (look-ups and the event stream). */
-export const KEY_SCOPES = ["sponsor", "simulate", "estimate", "read"] as const;
+export { KEY_SCOPES };
 export const KeyScope = Type.Union(
   [Type.Literal("sponsor"), Type.Literal("simulate"), Type.Literal("estimate"), Type.Literal("read")],
   { $id: "KeyScope" },
 );
-export type KeyScope = (typeof KEY_SCOPES)[number];
+export type KeyScope = Scope;
 
 const nullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 

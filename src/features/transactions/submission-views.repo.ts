@@ -5,12 +5,12 @@
  */
 import type { Static } from "@sinclair/typebox";
 import { sql, type SQL } from "drizzle-orm";
-import type { TransactionSummary } from "../features/transactions/transaction.model.ts";
-import { rowsOf } from "./batch-sql.ts";
-import type { Db } from "./db.ts";
-import { submissionAttempts, submissions } from "./schema.ts";
-import { sqlState } from "./write-errors.ts";
-import { validationError } from "../kernel/errors.ts";
+import type { TransactionSummary } from "./transaction.model.ts";
+import { rowsOf } from "../../store/batch-sql.ts";
+import type { Db } from "../../store/db.ts";
+import { submissionAttempts, submissions } from "../../store/schema.ts";
+import { sqlState } from "../../store/write-errors.ts";
+import { validationError } from "../../kernel/errors.ts";
 
 /** A submission as answered: hash, innerHash, status, network, ledger?, feeCharged?, resultXdr?, error?, dates. */
 export type SubmissionView = Static<typeof TransactionSummary>;
