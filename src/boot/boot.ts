@@ -19,6 +19,7 @@ import { buildNetworks, startNetworks } from "./build-networks.ts";
 import { embeddedParts, networkSettings, singleInstance } from "./networks.ts";
 import { openShared, openStore, startEvents, startProjects } from "./parts.ts";
 import { startBackground, wireFeatures } from "./features.ts";
+import { checkPortFree } from "./steps.ts";
 import { readyLine } from "./start-summary.ts";
 
 export { localFunder } from "./networks.ts";
@@ -48,6 +49,7 @@ export interface Relay {
  * waits on ledger closes.
  */
 export async function startRelay(config: Config, log: Logger, signal?: AbortSignal): Promise<Relay> {
+  checkPortFree(config);
   const closers = new Closers(log);
   const unlock = singleInstance(config) ? lockDataDir(config.DATA_DIR, embeddedParts(config)) : () => {};
   closers.push("data directory lock", unlock);

@@ -14,6 +14,25 @@ import { Cluster } from "../store/cluster.ts";
 /** Bun's own request body limit (1 GiB): above it Bun answers a bare 413, so it must never be the one that answers. */
 export const SERVER_BODY_LIMIT = 2 ** 30;
 
+const portInUse = (port: number) =>
+  new Error(`port ${port} is already in use (another relay, or another program): set PORT to a free port`);
+const isInUse = (e: unknown) => (e as { code?: string }).code === "EADDRINUSE" || /in use/i.test(String(e));
+
+/**
+ * Fails at once when PORT is taken, before the start opens or creates anything (a database, a data
+ * directory's lock): it listens on the port for a moment, alone, as the relay will, and lets it go.
+ * PORT 0 (any free port) is never taken.
+ */
+export function checkPortFree(config: Config): void {
+  if (config.PORT === 0) return;
+  try {
+    Bun.serve({ port: config.PORT, reusePort: false, fetch: () => new Response(null) }).stop(true);
+  } catch (e) {
+    if (!isInUse(e)) throw e;
+    throw portInUse(config.PORT);
+  }
+}
+
 /**
  * Listens on PORT, alone: Elysia asks for SO_REUSEPORT, which would let a second relay share the
  * port with the first and split its connections; a port in use is a clear start error instead. A
@@ -25,11 +44,8 @@ export function listenOn(app: ReturnType<typeof createApp>, config: Config): voi
   try {
     app.listen({ port: config.PORT, maxRequestBodySize: SERVER_BODY_LIMIT, reusePort: false, idleTimeout });
   } catch (e) {
-    const inUse = (e as { code?: string }).code === "EADDRINUSE" || /in use/i.test(String(e));
-    if (!inUse) throw e;
-    throw new Error(
-      `port ${config.PORT} is already in use (another relay, or another program): set PORT to a free port`,
-    );
+    if (!isInUse(e)) throw e;
+    throw portInUse(config.PORT);
   }
 }
 

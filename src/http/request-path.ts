@@ -17,3 +17,29 @@ export function requestPath(url: string): string {
   const q = rest.indexOf("?");
   return q < 0 ? rest : rest.slice(0, q);
 }
+
+/** What a path needs for canonicalPath to change it: an escape, a capital, `//`, `/.` or a trailing `/`. */
+const ODD_SPELLING = /[%A-Z]|\/\/|\/\.|.\/$/;
+
+/**
+ * A path as a router that forgives its spelling could read it: percent-escapes decoded, letters in
+ * lower case, doubled slashes one, dot segments resolved, no trailing slash. What the auth plugin
+ * decides by (which routes need a key, and which scope), so that no spelling of a route the router
+ * still matches (`/v1/sponsor/`, `//v1/Sponsor`, `/v1/%73ponsor/.`) is read as another path.
+ */
+export function canonicalPath(path: string): string {
+  if (!ODD_SPELLING.test(path)) return path; // the usual case, as sent
+  let decoded = path;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    /* a malformed escape: kept as sent */
+  }
+  const out: string[] = [];
+  for (const segment of decoded.toLowerCase().split("/")) {
+    if (segment === "" || segment === ".") continue;
+    if (segment === "..") out.pop();
+    else out.push(segment);
+  }
+  return `/${out.join("/")}`;
+}

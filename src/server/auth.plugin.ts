@@ -33,7 +33,7 @@ import type { KeyScope } from "../features/projects/keys/key.model.ts";
 import type { ProjectsService } from "../features/projects/projects.service.ts";
 import type { ProjectActors } from "../features/projects/project-actors.ts";
 import type { ProjectActor } from "../features/projects/project-actor.ts";
-import { requestPath } from "../http/request-path.ts";
+import { canonicalPath, requestPath } from "../http/request-path.ts";
 
 /**
  * The scope a /v1 call needs: sponsor, simulate, estimate by their paths, read for every look-up (GET: transactions,
@@ -87,7 +87,8 @@ export function authPlugin(deps: {
     new Elysia({ name: "auth" })
       .onRequest(async (context) => {
         const { request, server, set } = context;
-        const path = requestPath(request.url);
+        // decided on the path as the router may read it: no spelling of a scoped route passes for another path
+        const path = canonicalPath(requestPath(request.url));
         // /compat: other protocols of the same API (compat.routes.ts), keys and rate limits as /v1's
         const compat = path.startsWith("/compat/");
         // /x402: the x402 facilitator (features/x402), a merchant's key required on every network
@@ -130,15 +131,23 @@ export function authPlugin(deps: {
         const scope = scopeFor(request.method, path);
         if (scope) requireScope(principal, scope);
       })
-      // fail closed: whatever the URL looked like, a route of the admin API runs only for a request the
-      // admin check above let through (the router's own path, not the one read above)
-      .onBeforeHandle({ as: "global" }, (context) => {
+      // fail closed, on the route the router matched (its pattern, not the path read above), before the body is
+      // validated: an admin route runs only for a request the admin check let through, a keyed route only with the
+      // caller resolved above and the scope its pattern needs
+      .onTransform({ as: "global" }, (context) => {
         const route = (context as { route?: string }).route ?? "";
-        if (!route.startsWith("/v1/admin")) return;
-        if (!(context as typeof context & Partial<AdminContext>).adminAuth)
-          throw new HttpError("UNAUTHORIZED", "the admin API needs Authorization: Bearer <ADMIN_TOKEN>", {
-            "WWW-Authenticate": "Bearer",
-          });
+        if (route.startsWith("/v1/admin")) {
+          if (!(context as typeof context & Partial<AdminContext>).adminAuth)
+            throw new HttpError("UNAUTHORIZED", "the admin API needs Authorization: Bearer <ADMIN_TOKEN>", {
+              "WWW-Authenticate": "Bearer",
+            });
+          return;
+        }
+        if (!route.startsWith("/v1/") && !route.startsWith("/x402/") && !route.startsWith("/compat/")) return;
+        const { principal } = context as typeof context & Partial<CallerContext>;
+        if (!principal) throw new RelayError("NOT_FOUND", `no route for ${context.request.method} ${context.path}`);
+        const scope = scopeFor(context.request.method, route);
+        if (scope) requireScope(principal, scope);
       })
   );
 }
