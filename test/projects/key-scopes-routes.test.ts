@@ -76,12 +76,9 @@ async function walk(via: Http): Promise<string[]> {
     for (const spelling of spellings(concrete(route.path)))
       for (const scope of KEY_SCOPES) {
         if (scope === route.scope) continue; // served (an event stream would stay open): the last test's
-        const res: Res = await via.request(
-          route.method,
-          spelling,
-          route.method === "GET" ? undefined : {},
-          { "x-api-key": keys[scope] },
-        );
+        const res: Res = await via.request(route.method, spelling, route.method === "GET" ? undefined : {}, {
+          "x-api-key": keys[scope],
+        });
         const code = res.body?.error?.code;
         const what = `${route.method} ${spelling} with a ${scope} key: ${res.status} ${code ?? ""}`;
         if (res.status >= 300 && res.status < 400) wrong.push(`${what} (a redirect)`);

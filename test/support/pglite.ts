@@ -11,8 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { flock, LOCK_EX, LOCK_NB } from "../../src/store/flock.ts";
 
-// test/support/cleanup.ts removes this process's templates after its last test; those of test processes
-// that died are removed here: each process holds an flock on its folder's lock file while it lives
+// this process's templates are removed once it is gone, by the process that made them; those left by a
+// test process that died with its maker are removed here: each holds an flock on its folder's lock file
 const PREFIX = "pglite-templates-";
 /** Locks `dir` for this process's life; false when another live process holds it. */
 function hold(dir: string): boolean {
@@ -36,16 +36,28 @@ const making = mkdtempSync(join(tmpdir(), "pglite-making-"));
 hold(making);
 renameSync(making, root);
 
-const maker = Bun.spawn(["bun", join(import.meta.dir, "pglite-template.ts"), root], {
-  stdout: "ignore",
+// the maker stays to remove the templates once this process is gone (see pglite-template.ts)
+const maker = Bun.spawn(["bun", join(import.meta.dir, "pglite-template.ts"), root, String(process.pid)], {
+  stdout: "pipe",
   stderr: "pipe",
 });
+maker.unref();
 let made: Promise<void> | undefined;
-/** The templates, once their process is done. */
+/** The templates, once their process says they are ready. */
 function templates(): Promise<void> {
   made ??= (async () => {
-    const [code, err] = [await maker.exited, await new Response(maker.stderr).text()];
-    if (code !== 0) throw new Error(`making the PGlite templates failed (exit ${code}): ${err}`);
+    const reader = maker.stdout.getReader();
+    let said = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (value) said += new TextDecoder().decode(value);
+      if (said.includes("ready\n")) break;
+      if (done) {
+        const [code, err] = [await maker.exited, await new Response(maker.stderr).text()];
+        throw new Error(`making the PGlite templates failed (exit ${code}): ${err}`);
+      }
+    }
+    void reader.cancel();
   })();
   return made;
 }
