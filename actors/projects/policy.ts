@@ -69,6 +69,7 @@ export type PolicyRule =
   | "allow.contracts"
   | "activeFrom"
   | "activeUntil"
+  | "perUser"
   | "testnetDailySpendLimit";
 
 /** One operation as the allowlists (and an approval request) see it: src/features/projects/rules/touches.ts. */
@@ -83,6 +84,10 @@ export interface OpSummary {
   amount?: string;
   contract?: string;
   function?: string;
+  /** Where it sends value cannot be told from the operation (a contract function that is no token's). */
+  destinationUnknown?: true;
+  /** Which asset it moves cannot be told (a pool's or a balance's id, a contract that is no listed asset's). */
+  assetUnknown?: true;
 }
 
 /** What a sponsor request asks of a policy. */
@@ -154,6 +159,10 @@ function checkWindow(p: Policy, now: number): Violation | null {
   return null;
 }
 
+/** An operation in a few words: its type, or the contract function it calls. */
+const describe = (op: OpSummary): string =>
+  op.contract ? `${op.function ? `${op.function} on ` : ""}${op.contract}` : op.type;
+
 /** The first thing an operation touches outside a present allowlist. */
 function checkAllow(allow: Allow, ops: OpSummary[]): Violation | null {
   const outside = (rule: PolicyRule, what: string, value: string, i: number): Violation => ({
@@ -162,6 +171,18 @@ function checkAllow(allow: Allow, ops: OpSummary[]): Violation | null {
     details: { value, operation: i },
   });
   for (const [i, op] of ops.entries()) {
+    // what cannot be told is refused by a list, unless allow.contracts names the contract (checked below)
+    const trusted = op.contract !== undefined && allow.contracts?.some((c) => c.contract === op.contract);
+    const unknown = (rule: PolicyRule, what: string): Violation => ({
+      rule,
+      message:
+        `operation ${i} (${describe(op)}) ${what} cannot be told from the transaction, and the policy has ` +
+        `${rule}${op.contract ? `; list ${op.contract} in allow.contracts to allow it` : ""}`,
+      details: { value: op.contract ?? op.type, operation: i },
+    });
+    if (allow.destinations && op.destinationUnknown && !trusted)
+      return unknown("allow.destinations", "where it sends value");
+    if (allow.assets && op.assetUnknown && !trusted) return unknown("allow.assets", "which asset it moves");
     if (allow.destinations)
       for (const d of [...(op.destination ? [op.destination] : []), ...(op.destinations ?? [])])
         if (!allow.destinations.includes(d)) return outside("allow.destinations", "sends value to", d, i);

@@ -122,6 +122,22 @@ describe("approval", () => {
     expect((await sponsor(approve.testKey, xdrOf(await r.payment(user)))).status).toBe(200);
   });
 
+  test("an unreachable server: 403 saying the server did not answer, no socket error text (it is logged)", async () => {
+    const closed = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+    const port = closed.port;
+    closed.stop(true); // nothing listens there now: the connection is refused
+    const p = await r.project();
+    const set = await r.admin("PATCH", `/projects/${p.id}`, {
+      policy: { approval: { url: `http://127.0.0.1:${port}/approve`, timeoutMs: 1000 } },
+    });
+    expect(set.status).toBe(200);
+    const res = await sponsor(p.testKey, xdrOf(await r.payment(await r.funded())));
+    expect(res.status).toBe(403);
+    expect(res.body.error.details.reason).toBe("approval_unavailable");
+    expect(res.body.error.message).toBe("the project's approval server did not answer (within 1000 ms)");
+    expect(JSON.stringify(res.body)).not.toMatch(/ECONNREFUSED|connect|socket/i);
+  });
+
   test("the cheap checks first: a request the policy refuses costs the server nothing", async () => {
     const p = await approvedProject({}, { allowedOperations: ["createAccount"] });
     answer = () => Response.json({ approved: true });

@@ -4,9 +4,23 @@
  * nothing is sent (the account's sequence number does not move).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Asset, Keypair, Operation, TransactionBuilder, type Transaction, type xdr } from "@stellar/stellar-sdk";
+import {
+  Account,
+  Address,
+  Asset,
+  getLiquidityPoolId,
+  Keypair,
+  LiquidityPoolAsset,
+  MuxedAccount,
+  nativeToScVal,
+  Operation,
+  SorobanDataBuilder,
+  TransactionBuilder,
+  type Transaction,
+  type xdr,
+} from "@stellar/stellar-sdk";
 import { sacId, signedTransfer } from "../support/sac.ts";
-import { xdrOf } from "../support/harness.ts";
+import { expectError, expectOk, xdrOf } from "../support/harness.ts";
 import { startTestRelay, type TestRelay } from "../support/relay.ts";
 
 let r: TestRelay;
@@ -110,6 +124,95 @@ describe("allowlists", () => {
   });
 });
 
+describe("allowlists see what moves (Soroban tokens, pools)", () => {
+  /** A signed Soroban transaction calling `fn(args)` on `contract` (refused before it is sent: no simulation needed). */
+  async function call(from: Keypair, contract: string, fn: string, args: xdr.ScVal[]): Promise<string> {
+    const t = new TransactionBuilder(await r.rpc.getAccount(from.publicKey()), {
+      fee: "100",
+      networkPassphrase: r.passphrase,
+    })
+      .addOperation(Operation.invokeContractFunction({ contract, function: fn, args }))
+      .setSorobanData(new SorobanDataBuilder().build())
+      .setTimeout(60)
+      .build();
+    t.sign(from);
+    return xdrOf(t);
+  }
+  const addr = (a: string) => nativeToScVal(Address.fromString(a));
+  const amount = nativeToScVal(5n, { type: "i128" });
+
+  test("destinations and assets listed: token calls to others, other assets' contracts and pools are refused, nothing sent", async () => {
+    const [user, listed, attacker, issuer] = [await r.funded(), await r.funded(), Keypair.random(), Keypair.random()];
+    const p = await r.project({ policy: { allow: { destinations: [listed.publicKey()], assets: ["native"] } } });
+    const u = user.publicKey();
+    const before = await seq(user);
+    const muxed = new MuxedAccount(new Account(attacker.publicKey(), "0"), "7");
+    const usdSac = new Asset("USD", issuer.publicKey()).contractId(r.passphrase);
+    const refusals: [string, string, string][] = [
+      [
+        await call(user, sac(), "transfer", [addr(u), addr(muxed.accountId()), amount]),
+        "allow.destinations",
+        attacker.publicKey(),
+      ],
+      [
+        await call(user, sac(), "transfer_from", [addr(u), addr(u), addr(attacker.publicKey()), amount]),
+        "allow.destinations",
+        attacker.publicKey(),
+      ],
+      [
+        await call(user, sac(), "approve", [
+          addr(u),
+          addr(attacker.publicKey()),
+          amount,
+          nativeToScVal(1000, { type: "u32" }),
+        ]),
+        "allow.destinations",
+        attacker.publicKey(),
+      ],
+      [await call(user, usdSac, "transfer", [addr(u), addr(listed.publicKey()), amount]), "allow.assets", usdSac],
+      [await call(user, usdSac, "swap", [addr(u)]), "allow.destinations", usdSac],
+    ];
+    for (const [transaction, rule, value] of refusals)
+      expectViolation(await sponsor(p.testKey, { transaction }), rule, value);
+    const pool = new LiquidityPoolAsset(Asset.native(), new Asset("USD", issuer.publicKey()), 30);
+    const share = await sponsor(p.testKey, {
+      transaction: xdrOf(await tx(user, Operation.changeTrust({ asset: pool }))),
+    });
+    expectViolation(share, "allow.assets", `USD:${issuer.publicKey()}`);
+    const deposit = Operation.liquidityPoolDeposit({
+      liquidityPoolId: Buffer.from(getLiquidityPoolId("constant_product", pool.getLiquidityPoolParameters())).toString(
+        "hex",
+      ),
+      maxAmountA: "1",
+      maxAmountB: "1",
+      minPrice: "1",
+      maxPrice: "1",
+    });
+    const res = await sponsor(p.testKey, { transaction: xdrOf(await tx(user, deposit)) });
+    expectViolation(res, "allow.assets", "liquidityPoolDeposit");
+    expect(res.body.error.message).toContain("which asset it moves cannot be told");
+    expect(await seq(user)).toBe(before); // nothing was sent
+  });
+
+  test("the listed asset's contract to a listed destination passes; an unknown contract passes once allow.contracts names it", async () => {
+    const [from, to] = [await r.funded(), await r.funded()];
+    const p = await r.project({ policy: { allow: { destinations: [to.publicKey()], assets: ["native"] } } });
+    expectOk(await sponsor(p.testKey, { operation: await signedTransfer(r, from, to) }));
+    const other = await r.project({
+      policy: { allow: { destinations: [to.publicKey()], assets: [`USDC:${to.publicKey()}`] } },
+    });
+    const refused = await sponsor(other.testKey, { operation: await signedTransfer(r, from, to) });
+    expectViolation(refused, "allow.assets", sac());
+    expect(refused.body.error.message).toContain("allow.contracts");
+    const trusted = await r.project({
+      policy: {
+        allow: { destinations: [to.publicKey()], assets: [`USDC:${to.publicKey()}`], contracts: [{ contract: sac() }] },
+      },
+    });
+    expectOk(await sponsor(trusted.testKey, { operation: await signedTransfer(r, from, to) }));
+  });
+});
+
 describe("a time window", () => {
   test("before activeFrom and after activeUntil: refused naming the rule", async () => {
     const user = await r.funded();
@@ -129,6 +232,30 @@ describe("a time window", () => {
     expectViolation(await sponsor(over.testKey, { transaction: await pay() }), "activeUntil", past);
     const live = await r.project({ policy: { activeFrom: past, activeUntil: soon } });
     expect((await sponsor(live.testKey, { transaction: await pay() })).status).toBe(200);
+  });
+
+  test("a date the calendar does not have is 400 naming the field, and nothing is stored", async () => {
+    const p = await r.project();
+    for (const [field, value] of [
+      ["activeFrom", "2026-02-30T00:00Z"],
+      ["activeFrom", "2026-02-29T00:00:00Z"], // 2026 is no leap year
+      ["activeUntil", "2031-04-31T12:00:00+02:00"],
+      ["activeUntil", "2031-01-01T24:00:00Z"],
+    ] as const) {
+      const res = await r.admin("PATCH", `/projects/${p.id}`, { policy: { [field]: value } });
+      expectError(res, 400, "VALIDATION_ERROR");
+      expect(res.body.error.details.field).toBe(`policy.${field}`);
+      expect(res.body.error.message).toContain("not a date of the calendar");
+      const created = await r.admin("POST", "/projects", { name: "a day too many", policy: { [field]: value } });
+      expectError(created, 400, "VALIDATION_ERROR");
+    }
+    expect((await r.admin("GET", `/projects/${p.id}`)).body.policy).toMatchObject({
+      activeFrom: null,
+      activeUntil: null,
+    });
+    const leap = await r.admin("PATCH", `/projects/${p.id}`, { policy: { activeFrom: "2028-02-29T00:00:00Z" } });
+    expectOk(leap);
+    expect(leap.body.policy.activeFrom).toBe("2028-02-29T00:00:00.000Z");
   });
 
   test("a window that ends before it starts is 400 naming the field", async () => {

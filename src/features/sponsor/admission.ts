@@ -7,7 +7,7 @@ import { Account, TransactionBuilder } from "@stellar/stellar-sdk";
 import { RelayError } from "../../kernel/errors.ts";
 import type { Gateway, NetworkName } from "../../network/gateway.ts";
 import { BASE_FEE } from "../../stellar/protocol.ts";
-import type { DecodedOperation } from "../tx/invoke.ts";
+import { type DecodedOperation, usedSigner, withoutAuth } from "../tx/invoke.ts";
 import { jobFee, type Job } from "./jobs.ts";
 import type { FeePlan, FeePlanner } from "../tx/fee-plan.ts";
 import { describeEvents } from "../tx/simulate.service.ts";
@@ -15,6 +15,7 @@ import type { ChannelPool } from "../pool/channel-pool.ts";
 import type { Payer } from "../projects/principal.ts";
 import type { OpSummary } from "../../../actors/projects/policy.ts";
 import type { UserCaps, UserHold } from "../projects/rules/user-caps.ts";
+import { withAssetContracts } from "../projects/rules/touches.ts";
 
 /** Sponsoring draws on credits on mainnet only. */
 export const CREDIT_NETWORK: NetworkName = "mainnet";
@@ -63,7 +64,10 @@ export class Admission {
     const credits = gw.name === CREDIT_NETWORK && payer.projectId !== null;
     const id = crypto.randomUUID();
     // what it touches, operation by operation, when an allowlist asks (decoding it costs on the hot path)
-    const operations = payer.policy?.().allow ? want.operations() : undefined;
+    const allow = payer.policy?.().allow;
+    const summaries = allow ? want.operations() : undefined;
+    const operations =
+      summaries && allow?.assets ? withAssetContracts(summaries, allow.assets, gw.passphrase) : summaries;
     const grant = await payer.reserve(id, credits, {
       operationTypes: want.operationTypes,
       contractIds: want.contractIds,
@@ -74,8 +78,16 @@ export class Admission {
     });
     const reservation: Reservation = { id, payer, credits, grant, journaled: false, done: false };
     const policy = payer.policy?.();
-    if (policy?.perUser && payer.projectId && want.user && this.deps.userCaps) {
+    if (policy?.perUser && payer.projectId && this.deps.userCaps) {
       try {
+        // a cap per end user needs one: a call no signed, used entry names is refused
+        if (!want.user)
+          throw new RelayError(
+            "POLICY_VIOLATION",
+            "the policy caps each end user (perUser), and no end user signs this call: none of its authorization " +
+              "entries is both signed and used by the invocation",
+            { rule: "perUser" },
+          );
         const hold = await this.deps.userCaps.reserve(payer.projectId, want.user, policy, grant, Date.now());
         if (hold) reservation.user = hold;
       } catch (e) {
@@ -84,6 +96,23 @@ export class Admission {
       }
     }
     return { reservation, plan };
+  }
+  /**
+   * The end user of a func+auth operation, for a policy that asks (perUser caps, an approval server): the
+   * first signed entry the invocation uses (invoke.ts's usedSigner), from a simulation without the client's
+   * entries, which records the ones the network needs. Null: none.
+   */
+  async endUser(gw: Gateway, pool: ChannelPool, op: DecodedOperation): Promise<string | null> {
+    const tx = new TransactionBuilder(new Account(pool.simulationSource(), "0"), {
+      fee: BASE_FEE.toString(),
+      networkPassphrase: gw.passphrase,
+    })
+      .addOperation(withoutAuth(op.operation))
+      .setTimeout(0)
+      .build();
+    const raw = await gw.simulate(tx);
+    if (raw.error) return null;
+    return usedSigner(op.operation, raw.results?.[0]?.auth ?? []);
   }
   /** Simulates the operation from a relay channel account in enforce mode: its resource fee and Soroban data. */
   async simulateOperation(

@@ -169,7 +169,10 @@ export class SponsorService {
       }
       const sim = await this.admission.simulateOperation(net.gateway, pool, op);
       const summary = () => summarize(Operation.fromXDRObject(op.operation) as Transaction["operations"][number]);
-      const about = { user: op.signer, operations: () => [summary()] };
+      const policy = payer.policy?.();
+      // who the end user is costs a simulation: asked only by a policy that needs it
+      const user = policy?.perUser || policy?.approval ? await this.admission.endUser(net.gateway, pool, op) : null;
+      const about = { user, operations: () => [summary()] };
       const job: Job = { ...operationJob(op, sim, net.passphrase), about };
       const admitted = await this.admission.reserve(net.gateway, job, payer, {
         floor: BASE_FEE,

@@ -5,7 +5,7 @@
  * (they would be the channel's) and address credentials naming any relay account.
  */
 import { StrKey, xdr } from "@stellar/stellar-sdk";
-import { BASE64, Op, X, fromB64, invokedContract } from "../../stellar/xdr.ts";
+import { BASE64, Op, X, fromB64, invokedContract, toB64, type SorobanAuthW } from "../../stellar/xdr.ts";
 import { validationError } from "../../kernel/errors.ts";
 import type { Reason } from "../../kernel/reasons.ts";
 
@@ -14,8 +14,6 @@ export interface DecodedOperation {
   /** SHA-256 of the operation's XDR: a resubmitted operation is the same sponsored request. */
   hash: string;
   contractIds: (string | null)[];
-  /** The end user: the address whose credentials sign the first authorization entry (null: none). */
-  signer: string | null;
 }
 
 const invalid = (reason: Reason, message: string) =>
@@ -70,9 +68,54 @@ export function decodeOperation(b64: string, isRelayAccount: (address: string) =
     operation: xdr.Operation.fromXDR(Buffer.from(bytes)),
     hash: new Bun.CryptoHasher("sha256").update(bytes).digest("hex"),
     contractIds: [invokedContract(hostFunction)],
-    signer: auth.length ? credentialAddress(auth[0]!.credentials) : null,
   };
 }
+
+/** The operation (base64 XDR) without its authorization entries: simulated so, the network records those it needs. */
+export function withoutAuth(operation: xdr.Operation): xdr.Operation {
+  const wire = X.operation.decode(operation.toXDR());
+  if (wire.body.type !== Op.invokeHostFunction) return operation;
+  const bare = {
+    ...wire,
+    body: { ...wire.body, invokeHostFunctionOp: { ...wire.body.invokeHostFunctionOp, auth: [] } },
+  };
+  return xdr.Operation.fromXDR(Buffer.from(X.operation.encode(bare as typeof wire)));
+}
+
+/**
+ * The end user of a func+auth call: the address of the first of the client's entries that is signed and
+ * that the invocation uses, that is whose address and root invocation are those of an entry the network
+ * recorded as needed (`needed`: base64 SorobanAuthorizationEntry, from a simulation without the client's
+ * entries). Null when no entry is both: an unsigned or unused entry never names the user.
+ */
+export function usedSigner(operation: xdr.Operation, needed: string[]): string | null {
+  const key = (e: SorobanAuthW) => {
+    const address = credentialAddress(e.credentials);
+    return address ? `${address} ${toB64(X.sorobanAuth.encode({ ...e, credentials: NO_CREDENTIALS }))}` : null;
+  };
+  const wanted = new Set(needed.map((b64) => key(X.sorobanAuth.decode(fromB64(b64)))));
+  const wire = X.operation.decode(operation.toXDR());
+  if (wire.body.type !== Op.invokeHostFunction) return null;
+  for (const entry of wire.body.invokeHostFunctionOp.auth) {
+    const k = key(entry);
+    if (k && signed(entry.credentials) && wanted.has(k)) return credentialAddress(entry.credentials);
+  }
+  return null;
+}
+
+/** Source-account credentials: an entry with these is its root invocation alone (compared above). */
+const NO_CREDENTIALS = { type: 0 } as SorobanAuthW["credentials"];
+
+/** Address credentials carrying a signature (an unsigned entry's is void). */
+function signed(c: object): boolean {
+  const v = c as Record<string, unknown>;
+  const creds = (v.address ?? v.addressV2 ?? v.addressWithDelegates) as
+    | { signature?: { type?: number }; addressCredentials?: { signature?: { type?: number } } }
+    | undefined;
+  const signature = creds?.signature ?? creds?.addressCredentials?.signature;
+  return signature !== undefined && signature.type !== SCV_VOID;
+}
+const SCV_VOID = 1;
 
 /** The address whose credentials sign an entry (classic, CAP-71's V2 or with delegates), as G... or C.... */
 function credentialAddress(c: object): string | null {

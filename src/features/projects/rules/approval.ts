@@ -64,9 +64,11 @@ export class Approvals {
   /** Asks the app's server; resolves when sponsoring may go on, throws 403 SPONSORSHIP_DENIED when not. */
   async ask(policy: ApprovalPolicy, req: ApprovalRequest): Promise<void> {
     const started = performance.now();
+    // a connection's or a timeout's error text is for the log, not for the caller
     const verdict = await this.call(policy, req).catch((e: unknown) => ({
       approved: null as null,
       why: e instanceof Error ? e.message : String(e),
+      unreached: true,
     }));
     const seconds = (performance.now() - started) / 1000;
     if (verdict.approved === true) {
@@ -80,7 +82,12 @@ export class Approvals {
     this.deps.metrics?.approval("unavailable", seconds);
     this.deps.log.warn({ project: req.project, why: verdict.why }, "the approval server did not answer usably");
     if (policy.onFailure === "approve") return;
-    throw denied("approval_unavailable", `the project's approval server did not answer usably (${verdict.why})`);
+    throw denied(
+      "approval_unavailable",
+      "unreached" in verdict
+        ? `the project's approval server did not answer (within ${policy.timeoutMs} ms)`
+        : `the project's approval server did not answer usably (${verdict.why})`,
+    );
   }
 
   private async call(

@@ -22,7 +22,21 @@ export interface RulesOverrides {
   allowedContractIds?: string[];
 }
 
-const time = (s: string | null | undefined): number | null => (s ? Date.parse(s) : null);
+/**
+ * Epoch ms of an ISO 8601 time whose every part is in range, else NaN: `2026-02-30` is no day (Date.parse
+ * would roll it over to 2 March), nor is `2026-02-29`, an hour 24 or a minute 60.
+ */
+export function calendarTime(s: string): number {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?/.exec(s);
+  const t = Date.parse(s);
+  if (!m || Number.isNaN(t)) return Number.NaN;
+  const [y, month, day, hour, minute, second] = m.slice(1).map((x) => Number(x ?? 0)) as number[];
+  const days = new Date(Date.UTC(y!, month!, 0)).getUTCDate(); // day 0 of the next month: this one's last
+  const inRange = month! >= 1 && month! <= 12 && day! >= 1 && day! <= days && hour! <= 23 && minute! <= 59;
+  return inRange && second! <= 59 ? t : Number.NaN;
+}
+
+const time = (s: string | null | undefined): number | null => (s ? calendarTime(s) : null);
 
 /** The rules of the effective policy from the stored overrides (allowedContractIds read as allow.contracts). */
 export function effectiveRules(
@@ -59,8 +73,11 @@ export function effectivePerUser(o: RulesOverrides): PerUser | null {
 
 /** A patch's time window is checked as a whole: a start after its end is refused. */
 export function windowProblem(from: number | null, until: number | null): string | null {
-  if (from !== null && Number.isNaN(from)) return "activeFrom is not a date";
-  if (until !== null && Number.isNaN(until)) return "activeUntil is not a date";
+  const notADate = (field: string) =>
+    `${field} is not a date of the calendar: the month must be 01 to 12, the day within its month ` +
+    "(February has 28 days, 29 in a leap year), the hour 00 to 23, minutes and seconds 00 to 59";
+  if (from !== null && Number.isNaN(from)) return notADate("activeFrom");
+  if (until !== null && Number.isNaN(until)) return notADate("activeUntil");
   if (from !== null && until !== null && from >= until) return "activeFrom must come before activeUntil";
   return null;
 }
