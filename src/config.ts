@@ -82,6 +82,8 @@ export const ConfigSchema = Type.Object({
   /** Order flow: transactions held at once per project (or anonymous client IP), and per source account. */
   SEQUENCE_MAX_HELD_PER_PROJECT: NumberFromEnv(1_000, 1),
   SEQUENCE_MAX_HELD_PER_ACCOUNT: NumberFromEnv(100, 1),
+  /** Order flow: bytes of held transactions (as sent, base64) at once per project (or anonymous client IP). */
+  SEQUENCE_MAX_HELD_BYTES_PER_PROJECT: NumberFromEnv(16 * 1024 * 1024, 1024),
   FEE_PERCENTILE: oneOf(PERCENTILES, "p70"),
   MAX_FEE_RATE: NumberFromEnv(100_000, 100),
   IDEMPOTENCY_TTL_MS: NumberFromEnv(24 * 3600 * 1000, 1),

@@ -58,6 +58,7 @@ export function wireFeatures(
         holdMs: config.SEQUENCE_HOLD_MS,
         perPayer: config.SEQUENCE_MAX_HELD_PER_PROJECT,
         perAccount: config.SEQUENCE_MAX_HELD_PER_ACCOUNT,
+        perPayerBytes: config.SEQUENCE_MAX_HELD_BYTES_PER_PROJECT,
       },
     },
     shared: parts.cluster,

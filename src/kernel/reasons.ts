@@ -81,6 +81,8 @@ export const REASONS = {
   predecessor_rejected: "its predecessor was refused before any ledger (details.rejected)",
   too_many_held: "the project (or client IP) holds as many transactions for their predecessors as it may",
   too_many_held_for_account: "the source account has as many transactions held as it may",
+  too_many_held_bytes:
+    "the project (or client IP) holds as many bytes of transactions for their predecessors as it may",
   // sponsorship rules (SPONSORSHIP_DENIED)
   approval_unavailable: "the project's approval server did not answer usably and its policy says deny",
   fee_exceeds_channel_balance: "the fee is more than any channel account holds",

@@ -43,9 +43,10 @@ export interface DecodedTx {
   validUntil: ValidUntil;
   /**
    * Its place in its source account's order (G-address and sequence number); null when a minSeqNum
-   * precondition lets it skip numbers (the network then takes it out of order).
+   * precondition lets it skip numbers (the network then takes it out of order); `bytes`, the size it came
+   * in (base64), which a held transaction counts against its payer's limit.
    */
-  order: { account: string; seq: bigint } | null;
+  order: { account: string; seq: bigint; bytes: number } | null;
   /** The inner transaction's source account (G..., a muxed one's account): its end user. */
   source: string;
 }
@@ -107,7 +108,7 @@ export function decodeTransaction(
     ),
     resourceFee: data && data.v === 1 ? data.sorobanData.resourceFee : 0n,
     validUntil: upperBounds(wire),
-    order: orderOf(wire),
+    order: orderOf(wire, b64.length),
     source:
       wire.type === 0
         ? rawToAddress(wire.v0.tx.sourceAccountEd25519)
@@ -116,11 +117,11 @@ export function decodeTransaction(
 }
 
 /** The inner transaction's source account and sequence number, unless a minSeqNum lets it skip numbers. */
-function orderOf(wire: EnvelopeW): DecodedTx["order"] {
-  if (wire.type === 0) return { account: rawToAddress(wire.v0.tx.sourceAccountEd25519), seq: wire.v0.tx.seqNum };
+function orderOf(wire: EnvelopeW, bytes: number): DecodedTx["order"] {
+  if (wire.type === 0) return { account: rawToAddress(wire.v0.tx.sourceAccountEd25519), seq: wire.v0.tx.seqNum, bytes };
   const tx = (wire.type === 5 ? wire.feeBump.tx.innerTx.v1 : wire.v1).tx;
   if (tx.cond.type === 2 && tx.cond.v2.minSeqNum !== null && tx.cond.v2.minSeqNum !== undefined) return null;
-  return { account: muxedToAddress(tx.sourceAccount), seq: tx.seqNum };
+  return { account: muxedToAddress(tx.sourceAccount), seq: tx.seqNum, bytes };
 }
 
 /** The inner transaction's maxTime and maxLedger (0: none). */

@@ -24,9 +24,16 @@ export interface OrderLimits {
   perPayer: number;
   /** Transactions held at once per source account (SEQUENCE_MAX_HELD_PER_ACCOUNT). */
   perAccount: number;
+  /** Bytes of held transactions (their base64 XDR) at once per paying project or client IP (SEQUENCE_MAX_HELD_BYTES_PER_PROJECT). */
+  perPayerBytes: number;
 }
 
-export const DEFAULT_ORDER_LIMITS: OrderLimits = { holdMs: 30_000, perPayer: 1_000, perAccount: 100 };
+export const DEFAULT_ORDER_LIMITS: OrderLimits = {
+  holdMs: 30_000,
+  perPayer: 1_000,
+  perAccount: 100,
+  perPayerBytes: 16 * 1024 * 1024,
+};
 
 export interface OrderDeps {
   network: NetworkName;
@@ -48,6 +55,8 @@ export interface OrderedTx {
   scope: string;
   /** Its maxTime (unix seconds, 0: none): it is not held past it. */
   maxTime: bigint;
+  /** Its size as it came (base64 XDR): held transactions' bytes count against the scope's limit too. */
+  bytes: number;
 }
 
 /** How a sent transaction ended, for its successors. */
@@ -75,7 +84,7 @@ type AccountActor = Actor<typeof accountMachine>;
 export class SequenceGate {
   private readonly accounts = new Map<string, AccountActor>();
   private readonly waiters = new Map<string, Waiter>();
-  private readonly heldBy = new Map<string, number>();
+  private readonly heldBy = new Map<string, { count: number; bytes: number }>();
   private reading = false;
   private stopped = false;
 
@@ -113,7 +122,11 @@ export class SequenceGate {
   private hold(tx: OrderedTx): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.waiters.set(tx.id, { tx, since: Date.now(), resolve, reject, timer: this.timer(tx) });
-      this.heldBy.set(tx.scope, (this.heldBy.get(tx.scope) ?? 0) + 1);
+      const by = this.heldBy.get(tx.scope);
+      if (by) {
+        by.count++;
+        by.bytes += tx.bytes;
+      } else this.heldBy.set(tx.scope, { count: 1, bytes: tx.bytes });
     });
   }
 
@@ -190,9 +203,18 @@ export class SequenceGate {
   }
 
   private checkLimits(tx: OrderedTx): void {
-    const { perPayer, perAccount } = this.deps.limits;
+    const { perPayer, perAccount, perPayerBytes } = this.deps.limits;
     const account = this.accounts.get(tx.account)?.getSnapshot().context.held.length ?? 0;
-    const payer = this.heldBy.get(tx.scope) ?? 0;
+    const by = this.heldBy.get(tx.scope);
+    const payer = by?.count ?? 0;
+    if ((by?.bytes ?? 0) + tx.bytes > perPayerBytes)
+      throw new RelayError(
+        "RATE_LIMIT_EXCEEDED",
+        `the transactions held for this project, each waiting for its predecessor, take ${by?.bytes ?? 0} bytes; ` +
+          `with this one's ${tx.bytes} they would pass the ${perPayerBytes} it may hold: send more once some are answered`,
+        { reason: "too_many_held_bytes", limit: perPayerBytes, account: tx.account },
+        { retryAfter: 1 },
+      );
     if (payer < perPayer && account < perAccount) return;
     const which = payer >= perPayer ? "payer" : "account";
     const limit = which === "payer" ? perPayer : perAccount;
@@ -230,8 +252,8 @@ export class SequenceGate {
     if (!w) return null;
     clearTimeout(w.timer);
     this.waiters.delete(id);
-    const n = (this.heldBy.get(w.tx.scope) ?? 1) - 1;
-    if (n > 0) this.heldBy.set(w.tx.scope, n);
+    const by = this.heldBy.get(w.tx.scope);
+    if (by && --by.count > 0) by.bytes -= w.tx.bytes;
     else this.heldBy.delete(w.tx.scope);
     return w;
   }
