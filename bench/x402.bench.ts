@@ -66,7 +66,7 @@ try {
     db: "pglite",
     upstream: { rpc: net.rpc, passphrase: net.passphrase, funderSecret: funder[0]!.secret() },
   });
-  const key = await projectKey(relay);
+  const key = await projectKey(relay, [merchant]);
 
   const transfer = (from: string, auth: xdr.SorobanAuthorizationEntry[] = [], to = merchant, amount = PRICE) =>
     Operation.invokeContractFunction({

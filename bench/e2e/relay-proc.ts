@@ -214,11 +214,12 @@ async function waitReady(relay: RelayProc, ready: "pool" | "health", timeoutMs =
 }
 
 /** A project allowed a million requests/s, with 10^15 stroops of credits; its live (mainnet) key. */
-export async function projectKey(relay: RelayProc): Promise<string> {
+export async function projectKey(relay: RelayProc, x402PayTo: string[] = []): Promise<string> {
   const project = await relay.admin<{ id: string }>("POST", "/projects", {
     name: "bench-e2e",
     policy: { requestsPerSecond: 1_000_000, burst: 1_000_000 },
   });
+  if (x402PayTo.length) await relay.admin("PATCH", `/projects/${project.id}`, { x402: { payTo: x402PayTo } });
   await relay.admin("POST", `/projects/${project.id}/credits`, { amount: "1000000000000000" });
   const { key } = await relay.admin<{ key: string }>("POST", `/projects/${project.id}/keys`, { environment: "live" });
   return key;

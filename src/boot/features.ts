@@ -107,6 +107,7 @@ export function wireFeatures(
         submissions: parts.submissions,
         claims: parts.idempotencyKeys,
         claimTtlMs: settleClaimMs(config.SUBMISSION_TIMEOUT_MS),
+        payTo: async (id) => (await parts.projectsRepo.get(id))?.x402PayTo ?? [],
       }),
       events,
       eventsHeartbeatMs: config.EVENTS_HEARTBEAT_MS,

@@ -15,6 +15,8 @@ export interface ProjectRow {
   name: string;
   status: ProjectStatus;
   policy: PolicyOverrides;
+  /** The addresses it accepts x402 payments to. */
+  x402PayTo: string[];
   createdAt: Date;
   updatedAt: Date;
 }
@@ -69,7 +71,13 @@ export class ProjectsRepo {
 
   async update(
     id: string,
-    change: { name?: string; status?: ProjectStatus; policy?: PolicyOverrides; lowBalanceAlerted?: boolean },
+    change: {
+      name?: string;
+      status?: ProjectStatus;
+      policy?: PolicyOverrides;
+      lowBalanceAlerted?: boolean;
+      x402PayTo?: string[];
+    },
   ): Promise<ProjectRow | null> {
     const [r] = await this.db
       .update(projects)

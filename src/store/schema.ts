@@ -90,6 +90,8 @@ export const projects = pgTable(
      * lifts the balance back to or above the alert, or a change of the alert, clears it).
      */
     lowBalanceAlerted: boolean("low_balance_alerted").notNull().default(false),
+    /** The addresses the project accepts x402 payments to (`x402.payTo`): only those it may settle. */
+    x402PayTo: jsonb("x402_pay_to").$type<string[]>().notNull().default([]),
     createdAt: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
   },

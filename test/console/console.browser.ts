@@ -303,6 +303,18 @@ describe("the operator console in Chromium", () => {
   );
 
   test(
+    "x402: the addresses the project accepts payments to, saved and shown",
+    async () => {
+      const merchant = Keypair.random().publicKey();
+      await fill("Accepted payTo addresses", merchant);
+      await press(button("Save"));
+      await untilText("Saved: 1 address(es).");
+      expect((await r.admin("GET", `/projects/${projectId}`)).body.x402).toEqual({ payTo: [merchant] });
+    },
+    STEP,
+  );
+
+  test(
     "webhooks: a delivery shows each attempt, in order, with its status or error and duration",
     async () => {
       const hook = await r.admin("POST", `/projects/${projectId}/webhooks`, { url: "https://93.184.215.14/hook" });

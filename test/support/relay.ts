@@ -44,6 +44,8 @@ export interface TestRelay extends Omit<Relay, "stop"> {
   project(opts?: {
     policy?: Record<string, unknown>;
     credits?: bigint;
+    /** The addresses it accepts x402 payments to (x402.payTo). */
+    x402PayTo?: string[];
   }): Promise<{ id: string; testKey: string; liveKey: string }>;
 }
 
@@ -195,6 +197,10 @@ export async function startTestRelay(
       if (p.status !== 201) throw new Error(`creating a project: ${p.status} ${JSON.stringify(p.body)}`);
       const test = await admin("POST", `/projects/${p.body.id}/keys`, { environment: "test" });
       const live = await admin("POST", `/projects/${p.body.id}/keys`, { environment: "live" });
+      if (opts.x402PayTo) {
+        const x = await admin("PATCH", `/projects/${p.body.id}`, { x402: { payTo: opts.x402PayTo } });
+        if (x.status !== 200) throw new Error(`declaring x402.payTo: ${x.status} ${JSON.stringify(x.body)}`);
+      }
       if (opts.credits) {
         const c = await admin("POST", `/projects/${p.body.id}/credits`, { amount: opts.credits.toString() });
         if (c.status !== 200) throw new Error(`adding credits: ${c.status} ${JSON.stringify(c.body)}`);

@@ -26,8 +26,8 @@ test("docs/x402.md's paid endpoint and client: 200 with the settlement; the paye
   const doc = readFileSync(`${root}docs/x402.md`, "utf8");
   for (const f of ["server.ts", "client.ts"])
     expect(doc).toContain(readFileSync(`${root}examples/x402/${f}`, "utf8").trim());
-  const key = (await r.project()).testKey;
   const [merchant, payer] = [await r.funded(), await r.funded()];
+  const key = (await r.project({ x402PayTo: [merchant.publicKey()] })).testKey;
   const balance = (pk: string) => r.localnets.testnet!.account(pk)!.balance;
   const before = { payer: balance(payer.publicKey()), merchant: balance(merchant.publicKey()) };
   const server = Bun.spawn(["bun", "examples/x402/server.ts"], {

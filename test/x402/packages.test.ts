@@ -31,9 +31,9 @@ let projectId: string;
 beforeAll(async () => {
   // ledgers of 500 ms: the client signs its entries for ceil(60 s / 5 s) = 12 ledgers
   r = await startTestRelay({ LEDGER_CLOSE_MS: "500" });
-  const project = await r.project();
-  projectId = project.id;
   merchant = await r.funded();
+  const project = await r.project({ x402PayTo: [merchant.publicKey()] });
+  projectId = project.id;
   stack = await startStack(r, { key: project.testKey, payTo: merchant.publicKey(), asset: sac(r), price: PRICE });
 });
 afterAll(async () => {

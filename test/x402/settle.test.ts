@@ -34,8 +34,8 @@ const settle = (b: unknown, key: string) => r.post("/x402/settle", b, { authoriz
 
 test("mainnet: settled with the merchant's live key, its credits charged exactly feePaid", async () => {
   const credits = 50_000_000n;
-  const p = await r.project({ credits });
   const [payer, merchant] = [await fund(), await fund()];
+  const p = await r.project({ credits, x402PayTo: [merchant.publicKey()] });
   const net = mainnet(r);
   const req = requirements(r, merchant.publicKey(), PRICE, net);
   const { transaction } = await payment(r, payer, merchant.publicKey(), PRICE, { net });
@@ -64,13 +64,48 @@ test("mainnet: settled with the merchant's live key, its credits charged exactly
   expect(balance(payer.publicKey())).toBe(payer0 - PRICE);
 });
 
+test("another project's key cannot settle a merchant's payment: refused, nothing moves; the merchant then settles it", async () => {
+  const [payer, merchant] = [await fund(), await fund()];
+  const owner = await r.project({ credits: 50_000_000n, x402PayTo: [merchant.publicKey()] });
+  const other = await r.project({ credits: 50_000_000n });
+  const net = mainnet(r);
+  const req = requirements(r, merchant.publicKey(), PRICE, net);
+  const { transaction } = await payment(r, payer, merchant.publicKey(), PRICE, { net });
+  const [payer0, merchant0] = [balance(payer.publicKey()), balance(merchant.publicKey())];
+  const refused = await settle(body(transaction, req), other.liveKey);
+  expect(refused.status).toBe(200);
+  expect(refused.body).toMatchObject({ success: false, errorReason: "pay_to_not_declared", network: "stellar:pubnet" });
+  expect(refused.body.errorMessage).toContain(merchant.publicKey());
+  expect(balance(payer.publicKey())).toBe(payer0);
+  expect((await r.admin("GET", `/projects/${other.id}`)).body.creditBalance).toBe("50000000");
+  const settled = await settle(body(transaction, req), owner.liveKey);
+  expect(settled.body.success).toBe(true);
+  expect(balance(merchant.publicKey())).toBe(merchant0 + PRICE);
+  // the declaration is shown, and replaced whole
+  expect((await r.admin("GET", `/projects/${owner.id}`)).body.x402).toEqual({ payTo: [merchant.publicKey()] });
+  const cleared = await r.admin("PATCH", `/projects/${owner.id}`, { x402: { payTo: [] } });
+  expect(cleared.body.x402).toEqual({ payTo: [] });
+  const bad = await r.admin("PATCH", `/projects/${owner.id}`, { x402: { payTo: ["not-an-address"] } });
+  expect(bad.status).toBe(400);
+});
+
+test("/x402/supported lists the relay's signers for each network it settles on", async () => {
+  const { testKey } = await r.project();
+  const res = await r.http.get("/x402/supported", { authorization: `Bearer ${testKey}` });
+  expect(res.status).toBe(200);
+  const channels = r.pools.mainnet!.list().channels.map((c) => c.publicKey);
+  expect(res.body.signers["stellar:pubnet"]).toEqual(channels);
+  expect(res.body.signers["stellar:testnet"].length).toBeGreaterThan(0);
+});
+
 test("without credits, or against the project's policy: refused with transaction and network, nothing moves", async () => {
-  const broke = await r.project();
+  const [payer, merchant] = [await fund(), await fund()];
+  const broke = await r.project({ x402PayTo: [merchant.publicKey()] });
   const strict = await r.project({
     credits: 50_000_000n,
     policy: { allow: { contracts: [{ contract: "C".padEnd(56, "A") }] } },
+    x402PayTo: [merchant.publicKey()],
   });
-  const [payer, merchant] = [await fund(), await fund()];
   const net = mainnet(r);
   const req = requirements(r, merchant.publicKey(), PRICE, net);
   const { transaction } = await payment(r, payer, merchant.publicKey(), PRICE, { net });
@@ -102,7 +137,6 @@ test("without credits, or against the project's policy: refused with transaction
 test("a claim left by an instance that died mid-settlement: refused as running until it lapses, then settled once", async () => {
   const short = await startTestRelay({ LEDGER_CLOSE_MS: "500", SUBMISSION_TIMEOUT_MS: "1000" });
   try {
-    const p = await short.project({ credits: 50_000_000n });
     const fundOn = async () => {
       const kp = Keypair.random();
       const res = await fetch(`${short.url}/localnet/mainnet/friendbot?addr=${kp.publicKey()}`);
@@ -110,6 +144,7 @@ test("a claim left by an instance that died mid-settlement: refused as running u
       return kp;
     };
     const [payer, merchant] = [await fundOn(), await fundOn()];
+    const p = await short.project({ credits: 50_000_000n, x402PayTo: [merchant.publicKey()] });
     const net = mainnet(short);
     const req = requirements(short, merchant.publicKey(), PRICE, net);
     const { transaction } = await payment(short, payer, merchant.publicKey(), PRICE, { net, expiresIn: 14 });

@@ -5,7 +5,7 @@ import { errorResponses } from "../../http/schemas.ts";
 import { adminSecurity } from "../../http/openapi-refs.ts";
 import { PolicyPatch as PolicyPatchSchema } from "./rules/policy.ts";
 import { CreatedKeyView, KeyScope, KeyView } from "./keys/key.model.ts";
-import { CreditBalance, CreditJournal } from "./project.model.ts";
+import { CreditBalance, CreditJournal, X402Settings } from "./project.model.ts";
 import { ProjectView } from "./admin.model.ts";
 import type { ProjectsService } from "./projects.service.ts";
 
@@ -56,11 +56,15 @@ export function adminRoutes(deps: { projects: ProjectsService }) {
           name: t.Optional(name),
           policy: t.Optional(PolicyPatch),
           status: t.Optional(t.Union([t.Literal("active"), t.Literal("suspended")])),
+          x402: t.Optional(X402Settings),
         },
         { additionalProperties: false },
       ),
       response: { 200: ProjectView, ...bodyErrors },
-      detail: detail("Rename, change policy fields (null: back to the default) or suspend a project"),
+      detail: detail(
+        "Rename, change policy fields (null: back to the default), suspend a project, or set the addresses it accepts " +
+          "x402 payments to (x402.payTo, the whole list)",
+      ),
     })
     .post(
       "/projects/:id/keys",

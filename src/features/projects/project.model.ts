@@ -39,6 +39,26 @@ export const PolicyView = Type.Object(
 );
 export type PolicyView = Static<typeof PolicyView>;
 
+/** The project as an x402 merchant: the addresses it accepts payments to (settles only those). */
+export const X402Settings = Type.Object(
+  {
+    payTo: Type.Array(
+      Type.String({
+        pattern: "^[GC][A-Z2-7]{55}$",
+        description: "an account (G...) or a contract (C...) the project's x402 payments go to",
+        examples: ["GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H"],
+      }),
+      { maxItems: 100, uniqueItems: true },
+    ),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "The addresses this project accepts x402 payments to: /x402/settle with its key settles a payment only to one of them",
+  },
+);
+export type X402Settings = Static<typeof X402Settings>;
+
 export const ProjectView = Type.Object(
   {
     id: Type.String(),
@@ -47,6 +67,7 @@ export const ProjectView = Type.Object(
     creditBalance: Type.String({ description: "Stroops available (the journal's sum)" }),
     creditReserved: Type.String({ description: "Stroops held by transactions in flight" }),
     policy: PolicyView,
+    x402: X402Settings,
     createdAt: Type.String(),
     updatedAt: Type.String(),
   },

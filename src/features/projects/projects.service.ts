@@ -20,7 +20,7 @@ import { replyError, type ProjectActors } from "./project-actors.ts";
 import type { ProjectActor } from "./project-actor.ts";
 import { KeysService, keyView, type KeyNotice, type NewKey } from "./keys/keys.service.ts";
 import type { CreatedKeyView, KeyView } from "./keys/key.model.ts";
-import type { CreditBalance, CreditEntryView, CreditJournal } from "./project.model.ts";
+import type { CreditBalance, CreditEntryView, CreditJournal, X402Settings } from "./project.model.ts";
 import type { ProjectView } from "./admin.model.ts";
 
 const noPublish = async (_: ProjectNotice) => {};
@@ -153,6 +153,7 @@ export class ProjectsService {
       creditBalance: balance.toString(),
       creditReserved: reserved.toString(),
       policy: policyView(c.policy),
+      x402: { payTo: p.x402PayTo },
       createdAt: p.createdAt.toISOString(),
       updatedAt: p.updatedAt.toISOString(),
     };
@@ -190,7 +191,7 @@ export class ProjectsService {
 
   async update(
     id: string,
-    change: { name?: string; status?: ProjectStatus; policy?: PolicyPatch },
+    change: { name?: string; status?: ProjectStatus; policy?: PolicyPatch; x402?: X402Settings },
   ): Promise<ProjectView> {
     const current = await this.row(id);
     const changed = change.policy ? await this.changes.apply(id, current.policy, change.policy) : null;
@@ -199,6 +200,7 @@ export class ProjectsService {
       ...(change.name !== undefined ? { name: change.name } : {}),
       ...(change.status ? { status: change.status } : {}),
       ...(policy ? { policy } : {}),
+      ...(change.x402 ? { x402PayTo: change.x402.payTo } : {}),
       // a new alert (or none) is checked afresh: the journal's next entry under it alerts again
       ...(change.policy?.lowBalanceAlert !== undefined &&
       change.policy.lowBalanceAlert !== (current.policy.lowBalanceAlert ?? null)

@@ -16,6 +16,8 @@ export function createX402(deps: {
   submissions: Pick<SubmissionStore, "byInnerHash">;
   claims: IdempotencyStore;
   claimTtlMs: number;
+  /** The addresses a project accepts x402 payments to (its x402.payTo). */
+  payTo(projectId: string): Promise<string[]>;
 }): X402Deps {
   const { networks } = deps;
   const verifier = new X402Verifier({
@@ -30,7 +32,13 @@ export function createX402(deps: {
       sponsor: deps.sponsor,
       claims: deps.claims,
       claimTtlMs: deps.claimTtlMs,
+      payTo: deps.payTo,
     }),
     served: () => (["mainnet", "testnet"] as const).filter((n) => networks.find(n)?.pool),
+    signers: (n) =>
+      networks
+        .find(n)
+        ?.pool?.list()
+        .channels.map((c) => c.publicKey) ?? [],
   };
 }

@@ -37,6 +37,8 @@ export const X402_REASONS = {
   invalid_exact_stellar_payload_event_wrong_from: "the transfer event's from is not the payer",
   invalid_exact_stellar_payload_event_wrong_to: "the transfer event's to is not payTo",
   invalid_exact_stellar_payload_event_wrong_amount: "the transfer event's amount is not the required amount",
+  pay_to_not_declared:
+    "relay: payTo is not among the addresses the settling project accepts payments to (its x402.payTo)",
   invalid_exact_stellar_payload_already_settled:
     "relay: this payment was settled already, or a settlement of it is running",
   settle_exact_stellar_transaction_submission_failed:

@@ -4,7 +4,8 @@
  * later, is refused and moves nothing), then submit it through the relay's own func+auth path
  * (`SponsorService.sponsorOperation`: a channel account as source, the fee strategy's bid, the
  * merchant project's policy, limits and credits; a submission like any other, looked up, listed,
- * evented and webhooked). Answered at the ledger with the transaction's hash.
+ * evented and webhooked). Answered at the ledger with the transaction's hash. Only a payment to an address
+ * the merchant's project declared (its `x402.payTo`) is settled: another project's key cannot settle it first.
  */
 import { isRetryable } from "../../kernel/errors.ts";
 import type { Payer } from "../projects/principal.ts";
@@ -32,6 +33,8 @@ export interface SettlementDeps {
   claims: IdempotencyStore;
   /** How long a claim holds (`settleClaimMs`; the submission's row outlives it: verify refuses it then). */
   claimTtlMs: number;
+  /** The addresses a project accepts x402 payments to (its x402.payTo): it settles no others. */
+  payTo(projectId: string): Promise<string[]>;
 }
 
 export class X402Settlement {
@@ -44,6 +47,15 @@ export class X402Settlement {
     payer: Payer,
   ): Promise<SettleResponse> {
     const network = payload.accepted?.network ?? req.network;
+    // a merchant settles payments to its own addresses: another project's key cannot settle (and pay for) them
+    const accepted = payer.projectId ? await this.deps.payTo(payer.projectId) : [];
+    if (!accepted.includes(req.payTo))
+      return refusal(
+        network,
+        "pay_to_not_declared",
+        `this project does not accept payments to ${req.payTo}: declare it with PATCH /v1/admin/projects/{id} ` +
+          '{"x402": {"payTo": [...]}} (nothing was settled)',
+      );
     const verdict = await this.deps.verifier.verify(x402Version, payload, req);
     if (!verdict.ok) return refusal(network, verdict.refusal.reason, verdict.refusal.message, verdict.refusal.payer);
     const { verified } = verdict;

@@ -20,6 +20,8 @@ export interface X402Deps {
   settlement: X402Settlement;
   /** The networks this relay serves (with a channel pool). */
   served(): NetworkName[];
+  /** The accounts that sign (and pay for) a network's settlements: its channel accounts. */
+  signers(network: NetworkName): string[];
 }
 
 const auth =
@@ -39,7 +41,8 @@ export function x402Routes(deps: X402Deps) {
           extra: { areFeesSponsored: true },
         })),
         extensions: [],
-        signers: {},
+        // the spec's map of network to the addresses that sign its settlements (here, the fee-paying channels)
+        signers: Object.fromEntries(deps.served().map((n) => [CAIP2[n], deps.signers(n)])),
       }),
       {
         response: { 200: SupportedResponse, ...V1_ERRORS },

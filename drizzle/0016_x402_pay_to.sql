@@ -1,0 +1,1 @@
+ALTER TABLE "projects" ADD COLUMN "x402_pay_to" jsonb DEFAULT '[]'::jsonb NOT NULL;
