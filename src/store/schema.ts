@@ -25,6 +25,16 @@ export const submissions = pgTable(
     caller: text("caller").notNull(),
     /** The paying project; null for the anonymous testnet relay. */
     projectId: text("project_id"),
+    /**
+     * Its end user: the inner transaction's source, or a func+auth call's signer when a policy asked who
+     * it is (perUser, approval); null otherwise. An end user's usage is counted from these rows.
+     */
+    endUser: text("end_user"),
+    /**
+     * The count and fee hold its admission took against its end user's day (perUser caps), while no
+     * outcome is known: `{day, grant}`; taken (null) by whoever records its outcome, once.
+     */
+    userHold: jsonb("user_hold").$type<{ day: string; grant: string }>(),
     maxFee: bigint("max_fee", { mode: "bigint" }).notNull(),
     /** The last envelope sent (base64): a resumed submission sends it again rather than wrap anew. */
     envelope: text("envelope"),

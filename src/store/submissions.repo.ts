@@ -242,6 +242,19 @@ export class SubmissionsRepo implements SubmissionStore {
     return { projectId: row?.project_id ?? null, released: BigInt(row?.released ?? 0), charged: 0n };
   }
 
+  async takeUserHold(id: string) {
+    const r = await this.db.execute(sql`with old as (
+        select id, user_hold from ${submissions} where id = ${id} and user_hold is not null for update)
+      update ${submissions} s set user_hold = null from old where s.id = old.id
+      returning old.user_hold as hold, s.project_id, s.end_user`);
+    const [row] = rowsOf<{ hold: { day: string; grant: string }; project_id: string | null; end_user: string | null }>(
+      r,
+    );
+    if (!row?.project_id || !row.end_user) return null;
+    const hold = typeof row.hold === "string" ? JSON.parse(row.hold) : row.hold;
+    return { projectId: row.project_id, account: row.end_user, day: hold.day, grant: BigInt(hold.grant) };
+  }
+
   async recordAccepted(id: string, hash: string, answer: string): Promise<void> {
     await this.accepted.run({ id, hash, answer });
     this.wrote();
@@ -304,6 +317,7 @@ function record(r: typeof submissions.$inferSelect): SubmissionRecord {
     releasedAt: r.releasedAt,
     outcome: readOutcome(r.outcome),
     feeCharged: r.feeCharged,
+    userHold: r.userHold ? { day: r.userHold.day, grant: BigInt(r.userHold.grant) } : null,
   };
 }
 
@@ -322,6 +336,7 @@ interface SubmissionRow {
   outcome: unknown;
   fee_charged: string | null;
   status: string;
+  user_hold: { day: string; grant: string } | string | null;
 }
 
 function rowRecord(r: SubmissionRow): SubmissionRecord {
@@ -338,6 +353,14 @@ function rowRecord(r: SubmissionRow): SubmissionRecord {
     releasedAt: r.released_ms === null ? null : new Date(r.released_ms),
     outcome: readOutcome(r.outcome),
     feeCharged: r.fee_charged === null ? null : BigInt(r.fee_charged),
+    userHold: userHoldOf(r.user_hold),
     status: r.status,
   };
+}
+
+/** A row's user_hold (jsonb: an object, or its text on drivers that return text). */
+function userHoldOf(v: SubmissionRow["user_hold"]): SubmissionRecord["userHold"] {
+  if (!v) return null;
+  const h = typeof v === "string" ? (JSON.parse(v) as { day: string; grant: string }) : v;
+  return { day: h.day, grant: BigInt(h.grant) };
 }

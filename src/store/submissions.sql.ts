@@ -22,6 +22,8 @@ type IntentColumn =
   | "hash"
   | "caller"
   | "projectId"
+  | "endUser"
+  | "userHold"
   | "maxFee"
   | "envelope"
   | "sentLedger"
@@ -40,6 +42,10 @@ export function intentColumns(items: Intent[]): IntentColumns {
     hash: of((i) => i.s.hash),
     caller: of((i) => i.s.caller),
     projectId: of((i) => i.s.projectId),
+    endUser: of((i) => i.s.endUser ?? null),
+    userHold: of((i) =>
+      i.s.userHold ? JSON.stringify({ day: i.s.userHold.day, grant: i.s.userHold.grant.toString() }) : null,
+    ),
     maxFee: of((i) => i.s.maxFee),
     envelope: of((i) => i.s.envelope),
     sentLedger: of((i) => i.s.sentLedger),
@@ -51,9 +57,11 @@ export function intentColumns(items: Intent[]): IntentColumns {
 
 /** The intents as rows of a `with` clause named `input`. */
 const intentInput = (col: (key: IntentColumn, type: string) => SQL): SQL =>
-  sql`input (id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger, fee_bid, channel, hold)
+  sql`input (id, network, inner_hash, hash, caller, project_id, end_user, user_hold, max_fee, envelope, sent_ledger,
+      fee_bid, channel, hold)
     as (select * from unnest(${col("id", "text")}, ${col("network", "text")}, ${col("innerHash", "text")},
-      ${col("hash", "text")}, ${col("caller", "text")}, ${col("projectId", "text")}, ${col("maxFee", "bigint")},
+      ${col("hash", "text")}, ${col("caller", "text")}, ${col("projectId", "text")}, ${col("endUser", "text")},
+      ${col("userHold", "jsonb")}, ${col("maxFee", "bigint")},
       ${col("envelope", "text")}, ${col("sentLedger", "integer")}, ${col("feeBid", "bigint")},
       ${col("channel", "text")}, ${col("hold", "bigint")})),
   attempt as (insert into ${submissionAttempts} (submission_id, hash, fee_bid, channel)
@@ -76,11 +84,13 @@ export const changedRow = (s: SQL, changed: SQL) =>
  * outstanding; a rejected or expired one sent again is pending again), and records each as an attempt.
  */
 const intentUpsert = sql`insert into ${submissions}
-    (id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger)
-  select id, network, inner_hash, hash, caller, project_id, max_fee, envelope, sent_ledger from input
+    (id, network, inner_hash, hash, caller, project_id, end_user, user_hold, max_fee, envelope, sent_ledger)
+  select id, network, inner_hash, hash, caller, project_id, end_user, user_hold, max_fee, envelope, sent_ledger
+  from input
   on conflict (id) do update set status = ${statusAfter("SEND", sql`${submissions}.status`)}, hash = excluded.hash, max_fee = excluded.max_fee, envelope = excluded.envelope,
     sent_ledger = excluded.sent_ledger, released_at = null, updated_at = now(),
     outcome = null, outcome_kind = null, fee_charged = null,
+    user_hold = coalesce(${submissions}.user_hold, excluded.user_hold),
     project_id = case when ${outstanding(sql`excluded.id`)} = 0 then excluded.project_id else ${submissions}.project_id end`;
 
 /**
@@ -183,7 +193,7 @@ export const submissionsByInnerHash = new BatchStatement<"networks" | "hashes">(
   (col) => sql`select s.* from unnest(${col("networks", "text")}, ${col("hashes", "text")}) as t (network, inner_hash)
     join lateral (select s.id, s.network, s.inner_hash, s.hash, s.caller, s.project_id, s.max_fee::text as max_fee,
         s.envelope, s.sent_ledger, (extract(epoch from s.released_at) * 1000)::float8 as released_ms, s.outcome,
-        s.fee_charged::text as fee_charged, s.status
+        s.fee_charged::text as fee_charged, s.status, s.user_hold
       from ${submissions} s where s.network = t.network and s.inner_hash = t.inner_hash limit 1) s on true`,
 );
 /** The network took these fee-bumps: each attempt's answer, and its submission submitted (if it was pending). */

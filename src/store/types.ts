@@ -27,6 +27,10 @@ export interface SubmissionIntent {
   caller: string;
   /** The paying project; null for anonymous callers. */
   projectId: string | null;
+  /** Its end user (the inner source, or a func+auth call's signer when known); absent or null: not known. */
+  endUser?: string | null;
+  /** Its admission's hold on its end user's day (perUser caps), until its outcome is known. */
+  userHold?: { day: string; grant: bigint } | null;
   maxFee: bigint;
   /** The envelope sent (base64) and the network's latest ledger then. */
   envelope: string;
@@ -79,6 +83,11 @@ export interface SubmissionStore {
    */
   release(id: string, sentLedger?: number | null): Promise<SettledCredits>;
   /** The network took the fee-bump `hash` (its answer: PENDING or DUPLICATE): the submission is submitted. */
+  /**
+   * Takes a submission's hold on its end user's day (`userHold`), once: whoever records its outcome
+   * settles it. Null: none, or taken already.
+   */
+  takeUserHold(id: string): Promise<{ projectId: string; account: string; day: string; grant: bigint } | null>;
   recordAccepted(id: string, hash: string, answer: string): Promise<void>;
   /**
    * A transaction the relay refused before sending anything (its policy, its credits, a suspended

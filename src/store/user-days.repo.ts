@@ -6,7 +6,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "./db.ts";
-import { userDays } from "./schema.ts";
+import { submissions, userDays } from "./schema.ts";
 import { rowsOf } from "./batch-sql.ts";
 
 export interface UserDay {
@@ -53,6 +53,24 @@ export class UserDaysRepo {
       set fee_held = greatest(fee_held - ${grant}, 0), fee_charged = fee_charged + ${charged},
         transactions = transactions - ${charged > 0n ? 0 : 1}
       where project_id = ${k.projectId} and account = ${k.account} and day = ${k.day}`);
+  }
+
+  /**
+   * The end user's day as the submissions record it, whether or not a cap counts it: its transactions
+   * admitted that UTC day that landed (charged) or may still land (in flight), and what they were charged.
+   */
+  async recorded(k: UserKey): Promise<{ transactions: number; feeCharged: bigint }> {
+    const start = `${k.day}T00:00:00Z`;
+    const end = new Date(Date.parse(start) + 86_400_000).toISOString();
+    const [r] = rowsOf<{ transactions: number | string; fee_charged: string }>(
+      await this.db.execute(sql`select count(*) filter (where fee_charged is not null
+            or (outcome_kind is null and released_at is null)) as transactions,
+          coalesce(sum(fee_charged), 0)::text as fee_charged
+        from ${submissions}
+        where project_id = ${k.projectId} and end_user = ${k.account} and updated_at >= ${start}::timestamptz
+          and created_at >= ${start}::timestamptz and created_at < ${end}::timestamptz`),
+    );
+    return { transactions: Number(r?.transactions ?? 0), feeCharged: BigInt(r?.fee_charged ?? 0) };
   }
 
   async usage(k: UserKey): Promise<UserDay | null> {

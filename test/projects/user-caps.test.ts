@@ -128,3 +128,21 @@ test("at once: a user's burst over maxTransactionsPerDay grants exactly the cap"
   await until("the user's day settled", async () => BigInt((await usage()).feeCharged) === charged, 5_000, 20);
   expect((await usage()).transactions).toBe(ok.length);
 });
+
+test("an end user's usage is shown without a cap too: its transactions today and what they were charged", async () => {
+  const p = await r.project();
+  const [alice, bob] = [await r.funded(), await r.funded()];
+  const headers = { "x-api-key": p.testKey };
+  let charged = 0n;
+  for (let i = 0; i < 2; i++) {
+    const ok = await r.post("/v1/sponsor", { transaction: xdrOf(await r.payment(alice)), network: "testnet" }, headers);
+    expect(ok.status).toBe(200);
+    charged += BigInt(ok.body.feePaid);
+  }
+  const day = (await r.admin("GET", `/projects/${p.id}/users/${alice.publicKey()}`)).body;
+  expect(day).toMatchObject({ account: alice.publicKey(), transactions: 2, feeCharged: charged.toString() });
+  expect((await r.admin("GET", `/projects/${p.id}/users/${bob.publicKey()}`)).body.transactions).toBe(0);
+  // another project's look-up of the same user sees its own transactions only
+  const other = await r.project();
+  expect((await r.admin("GET", `/projects/${other.id}/users/${alice.publicKey()}`)).body.transactions).toBe(0);
+});

@@ -26,7 +26,7 @@ export function userRoutes(deps: { projects: ProjectsService; userCaps: UserCaps
       params: t.Object({ id: t.String(), account: t.String({ pattern: "^[GC][A-Z2-7]{55}$" }) }),
       response: { 200: UserDayView, ...errorResponses(400, 401, 404, 500) },
       detail: {
-        summary: "An end user's usage today (the policy's perUser caps)",
+        summary: "An end user's usage today, from what its submissions record (whether or not perUser caps it)",
         tags: ["admin"],
         security: adminSecurity,
       },

@@ -15,6 +15,8 @@ import type { ChannelPool } from "../pool/channel-pool.ts";
 import type { Payer } from "../projects/principal.ts";
 import type { OpSummary } from "../../../actors/projects/policy.ts";
 import type { UserCaps, UserHold } from "../projects/rules/user-caps.ts";
+import type { SubmissionStore } from "../../store/types.ts";
+import { finalOutcome } from "./outcomes.ts";
 import { withAssetContracts } from "../projects/rules/touches.ts";
 
 /** Sponsoring draws on credits on mainnet only. */
@@ -32,6 +34,12 @@ export interface Reservation {
   writing?: Promise<void>;
   /** Its count and fee hold against its end user's day (the policy's perUser caps). */
   user?: UserHold;
+  /**
+   * The end user's hold is the submission's (its row's `user_hold`: this one's, written with its intent,
+   * or an earlier request's still outstanding): settled where the outcome is recorded, once, not with
+   * this reservation; a 504 leaves it counted.
+   */
+  userOnRow?: boolean;
 }
 
 const max = (...xs: bigint[]) => xs.reduce((a, b) => (a > b ? a : b));
@@ -50,7 +58,14 @@ export interface Wanted {
 }
 
 export class Admission {
-  constructor(private readonly deps: { fees: FeePlanner; maxFeeRate: bigint; userCaps?: UserCaps }) {}
+  constructor(
+    private readonly deps: {
+      fees: FeePlanner;
+      maxFeeRate: bigint;
+      userCaps?: UserCaps;
+      submissions: Pick<SubmissionStore, "byInnerHash">;
+    },
+  ) {}
 
   /** Plans the fee and has the payer's actor check the policy and reserve the most this request may pay. */
   async reserve(
@@ -88,8 +103,14 @@ export class Admission {
               "entries is both signed and used by the invocation",
             { rule: "perUser" },
           );
-        const hold = await this.deps.userCaps.reserve(payer.projectId, want.user, policy, grant, Date.now());
-        if (hold) reservation.user = hold;
+        // an earlier request of this transaction still holds the user's count (answered 504): it is this one's;
+        // one that landed is answered from its record and counted already
+        const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
+        if (prior?.userHold && prior.outcome === null) reservation.userOnRow = true;
+        else if (!finalOutcome(prior)) {
+          const hold = await this.deps.userCaps.reserve(payer.projectId, want.user, policy, grant, Date.now());
+          if (hold) reservation.user = hold;
+        }
       } catch (e) {
         payer.settle(id, { released: 0n, charged: 0n, journaled: false }); // nothing of it was sent
         throw e;

@@ -79,6 +79,7 @@ export class Settlement {
       : outcomeOf(submissionFailed(c.hash, c.resultXdr, { ledger: c.ledger, feePaid: c.feeCharged }));
     this.parked.unpark(id, c);
     this.deps.metrics?.feePaid(network, c.feeCharged);
+    this.settleUserHold(id, c.feeCharged, reservation);
     const written = this.deps.submissions.recordOutcome(id, outcome, c.feeCharged, network === CREDIT_NETWORK);
     // several instances: written first, so that every instance's views show it once it is answered
     if (!reservation || !fresh || this.deps.shared) {
@@ -109,11 +110,13 @@ export class Settlement {
    */
   async reject(network: NetworkName, reservation: Reservation, id: string, o: Outcome): Promise<void> {
     const s = await this.deps.submissions.recordOutcome(id, o, null, network === CREDIT_NETWORK);
+    this.settleUserHold(id, 0n, reservation);
     this.applySettlement(network, reservation, s, 0n);
   }
 
   /** The network accepted none of a request's attempts: its reservation is given back now. */
   async giveBack(reservation: Reservation, id: string): Promise<void> {
+    this.settleUserHold(id, 0n, reservation);
     if (reservation.journaled) this.endReservation(reservation, await this.deps.submissions.release(id));
   }
 
@@ -125,6 +128,7 @@ export class Settlement {
   async expire(r: SubmissionRecord): Promise<void> {
     const s = await this.deps.submissions.release(r.id, r.sentLedger);
     if (s.projectId && s.released > 0n) this.deps.projects.settleJournaled(s.projectId, s);
+    if (s.projectId) this.settleUserHold(r.id, 0n); // released: none of it can land, the user's count goes back
     this.parked.unpark(r.id, null);
   }
 
@@ -161,6 +165,24 @@ export class Settlement {
     else if (reservation && owner === reservation.payer.projectId) this.endReservation(reservation, s, feeCharged);
     else if (owner && network === CREDIT_NETWORK) this.deps.projects.settleJournaled(owner, s);
   }
+  /**
+   * The end user's hold a submission carries (perUser caps), settled once with what the network charged
+   * (0: it is not counted) when its outcome is known: by the request that learns it, if its hold is the
+   * row's, or by recovery (no reservation).
+   */
+  private settleUserHold(id: string, charged: bigint, reservation?: Reservation): void {
+    const caps = this.deps.userCaps;
+    if (!caps || (reservation && !reservation.userOnRow)) return;
+    void this.deps.submissions
+      .takeUserHold(id)
+      .then(
+        (h) =>
+          h &&
+          caps.settle({ key: { projectId: h.projectId, account: h.account, day: h.day }, grant: h.grant }, charged),
+      )
+      .catch((e) => this.deps.log.warn({ submission: id, err: String(e) }, "settling an end user's hold failed"));
+  }
+
   /** Drops what is left of a request's reservation once its outcome's write (if any) has ended. */
   finish(reservation: Reservation): void {
     const drop = () => this.endReservation(reservation, { released: 0n, charged: 0n });
@@ -176,7 +198,8 @@ export class Settlement {
     reservation.done = true;
     reservation.payer.settle(reservation.id, { ...s, journaled: reservation.journaled });
     const user = reservation.user;
-    if (user && this.deps.userCaps)
+    // a hold the submission carries is settled where its outcome is recorded (settleUserHold), or stays (504)
+    if (user && this.deps.userCaps && !reservation.userOnRow)
       void this.deps.userCaps
         .settle(user, fee)
         .catch((e) => this.deps.log.warn({ err: String(e), user: user.key.account }, "settling a user's day failed"));

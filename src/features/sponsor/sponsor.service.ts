@@ -93,7 +93,12 @@ export class SponsorService {
   constructor(private readonly deps: SponsorDeps) {
     this.ordering = new Ordering(deps.config.order, deps.log);
     const parked = new ParkedLeases();
-    this.admission = new Admission({ fees: deps.fees, maxFeeRate: deps.config.maxFeeRate, userCaps: deps.userCaps });
+    this.admission = new Admission({
+      fees: deps.fees,
+      maxFeeRate: deps.config.maxFeeRate,
+      userCaps: deps.userCaps,
+      submissions: deps.submissions,
+    });
     this.settlement = new Settlement({ ...deps, shared: Boolean(deps.shared) }, parked);
     const submitting = new SubmissionStage(
       { ...deps, submissionTimeoutMs: deps.config.submissionTimeoutMs },

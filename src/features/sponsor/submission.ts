@@ -180,6 +180,8 @@ export class SubmissionStage {
         hash,
         caller: reservation.payer.scope,
         projectId: reservation.payer.projectId,
+        endUser: job.about?.user ?? null,
+        userHold: reservation.user ? { day: reservation.user.key.day, grant: reservation.user.grant } : null,
         maxFee: jobFee(job, rate),
         envelope: envelope.xdr,
         sentLedger: gw.watcher.latestLedger,
@@ -190,6 +192,7 @@ export class SubmissionStage {
       first,
     );
     reservation.journaled ||= journaled;
+    if (reservation.user) reservation.userOnRow = true; // its hold is the submission's now
   }
 }
 

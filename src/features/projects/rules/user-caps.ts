@@ -46,11 +46,11 @@ export class UserCaps {
     await this.repo.settle(hold.key, hold.grant, charged);
   }
 
-  /** The end user's usage today. */
+  /** The end user's usage today, from what the submissions record (a cap or none). */
   async today(projectId: string, account: string, now = Date.now()) {
     const day = utcDay(now);
-    const u = await this.repo.usage({ projectId, account, day });
-    return { account, day, transactions: u?.transactions ?? 0, feeCharged: (u?.feeCharged ?? 0n).toString() };
+    const u = await this.repo.recorded({ projectId, account, day });
+    return { account, day, transactions: u.transactions, feeCharged: u.feeCharged.toString() };
   }
 }
 

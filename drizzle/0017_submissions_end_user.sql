@@ -1,0 +1,1 @@
+ALTER TABLE "submissions" ADD COLUMN "end_user" text;
