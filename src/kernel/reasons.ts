@@ -56,6 +56,8 @@ export const REASONS = {
   // authorization (FORBIDDEN, UNAUTHORIZED)
   wrong_network: "an API key used on the other network (details.keyNetwork)",
   project_suspended: "the project is suspended",
+  another_project:
+    "the transaction's submission is another project's (or the anonymous relay's): its record stays theirs",
   sign_in_failures: "too many wrong admin tokens from this client IP (RATE_LIMIT_EXCEEDED)",
   cross_site: "a console change sent from another site",
   csrf_token: "a console change without its X-CSRF-Token",

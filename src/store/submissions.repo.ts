@@ -14,7 +14,7 @@ import { statusAfter } from "./status-sql.ts";
 import { nextStatus } from "../../actors/sponsor/submission.machine.ts";
 import { RelayError } from "../kernel/errors.ts";
 import type { Db } from "./db.ts";
-import { readOutcome } from "./outcome-codec.ts";
+import { record, rowRecord, type SubmissionRow } from "./submission-rows.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { rowsOf } from "./batch-sql.ts";
 import {
@@ -301,66 +301,4 @@ export class SubmissionsRepo implements SubmissionStore {
       .groupBy(submissions.projectId);
     return new Map(rows.map((r) => [r.projectId!, BigInt(r.total)]));
   }
-}
-
-function record(r: typeof submissions.$inferSelect): SubmissionRecord {
-  return {
-    id: r.id,
-    network: r.network,
-    innerHash: r.innerHash,
-    hash: r.hash,
-    caller: r.caller,
-    projectId: r.projectId,
-    maxFee: r.maxFee,
-    envelope: r.envelope,
-    sentLedger: r.sentLedger,
-    releasedAt: r.releasedAt,
-    outcome: readOutcome(r.outcome),
-    feeCharged: r.feeCharged,
-    userHold: r.userHold ? { day: r.userHold.day, grant: BigInt(r.userHold.grant) } : null,
-  };
-}
-
-/** A submission's row as `submissionsByInnerHash` reads it. */
-interface SubmissionRow {
-  id: string;
-  network: string;
-  inner_hash: string;
-  hash: string;
-  caller: string;
-  project_id: string | null;
-  max_fee: string;
-  envelope: string | null;
-  sent_ledger: number | null;
-  released_ms: number | null;
-  outcome: unknown;
-  fee_charged: string | null;
-  status: string;
-  user_hold: { day: string; grant: string } | string | null;
-}
-
-function rowRecord(r: SubmissionRow): SubmissionRecord {
-  return {
-    id: r.id,
-    network: r.network,
-    innerHash: r.inner_hash,
-    hash: r.hash,
-    caller: r.caller,
-    projectId: r.project_id,
-    maxFee: BigInt(r.max_fee),
-    envelope: r.envelope,
-    sentLedger: r.sent_ledger,
-    releasedAt: r.released_ms === null ? null : new Date(r.released_ms),
-    outcome: readOutcome(r.outcome),
-    feeCharged: r.fee_charged === null ? null : BigInt(r.fee_charged),
-    userHold: userHoldOf(r.user_hold),
-    status: r.status,
-  };
-}
-
-/** A row's user_hold (jsonb: an object, or its text on drivers that return text). */
-function userHoldOf(v: SubmissionRow["user_hold"]): SubmissionRecord["userHold"] {
-  if (!v) return null;
-  const h = typeof v === "string" ? (JSON.parse(v) as { day: string; grant: string }) : v;
-  return { day: h.day, grant: BigInt(h.grant) };
 }

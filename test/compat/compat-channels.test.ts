@@ -253,7 +253,9 @@ describe("projects on mainnet: credits and the fee limit (the policy's dailySpen
     expect(e.details).toMatchObject({ reason: "insufficient_credits", relayCode: "INSUFFICIENT_CREDITS" });
 
     const rich = await r.project({ credits: 100_000_000n });
-    const res = await client("mainnet", rich.liveKey).submitTransaction({ xdr: (await main.payment(user!)).toXDR() });
+    // a transaction of its own (the one refused above stays the poor project's)
+    const own = await main.payment(user!, { amount: "2" });
+    const res = await client("mainnet", rich.liveKey).submitTransaction({ xdr: own.toXDR() });
     const other = await rejected(client("mainnet", poor.liveKey).getTransaction({ transactionId: res.transactionId! }));
     expect(other.code).toBe("NOT_FOUND");
     const wrongNetwork = await rejected(

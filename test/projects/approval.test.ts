@@ -119,7 +119,7 @@ describe("approval", () => {
     expect(res.body.error.details.reason).toBe("approval_unavailable");
     answer = () => new Response("no", { status: 500 });
     const approve = await approvedProject({ timeoutMs: 100, onFailure: "approve" });
-    expect((await sponsor(approve.testKey, xdrOf(await r.payment(user)))).status).toBe(200);
+    expect((await sponsor(approve.testKey, xdrOf(await r.payment(user, { amount: "2" })))).status).toBe(200);
   });
 
   test("an unreachable server: 403 saying the server did not answer, no socket error text (it is logged)", async () => {

@@ -86,7 +86,7 @@ describe.each(storeKinds)("credits (%s)", (kind) => {
     ).toEqual(["release", "reserve"]);
   });
 
-  test("two projects sending the same inner transaction: each pays only for its own submission", async () => {
+  test("a transaction one project's submission was rejected for stays that project's: another's is refused, paying nothing", async () => {
     const [kp] = await main.fund(1);
     const a = await r.project({ credits: 1_000_000n });
     const b = await r.project({ credits: 1_000_000n });
@@ -95,14 +95,27 @@ describe.each(storeKinds)("credits (%s)", (kind) => {
     expectError(await main.sponsor(a.liveKey, tx2), 422, "SUBMISSION_FAILED"); // rejected before inclusion: A pays nothing
     const first = await main.sponsor(a.liveKey, tx1);
     expect(first.status).toBe(200);
-    const second = await main.sponsor(b.liveKey, tx2); // the same inner transaction, now valid, for B
+    // the same inner transaction, now valid, through B: its record is A's, so B does not send it
+    const other = await main.sponsor(b.liveKey, tx2);
+    expectError(other, 403, "FORBIDDEN");
+    expect(other.body.error.details.reason).toBe("another_project");
+    const second = await main.sponsor(a.liveKey, tx2); // A sends it again: its own, now valid
     expect(second.status).toBe(200);
-    const charges = async (id: string) =>
-      (await expectSettled(r, id)).entries.filter((e) => e.kind === "charge").map((e) => [e.txHash, e.amount]);
-    expect(await charges(a.id)).toEqual([[first.body.hash, `-${first.body.feePaid}`]]);
-    expect(await charges(b.id)).toEqual([[second.body.hash, `-${second.body.feePaid}`]]);
-    expect((await projectView(r, a.id)).creditBalance).toBe((1_000_000n - BigInt(first.body.feePaid)).toString());
-    expect((await projectView(r, b.id)).creditBalance).toBe((1_000_000n - BigInt(second.body.feePaid)).toString());
+    // A's journal: its submissions' reserves all released, the two landed ones charged; B's: nothing
+    await expectSettled(r, b.id);
+    const entries = await journal(r, a.id, 100);
+    const charges = entries.filter((e) => e.kind === "charge").map((e) => [e.txHash, e.amount]);
+    expect(charges.sort()).toEqual(
+      [
+        [first.body.hash, `-${first.body.feePaid}`],
+        [second.body.hash, `-${second.body.feePaid}`],
+      ].sort(),
+    );
+    expect(sum(entries.filter((e) => e.kind !== "charge" && e.kind !== "topup").map((e) => BigInt(e.amount)))).toBe(0n);
+    expect((await journal(r, b.id, 100)).filter((e) => e.kind !== "topup")).toEqual([]);
+    const spent = BigInt(first.body.feePaid) + BigInt(second.body.feePaid);
+    expect((await projectView(r, a.id)).creditBalance).toBe((1_000_000n - spent).toString());
+    expect((await projectView(r, b.id)).creditBalance).toBe("1000000");
   });
 
   test("INSUFFICIENT_CREDITS on mainnet without credits; testnet needs none", async () => {

@@ -219,11 +219,17 @@ describe("a time window", () => {
     const soon = new Date(Date.now() + 3600_000).toISOString();
     const past = new Date(Date.now() - 3600_000).toISOString();
     const notYet = await r.project({ policy: { activeFrom: soon } });
+    // each project gets a transaction of its own (one refused by a project stays that project's)
+    let amount = 0;
     const pay = async () =>
       xdrOf(
         await tx(
           user,
-          Operation.payment({ destination: r.localnets.testnet!.root.publicKey(), asset: Asset.native(), amount: "1" }),
+          Operation.payment({
+            destination: r.localnets.testnet!.root.publicKey(),
+            asset: Asset.native(),
+            amount: String(++amount),
+          }),
         ),
       );
     const a = await sponsor(notYet.testKey, { transaction: await pay() });

@@ -22,6 +22,7 @@ async function payment() {
   const tx = await r.payment(user);
   return {
     body: { transaction: xdrOf(tx), network: "testnet" },
+    innerHash: Buffer.from(tx.hash()).toString("hex"),
     source: user.publicKey(),
     before: balance(user.publicKey()),
   };
@@ -71,5 +72,23 @@ describe("what an answer shows", () => {
     const again = await r.post("/v1/sponsor", p.body, key(b.testKey));
     expectOk(again);
     expect(again.body.hash).toBe(sponsored.body.hash);
+  });
+
+  test("a transaction one project refused, sent through another: 403 another_project, its record stays the first's, nothing sent", async () => {
+    const a = await r.project({ policy: { allowedOperations: ["createAccount"] } });
+    const b = await r.project();
+    const p = await payment();
+    expectError(await r.post("/v1/sponsor", p.body, key(a.testKey)), 403, "POLICY_VIOLATION");
+    const other = await r.post("/v1/sponsor", p.body, key(b.testKey));
+    expectError(other, 403, "FORBIDDEN");
+    expect(other.body.error.details.reason).toBe("another_project");
+    expect(balance(p.source)).toBe(p.before);
+    const hash = p.innerHash;
+    const own = await r.http.get(`/v1/transactions/${hash}`, key(a.testKey));
+    expectOk(own);
+    expect(own.body.status).toBe("rejected");
+    expectError(await r.http.get(`/v1/transactions/${hash}`, key(b.testKey)), 404, "NOT_FOUND");
+    // the other project's reservation was given back: it sponsors its own transactions as before
+    expectOk(await r.post("/v1/sponsor", (await payment()).body, key(b.testKey)));
   });
 });

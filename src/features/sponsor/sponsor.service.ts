@@ -303,6 +303,14 @@ export class SponsorService {
     const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
     const answered = finalOutcome(prior);
     if (answered) return answered;
+    // a submission's record never moves to another project: each project's look-ups stay its own
+    if (prior && prior.projectId !== reservation.payer.projectId)
+      throw new RelayError(
+        "FORBIDDEN",
+        "this transaction's submission belongs to another project (or the anonymous relay), which refused it or " +
+          "has not settled it: it is not sent again through this one",
+        { reason: "another_project" },
+      );
     if (prior) {
       // an earlier run (with no outcome, or one that does not stand) may have been applied since
       const outcome = await this.settlement.resolved(gw, prior, reservation);
