@@ -90,14 +90,15 @@ export const accountMachine = setup({
   types: {
     context: {} as AccountContext,
     events: {} as AccountEvent,
-    input: {} as { account: string },
+    /** `inFlight`: a transaction the gate sent before the account had an actor (a lone one, sent at once). */
+    input: {} as { account: string; inFlight?: HeldTx },
   },
 }).createMachine({
   id: "account",
   context: ({ input }) => ({
     account: input.account,
     chainSeq: null,
-    inFlight: null,
+    inFlight: input.inFlight ?? null,
     held: [],
     go: [],
     refused: [],

@@ -31,8 +31,13 @@ const childEnv = (env: Record<string, string>) => ({
 });
 
 /** Spawns `cmd` in the project's directory; `onLine` gets each stdout line. */
-export function spawnChild(cmd: string[], env: Record<string, string>, onLine: (line: string) => void): Child {
-  const proc = Bun.spawn(cmd, { cwd: ROOT, env: childEnv(env), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+export function spawnChild(
+  cmd: string[],
+  env: Record<string, string>,
+  onLine: (line: string) => void,
+  cwd = ROOT,
+): Child {
+  const proc = Bun.spawn(cmd, { cwd, env: childEnv(env), stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   return track(proc, onLine);
 }
 

@@ -142,7 +142,8 @@ export async function startRelay(opts: RelayOpts): Promise<RelayProc> {
     else problems.set(key, { level, msg: j.msg ?? "", count: 1, example: line.slice(0, 400) });
   };
   const prof = opts.cpuProfDir ? ["--cpu-prof", "--cpu-prof-md", `--cpu-prof-dir=${opts.cpuProfDir}`] : [];
-  const child = spawnChild([process.execPath, ...prof, "src/index.ts"], env, onLine);
+  // BENCH_RELAY_DIR: another checkout's relay under the same load (bench:compare), else this one's
+  const child = spawnChild([process.execPath, ...prof, "src/index.ts"], env, onLine, process.env.BENCH_RELAY_DIR);
   const url = `http://127.0.0.1:${port}`;
   const admin = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const res = await fetch(`${url}/v1/admin${path}`, {

@@ -12,7 +12,13 @@
  * account, with limits (429 past them).
  */
 import { createActor, type Actor } from "xstate";
-import { accountMachine, type AccountEvent, idle, waitsFor } from "../../../../actors/sponsor/account.machine.ts";
+import {
+  accountMachine,
+  type AccountEvent,
+  type HeldTx,
+  idle,
+  waitsFor,
+} from "../../../../actors/sponsor/account.machine.ts";
 import { RelayError, unavailable } from "../../../kernel/errors.ts";
 import type { Logger } from "../../../kernel/log.ts";
 import type { AccountState, NetworkName } from "../../../network/gateway.ts";
@@ -85,6 +91,13 @@ export class SequenceGate {
   private readonly accounts = new Map<string, AccountActor>();
   private readonly waiters = new Map<string, Waiter>();
   private readonly heldBy = new Map<string, { count: number; bytes: number }>();
+  /**
+   * Accounts with one transaction sent and nothing else here (most): no actor, no hold, no timer. The
+   * actor is made when a second one arrives, or when this one ends otherwise than applied.
+   */
+  private readonly lone = new Map<string, HeldTx>();
+  /** Accounts with transactions held and none sent here: their sequence is read after each ledger (follow). */
+  private readonly stalled = new Set<string>();
   private reading = false;
   private stopped = false;
 
@@ -109,6 +122,11 @@ export class SequenceGate {
   /** Resolves when `tx` may be sent (at once when its account has nothing before it); throws if it never may. */
   async enter(tx: OrderedTx): Promise<void> {
     if (this.stopped) return;
+    // nothing of its account here: it goes at once (what a new account's actor decides), without one
+    if (!this.accounts.has(tx.account) && !this.lone.has(tx.account)) {
+      this.lone.set(tx.account, { id: tx.id, seq: tx.seq });
+      return;
+    }
     this.checkLimits(tx);
     const held = this.hold(tx);
     this.send(tx.account, { type: "ARRIVE", id: tx.id, seq: tx.seq });
@@ -151,6 +169,11 @@ export class SequenceGate {
    */
   async ended(tx: OrderedTx, result: OrderResult): Promise<boolean> {
     if (this.stopped) return false;
+    // a lone transaction applied: its account has nothing else here (any other outcome goes to an actor)
+    if (result === "applied" && this.lone.get(tx.account)?.id === tx.id) {
+      this.lone.delete(tx.account);
+      return false;
+    }
     switch (result) {
       case "applied":
         this.send(tx.account, { type: "APPLIED", id: tx.id, seq: tx.seq });
@@ -188,7 +211,7 @@ export class SequenceGate {
 
   /** A transaction of the account refused by the relay itself before it was sent (policy, credits). */
   refusedBefore(account: string, seq: bigint): void {
-    if (this.accounts.has(account)) this.send(account, { type: "REJECTED", id: null, seq });
+    if (this.accounts.has(account) || this.lone.has(account)) this.send(account, { type: "REJECTED", id: null, seq });
   }
 
   stop(): void {
@@ -200,6 +223,8 @@ export class SequenceGate {
     this.waiters.clear();
     for (const a of this.accounts.values()) a.stop();
     this.accounts.clear();
+    this.lone.clear();
+    this.stalled.clear();
   }
 
   private checkLimits(tx: OrderedTx): void {
@@ -231,8 +256,10 @@ export class SequenceGate {
   private send(account: string, event: AccountEvent): void {
     let actor = this.accounts.get(account);
     if (!actor) {
-      if (event.type !== "ARRIVE") return; // nothing is held for it: nothing to decide
-      actor = createActor(accountMachine, { input: { account } }).start();
+      const inFlight = this.lone.get(account);
+      if (!inFlight && event.type !== "ARRIVE") return; // nothing is held or sent for it: nothing to decide
+      this.lone.delete(account);
+      actor = createActor(accountMachine, { input: { account, ...(inFlight ? { inFlight } : {}) } }).start();
       this.accounts.set(account, actor);
     }
     const before = actor.getSnapshot().context.chainSeq;
@@ -243,8 +270,13 @@ export class SequenceGate {
     for (const r of snap.context.refused) this.release(r.id)?.reject(predecessorRejected(account, r.rejected));
     if (idle(snap.context)) {
       this.accounts.delete(account);
+      this.stalled.delete(account);
       actor.stop();
-    } else this.follow();
+    } else if (snap.context.inFlight === null && snap.context.held.length > 0) {
+      // stalled as of now: known here, not found by a scan of every account
+      this.stalled.add(account);
+      this.follow();
+    } else this.stalled.delete(account);
   }
 
   private release(id: string): Waiter | null {
@@ -272,15 +304,8 @@ export class SequenceGate {
    * relay), its sequence number is read from the network after each ledger: all such accounts in one call.
    */
   private follow(): void {
-    if (this.reading || this.stopped) return;
-    const stalled = () =>
-      [...this.accounts.entries()]
-        .filter(([, a]) => {
-          const c = a.getSnapshot().context;
-          return c.inFlight === null && c.held.length > 0;
-        })
-        .map(([pk]) => pk);
-    if (!stalled().length) return;
+    if (this.reading || this.stopped || !this.stalled.size) return;
+    const stalled = () => [...this.stalled];
     this.reading = true;
     void (async () => {
       try {
