@@ -34,6 +34,8 @@ process.on("SIGINT", () => {
 
 interface Phase {
   db: string;
+  /** The phase whose requests carry idempotency keys. */
+  keyed?: boolean;
   rate: number;
   okPerSecond: number;
   answered: number;
@@ -82,23 +84,28 @@ try {
     rows.push(await once(`work tree #${i + 1}`));
   }
   console.log(`\nbench:compare ${ref} (${sha}) and the work tree, ${rounds} rounds, alternating`);
-  console.log("run                db        rate  answered/s  p50 ms   p99 ms  CPU ms/answer  main thread ms/answer");
+  console.log(
+    "run                db            rate  answered/s  p50 ms   p99 ms  CPU ms/answer  main thread ms/answer",
+  );
   for (const r of rows)
     for (const p of r.phases)
       console.log(
-        `${r.who.padEnd(18)} ${p.db.padEnd(9)} ${String(p.rate).padStart(5)} ${p.okPerSecond.toFixed(0).padStart(11)}` +
+        `${r.who.padEnd(18)} ${(p.keyed ? `${p.db}+key` : p.db).padEnd(12)} ${String(p.rate).padStart(5)}` +
+          ` ${p.okPerSecond.toFixed(0).padStart(11)}` +
           ` ${p.latencyMs.p50.toFixed(0).padStart(7)} ${p.latencyMs.p99.toFixed(0).padStart(8)}` +
           ` ${p.relayCpuMsPerAnswer.toFixed(3).padStart(14)} ${p.relayMainCpuMsPerAnswer.toFixed(3).padStart(22)}`,
       );
   const of = (prefix: string) => rows.filter((r) => r.who.startsWith(prefix)).flatMap((r) => r.phases);
   const [before, after] = [of(sha), of("work tree")];
-  for (const rate of [...new Set(after.map((p) => p.rate))]) {
-    const cpu = (ps: Phase[]) => median(ps.filter((p) => p.rate === rate).map((p) => p.relayCpuMsPerAnswer));
-    console.log(
-      `${rate} req/s: relay CPU per answer, work tree / ${sha}: ${(cpu(after) / cpu(before)).toFixed(2)}x ` +
-        `(medians ${cpu(after).toFixed(3)} and ${cpu(before).toFixed(3)} ms)`,
-    );
-  }
+  for (const keyed of [false, true])
+    for (const rate of [...new Set(after.filter((p) => !!p.keyed === keyed).map((p) => p.rate))]) {
+      const cpu = (ps: Phase[]) =>
+        median(ps.filter((p) => p.rate === rate && !!p.keyed === keyed).map((p) => p.relayCpuMsPerAnswer));
+      console.log(
+        `${rate} req/s${keyed ? " with idempotency keys" : ""}: relay CPU per answer, work tree / ${sha}: ` +
+          `${(cpu(after) / cpu(before)).toFixed(2)}x (medians ${cpu(after).toFixed(3)} and ${cpu(before).toFixed(3)} ms)`,
+      );
+    }
 } finally {
   Bun.spawnSync(["git", "worktree", "remove", "--force", dir], { cwd: ROOT });
   cleanup();
