@@ -110,11 +110,15 @@ describe("gaps and refusals", () => {
     const [a, ...others] = await Promise.all([sponsor(bad!), ...rest.map(sponsor)]);
     expect(a.status).toBe(422);
     expect(a.body.error.details.result_codes.transaction).toBe("tx_bad_auth");
-    for (const o of others) {
+    for (const [i, o] of others.entries()) {
       expect(o.status).toBe(422);
       expect(o.body.error.details.result_codes.transaction).toBe("tx_bad_seq");
       expect(o.body.error.details.reason).toBe("predecessor_rejected");
       expect(o.body.error.details.rejected).toBe(String(seqOf(bad!)));
+      // answered as every refusal: its inner hash and status, and the look-up says the same
+      const innerHash = Buffer.from(rest[i]!.hash()).toString("hex");
+      expect(o.body.error.details).toMatchObject({ innerHash, status: "rejected" });
+      expect((await r.http.get(`/v1/transactions/${innerHash}`)).body.status).toBe("rejected");
     }
   });
 

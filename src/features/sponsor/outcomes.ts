@@ -125,7 +125,13 @@ export function expired(
 export function withIdentity(o: Outcome, innerHash: string): Outcome {
   if (o.kind === "success") return { kind: "success", result: { ...o.result, innerHash, status: "success" } };
   const details = o.error.details as Record<string, unknown> | undefined;
-  if (!details || typeof details.hash !== "string") return o;
+  if (!details) return o;
+  // refused by the relay before anything was sent (its predecessor was rejected, or never came): rejected,
+  // answered as every refusal of the network is, and looked up by its inner hash
+  if (typeof details.hash !== "string")
+    return o.error.code === "SUBMISSION_FAILED"
+      ? { kind: "failure", error: { ...o.error, details: { ...details, innerHash, status: "rejected" } } }
+      : o;
   const status =
     o.error.code === "SUBMISSION_FAILED"
       ? (details.status ?? (details.ledger === undefined ? "rejected" : "failed"))
