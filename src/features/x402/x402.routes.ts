@@ -41,8 +41,9 @@ export function x402Routes(deps: X402Deps) {
           extra: { areFeesSponsored: true },
         })),
         extensions: [],
-        // the spec's map of network to the addresses that sign its settlements (here, the fee-paying channels)
-        signers: Object.fromEntries(deps.served().map((n) => [CAIP2[n], deps.signers(n)])),
+        // the spec's map of a CAIP family to the addresses that sign its settlements (the fee-paying channels of
+        // every network served), as @x402/core's facilitator builds it
+        signers: { "stellar:*": [...new Set(deps.served().flatMap((n) => deps.signers(n)))] },
       }),
       {
         response: { 200: SupportedResponse, ...V1_ERRORS },
