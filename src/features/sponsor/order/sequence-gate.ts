@@ -19,7 +19,8 @@ import {
   idle,
   waitsFor,
 } from "../../../../actors/sponsor/account.machine.ts";
-import { RelayError, unavailable } from "../../../kernel/errors.ts";
+import { type RelayError, unavailable } from "../../../kernel/errors.ts";
+import { neverCame, predecessorRejected, tooMany, tooManyBytes } from "./refusals.ts";
 import type { Logger } from "../../../kernel/log.ts";
 import type { AccountState, NetworkName } from "../../../network/gateway.ts";
 
@@ -232,24 +233,9 @@ export class SequenceGate {
     const account = this.accounts.get(tx.account)?.getSnapshot().context.held.length ?? 0;
     const by = this.heldBy.get(tx.scope);
     const payer = by?.count ?? 0;
-    if ((by?.bytes ?? 0) + tx.bytes > perPayerBytes)
-      throw new RelayError(
-        "RATE_LIMIT_EXCEEDED",
-        `the transactions held for this project, each waiting for its predecessor, take ${by?.bytes ?? 0} bytes; ` +
-          `with this one's ${tx.bytes} they would pass the ${perPayerBytes} it may hold: send more once some are answered`,
-        { reason: "too_many_held_bytes", limit: perPayerBytes, account: tx.account },
-        { retryAfter: 1 },
-      );
+    if ((by?.bytes ?? 0) + tx.bytes > perPayerBytes) throw tooManyBytes(tx, by?.bytes ?? 0, perPayerBytes);
     if (payer < perPayer && account < perAccount) return;
-    const which = payer >= perPayer ? "payer" : "account";
-    const limit = which === "payer" ? perPayer : perAccount;
-    throw new RelayError(
-      "RATE_LIMIT_EXCEEDED",
-      `${limit} transactions are held already for ${which === "payer" ? "this project" : `account ${tx.account}`}, ` +
-        "each waiting for its predecessor: send more once some are answered",
-      { reason: which === "payer" ? "too_many_held" : "too_many_held_for_account", limit, account: tx.account },
-      { retryAfter: 1 },
-    );
+    throw payer >= perPayer ? tooMany(tx, "payer", perPayer) : tooMany(tx, "account", perAccount);
   }
 
   /** Sends an account's actor an event (started on a first arrival) and carries out its decisions. */
@@ -328,33 +314,3 @@ export class SequenceGate {
 
 const untilMaxTime = (maxTime: bigint): number =>
   maxTime === 0n ? Number.POSITIVE_INFINITY : Number(maxTime) * 1000 - Date.now();
-
-const badSeq = (message: string, details: Record<string, unknown>) =>
-  new RelayError("SUBMISSION_FAILED", message, {
-    result_codes: { transaction: "tx_bad_seq" },
-    ...details,
-  });
-
-function neverCame(tx: OrderedTx, chain: bigint | null, holdMs: number): RelayError {
-  const wanted = waitsFor(tx.seq);
-  return badSeq(
-    `held for sequence number ${wanted} of ${tx.account}, which never came (${Math.round(holdMs / 1000)} s ` +
-      "without progress on the account, or its maxTime passed): send the missing transaction first, or build " +
-      "this one from the account's current sequence",
-    {
-      reason: "sequence_gap",
-      account: tx.account,
-      sequence: String(tx.seq),
-      waitingFor: String(wanted),
-      ...(chain !== null ? { accountSequence: String(chain) } : {}),
-    },
-  );
-}
-
-function predecessorRejected(account: string, rejected: bigint): RelayError {
-  return badSeq(
-    `its predecessor, sequence number ${rejected} of ${account}, was rejected before any ledger and used no ` +
-      "number: this one can never be next (send a valid transaction with that number, then this one again)",
-    { reason: "predecessor_rejected", account, rejected: String(rejected) },
-  );
-}
