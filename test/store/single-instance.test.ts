@@ -80,4 +80,5 @@ test.skipIf(databaseKind !== "postgres")(
     first = await startTestRelay(stopped.env);
     expect((await first.app.handle(new Request("http://x/v1/health"))).status).toBe(200);
   },
+  60_000, // 13 s on a quiet machine (a second relay started as a process of its own)
 );
