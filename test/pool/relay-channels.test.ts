@@ -404,6 +404,15 @@ describe("a pool of three that the tests leave as it is", () => {
   }, 30_000);
   afterAll(() => r.stop());
 
+  test("retiring a channel named like a member of Object.prototype: 404, nothing retired (the fuzzer's find)", async () => {
+    for (const name of ["valueOf", "__proto__", "constructor", "toString", "hasOwnProperty"]) {
+      const res = await r.admin("DELETE", `/channels/${name}?network=testnet`);
+      expect(res.status).toBe(404);
+      expect(res.body.error.code).toBe("NOT_FOUND");
+    }
+    expect(r.pools.testnet!.list().channels.filter((c) => c.state === "active")).toHaveLength(3);
+  });
+
   test("secrets at rest: rows hold sealed secrets bound to their channel and DATA_DIR's key; GET never shows a secret", async () => {
     const rows = await r.database.select().from(channels).where(eq(channels.network, "testnet"));
     expect(rows.map((x) => x.publicKey).sort()).toEqual(v.channels.map((c) => c.publicKey).sort());

@@ -30,18 +30,24 @@ export class Channels {
     return this.pool.getSnapshot().context.channels;
   }
 
+  /** A channel's actor by its public key: its own key only (`valueOf`, `__proto__`... are no channel). */
+  private ref(pk: string): ChannelRef | undefined {
+    const refs = this.refs();
+    return Object.hasOwn(refs, pk) ? refs[pk] : undefined;
+  }
+
   channel(pk: string) {
-    return this.refs()[pk]?.getSnapshot();
+    return this.ref(pk)?.getSnapshot();
   }
 
   /** The actor of an account: the funder's, or a channel's. */
   actor(pk: string): AnyChannel | undefined {
-    return pk === this.funder.publicKey() ? (this.funderActor ?? undefined) : this.refs()[pk];
+    return pk === this.funder.publicKey() ? (this.funderActor ?? undefined) : this.ref(pk);
   }
 
   /** Sends a channel actor an event (straight to it: the pool has no part in one channel's events). */
   send(pk: string, event: ChannelEvent): void {
-    this.refs()[pk]?.send(event);
+    this.ref(pk)?.send(event);
     this.notify();
   }
 
