@@ -3,10 +3,20 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { Account, Asset, Keypair, Networks, Operation, TransactionBuilder } from "@stellar/stellar-sdk";
 import { ERROR_STATUS } from "../../src/http/errors.ts";
-import { RelayError, type ErrorCode } from "../../src/kernel/errors.ts";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ERROR_CODES, RelayError, type ErrorCode } from "../../src/kernel/errors.ts";
 import { errorsPlugin } from "../../src/http/errors.plugin.ts";
 import { createLogger } from "../../src/kernel/log.ts";
 import { startTestRelay, type TestRelay } from "../support/relay.ts";
+
+test("docs/api.md's error table has a row for every error code, with its status", () => {
+  const doc = readFileSync(join(import.meta.dir, "..", "..", "docs", "api.md"), "utf8");
+  for (const code of ERROR_CODES) {
+    const row = new RegExp(`^\\| \`${code}\` \\| ${ERROR_STATUS[code]}\\b`, "m");
+    expect({ code, listed: row.test(doc) }).toEqual({ code, listed: true });
+  }
+});
 
 test("every error code has its status and the spec's envelope with the request id", async () => {
   const expected: Record<ErrorCode, number> = {
