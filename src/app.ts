@@ -2,6 +2,7 @@
  * createApp: the relay's HTTP application without listen (tests call app.handle): the error
  * envelope and request ids, the /v1 routes, /health, OpenAPI, and the embedded local networks.
  */
+import { type Route, RouteTable } from "./http/route-table.ts";
 import { Elysia } from "elysia";
 import { localnetHttp } from "./localnet/server.ts";
 import { bodyLimitPlugin, errorsPlugin, internalErrorResponse } from "./http/errors.plugin.ts";
@@ -104,7 +105,14 @@ export function createApp(deps: AppDeps) {
   const adminLimiter = new SignInLimiter();
   // normalize off: a body with an unknown field is a VALIDATION_ERROR (where its schema says so), never silently dropped
   const app = new Elysia({ normalize: false, serve: serveOptions(deps.log, deps.hstsMaxAge) })
-    .use(errorsPlugin({ log: deps.log, hstsMaxAge: deps.hstsMaxAge, dialects: [channelsDialect] }))
+    .use(
+      errorsPlugin({
+        log: deps.log,
+        hstsMaxAge: deps.hstsMaxAge,
+        dialects: [channelsDialect],
+        routes: new RouteTable((): readonly Route[] => app.routes),
+      }),
+    )
     .use(
       deps.metrics
         ? metricsPlugin({

@@ -6,6 +6,7 @@
  * summary: never SQL or its parameters) and answered as INTERNAL_ERROR without internals.
  */
 import { Elysia, ValidationError } from "elysia";
+import type { RouteTable } from "./route-table.ts";
 import { DrizzleQueryError } from "drizzle-orm";
 import { RelayError } from "../kernel/errors.ts";
 import { ERROR_STATUS, HttpError, envelope, errorHeaders } from "./errors.ts";
@@ -85,7 +86,13 @@ export interface ErrorDialect {
   answer(e: RelayError): { status: number; body: unknown };
 }
 
-export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number; dialects?: ErrorDialect[] }) {
+export function errorsPlugin(opts: {
+  log: Logger;
+  hstsMaxAge?: number;
+  dialects?: ErrorDialect[];
+  /** The app's routes: a path that has routes, but not for the method asked, is 405 with Allow. */
+  routes?: RouteTable;
+}) {
   const headersFor = (request: Request) => securityHeaders(pathOf(request), opts.hstsMaxAge ?? 0);
   const access = flatLogger(opts.log);
   return new Elysia({ name: "errors" })
@@ -128,8 +135,7 @@ export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number; dialects?
       else if (code === "PARSE" && error.cause instanceof RelayError) e = error.cause;
       else if (code === "PARSE")
         e = new RelayError("VALIDATION_ERROR", "the request body is not valid JSON", { reason: "invalid_json" });
-      else if (code === "NOT_FOUND")
-        e = new RelayError("NOT_FOUND", `no route for ${request.method} ${pathOf(request)}`);
+      else if (code === "NOT_FOUND") e = notFound(request, opts.routes);
       else {
         opts.log.error({ requestId, err: safeError(error) }, "unexpected error");
         e = new RelayError("INTERNAL_ERROR", "internal error");
@@ -144,6 +150,16 @@ export function errorsPlugin(opts: { log: Logger; hstsMaxAge?: number; dialects?
       set.status = status;
       return body;
     });
+}
+
+/** No route for the request: 405 with Allow when its path has routes for other methods, else 404. */
+function notFound(request: Request, routes?: RouteTable): RelayError {
+  const path = pathOf(request);
+  const allow = routes?.methods(path) ?? [];
+  if (!allow.length) return new RelayError("NOT_FOUND", `no route for ${request.method} ${path}`);
+  return new HttpError("METHOD_NOT_ALLOWED", `${path} does not take ${request.method}: it takes ${allow.join(", ")}`, {
+    Allow: allow.join(", "),
+  });
 }
 
 export const payloadTooLarge = (maxBodyBytes: number) =>

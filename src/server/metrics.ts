@@ -18,6 +18,7 @@ import type { CallerContext } from "../features/projects/caller.ts";
 import type { WithRequestContext } from "../http/errors.plugin.ts";
 import type { RelayMetrics, MetricSources } from "../kernel/metrics.ts";
 import { requestPath } from "../http/request-path.ts";
+import { RouteTable } from "../http/route-table.ts";
 
 export interface MetricsPluginOptions {
   metrics: RelayMetrics;
@@ -31,25 +32,6 @@ export interface MetricsPluginOptions {
 
 const digest = (s: string) => new Bun.CryptoHasher("sha256").update(s).digest();
 
-/** Matches a path against route patterns (`:param` one segment, `*` the rest). */
-function routeMatcher(routes: readonly { method: string; path: string }[]) {
-  const compiled = routes.map((r) => ({ method: r.method, path: r.path, segments: r.path.split("/") }));
-  return (method: string, path: string): string | undefined => {
-    const segments = path.split("/");
-    for (const r of compiled) {
-      if (r.method !== method && r.method !== "ALL") continue;
-      let ok = true;
-      for (let i = 0; ok && i < r.segments.length; i++) {
-        const s = r.segments[i]!;
-        if (s === "*") return r.path;
-        ok = i < segments.length && (s.startsWith(":") ? segments[i] !== "" : s === segments[i]);
-      }
-      if (ok && r.segments.length === segments.length) return r.path;
-    }
-    return undefined;
-  };
-}
-
 const statusOf = (set: { status?: unknown }, response: unknown): number => {
   if (response instanceof Response) return response.status;
   const s = set.status;
@@ -62,12 +44,8 @@ export function metricsPlugin(opts: MetricsPluginOptions) {
   const { metrics } = opts;
   metrics.bind(opts.sources);
   const expected = opts.token ? digest(opts.token) : null;
-  let matcher: { count: number; match: ReturnType<typeof routeMatcher> } | null = null;
-  const routeOf = (method: string, url: string): string => {
-    const routes = opts.routes();
-    if (!matcher || matcher.count !== routes.length) matcher = { count: routes.length, match: routeMatcher(routes) };
-    return matcher.match(method, requestPath(url)) ?? "unmatched";
-  };
+  const table = new RouteTable(opts.routes);
+  const routeOf = (method: string, url: string): string => table.match(method, requestPath(url)) ?? "unmatched";
   return new Elysia({ name: "metrics" })
     .onAfterResponse({ as: "global" }, (ctx) => {
       const { request, route, set } = ctx;

@@ -29,6 +29,7 @@ test("every error code has its status and the spec's envelope with the request i
     POLICY_VIOLATION: 403,
     SPONSORSHIP_DENIED: 403,
     NOT_FOUND: 404,
+    METHOD_NOT_ALLOWED: 405,
     PAYLOAD_TOO_LARGE: 413,
     SUBMISSION_FAILED: 422,
     SIMULATION_FAILED: 422,

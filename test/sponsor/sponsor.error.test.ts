@@ -119,4 +119,14 @@ describe("limits and routes", () => {
     expect(big.headers.get("ratelimit-limit")).not.toBeNull(); // counted against the rate limit like any /v1 request
     expectError(await r.http.get("/v1/nothing"), 404, "NOT_FOUND");
   });
+
+  test("a path that exists, asked with another method: 405 METHOD_NOT_ALLOWED with Allow, in the envelope", async () => {
+    const res = await r.http.get("/v1/sponsor");
+    expectError(res, 405, "METHOD_NOT_ALLOWED");
+    expect(res.headers.get("allow")).toBe("POST");
+    expect(res.body.error.message).toBe("/v1/sponsor does not take GET: it takes POST");
+    const lookup = await r.http.request("DELETE", `/v1/transactions/${"0".repeat(64)}`);
+    expectError(lookup, 405, "METHOD_NOT_ALLOWED");
+    expect(lookup.headers.get("allow")).toBe("GET");
+  });
 });

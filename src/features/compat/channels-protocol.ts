@@ -203,6 +203,8 @@ function translate(e: ErrorData): Translated {
       };
     case "NOT_FOUND":
       return code("NOT_FOUND", 404, d);
+    case "METHOD_NOT_ALLOWED":
+      return code("INVALID_PARAMS", 405, d);
     case "PAYLOAD_TOO_LARGE":
       return code("INVALID_PARAMS", 413, d);
     case "SPONSORSHIP_DENIED":
