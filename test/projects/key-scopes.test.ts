@@ -125,6 +125,10 @@ describe.each(databaseKinds)("scoped keys (%s)", (kind) => {
     expectError(again, 404, "NOT_FOUND");
     const bad = await r.admin("POST", `/projects/${project.id}/keys/${old.body.id}/rotate`, { overlapSeconds: -1 });
     expectError(bad, 400, "VALIDATION_ERROR");
+    // a number is never taken from a string (docs/api.md)
+    const text = await r.admin("POST", `/projects/${project.id}/keys/${old.body.id}/rotate`, { overlapSeconds: "60" });
+    expectError(text, 400, "VALIDATION_ERROR");
+    expect(text.body.error.details.field).toBe("overlapSeconds");
   });
 
   test("GET keys shows scopes, expiresAt and lastUsedAt (set on use), never the secret", async () => {

@@ -1,6 +1,6 @@
 /** The admin API (/v1/admin, bearer token checked by the auth plugin): projects, policies, keys and credits. */
 import { Elysia, t } from "elysia";
-import { CloneType } from "@sinclair/typebox";
+import { CloneType, Type } from "@sinclair/typebox";
 import { errorResponses } from "../../http/schemas.ts";
 import { adminSecurity } from "../../http/openapi-refs.ts";
 import { PolicyPatch as PolicyPatchSchema } from "./rules/policy.ts";
@@ -116,7 +116,8 @@ export function adminRoutes(deps: { projects: ProjectsService }) {
         params: t.Object({ id: t.String(), keyId: t.String() }),
         body: t.Object(
           {
-            overlapSeconds: t.Integer({
+            // TypeBox's own Integer: Elysia's t.Integer would also take a number written as a string
+            overlapSeconds: Type.Integer({
               minimum: 0,
               maximum: MAX_OVERLAP_SECONDS,
               error: `overlapSeconds must be an integer from 0 to ${MAX_OVERLAP_SECONDS} (30 days)`,
