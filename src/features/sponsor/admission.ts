@@ -79,7 +79,8 @@ export class Admission {
     const credits = gw.name === CREDIT_NETWORK && payer.projectId !== null;
     const id = crypto.randomUUID();
     // what it touches, operation by operation, when an allowlist asks (decoding it costs on the hot path)
-    const allow = payer.policy?.().allow;
+    const policy = payer.policy?.();
+    const allow = policy?.allow;
     const summaries = allow ? want.operations() : undefined;
     const operations =
       summaries && allow?.assets ? withAssetContracts(summaries, allow.assets, gw.passphrase) : summaries;
@@ -92,7 +93,6 @@ export class Admission {
       network: gw.name,
     });
     const reservation: Reservation = { id, payer, credits, grant, journaled: false, done: false };
-    const policy = payer.policy?.();
     if (policy?.perUser && payer.projectId && this.deps.userCaps) {
       try {
         // a cap per end user needs one: a call no signed, used entry names is refused
