@@ -21,6 +21,9 @@ export class GroupCommit<I, O> {
     private readonly opts: {
       key?: (item: I) => string;
       maxBatch?: number;
+      /** An item's size (bytes it writes); a batch holds at most `maxBytes` of them (one item at least). */
+      size?: (item: I) => number;
+      maxBytes?: number;
       concurrency?: number;
       /**
        * Lower priority: while this answers true (another writer is busy), calls wait, up to
@@ -74,18 +77,25 @@ export class GroupCommit<I, O> {
     return true;
   }
 
-  /** The next batch: queued calls in order, at most maxBatch, no key twice (the rest stay queued). */
+  /**
+   * The next batch: queued calls in order, at most maxBatch (and maxBytes), no key twice (the rest stay
+   * queued).
+   */
   private take(): typeof this.queue {
     const max = this.opts.maxBatch ?? 500;
-    const key = this.opts.key;
-    if (!key) return this.queue.splice(0, max);
+    const { key, size, maxBytes = Number.POSITIVE_INFINITY } = this.opts;
+    if (!key && !size) return this.queue.splice(0, max);
     const keys = new Set<string>();
     const batch: typeof this.queue = [];
     const rest: typeof this.queue = [];
+    let bytes = 0;
     for (const call of this.queue) {
-      const k = key(call.item);
-      if (batch.length < max && !keys.has(k)) {
-        keys.add(k);
+      const k = key?.(call.item);
+      const b = size?.(call.item) ?? 0;
+      const fits = batch.length === 0 || bytes + b <= maxBytes;
+      if (batch.length < max && fits && (k === undefined || !keys.has(k))) {
+        if (k !== undefined) keys.add(k);
+        bytes += b;
         batch.push(call);
       } else rest.push(call);
     }

@@ -13,6 +13,7 @@ import {
   uniqueIndex,
   index,
 } from "drizzle-orm/pg-core";
+import type { HeldTx } from "./types.ts";
 
 /** One row per sponsored inner transaction and network: the intent (written before sending) and its outcome. */
 export const submissions = pgTable(
@@ -40,6 +41,12 @@ export const submissions = pgTable(
     envelope: text("envelope"),
     /** The network's latest ledger when that envelope was sent. */
     sentLedger: integer("sent_ledger"),
+    /**
+     * A transaction held for its predecessor (order flow), not sent yet: the client's transaction as it
+     * came (base64), its source account and sequence number. Cleared when an envelope of it is sent;
+     * after a crash, the relay (or another instance) sends the held ones in order.
+     */
+    held: jsonb("held").$type<HeldTx>(),
     /** Set by recovery when no wrapping can be in a queue any more and the reservation was given back. */
     releasedAt: timestamp("released_at", { withTimezone: true }),
     /**
@@ -60,6 +67,7 @@ export const submissions = pgTable(
     index("submissions_created").on(t.createdAt, t.id),
     index("submissions_project_updated").on(t.projectId, t.updatedAt),
     index("submissions_unsettled").on(t.network, t.updatedAt).where(sql`outcome_kind is null and released_at is null`),
+    index("submissions_held").on(t.network).where(sql`held is not null and outcome_kind is null`),
   ],
 );
 

@@ -4,7 +4,7 @@
  */
 import { readOutcome } from "./outcome-codec.ts";
 import type { submissions } from "./schema.ts";
-import type { SubmissionRecord } from "./types.ts";
+import type { HeldTx, SubmissionRecord } from "./types.ts";
 
 export function record(r: typeof submissions.$inferSelect): SubmissionRecord {
   return {
@@ -21,6 +21,7 @@ export function record(r: typeof submissions.$inferSelect): SubmissionRecord {
     outcome: readOutcome(r.outcome),
     feeCharged: r.feeCharged,
     userHold: r.userHold ? { day: r.userHold.day, grant: BigInt(r.userHold.grant) } : null,
+    held: r.held ?? null,
   };
 }
 
@@ -40,6 +41,7 @@ export interface SubmissionRow {
   fee_charged: string | null;
   status: string;
   user_hold: { day: string; grant: string } | string | null;
+  held: HeldTx | string | null;
 }
 
 export function rowRecord(r: SubmissionRow): SubmissionRecord {
@@ -57,6 +59,7 @@ export function rowRecord(r: SubmissionRow): SubmissionRecord {
     outcome: readOutcome(r.outcome),
     feeCharged: r.fee_charged === null ? null : BigInt(r.fee_charged),
     userHold: userHoldOf(r.user_hold),
+    held: typeof r.held === "string" ? (JSON.parse(r.held) as HeldTx) : r.held,
     status: r.status,
   };
 }

@@ -30,7 +30,10 @@ import {
   writeOutcomes,
   type Intent,
 } from "./submissions.sql.ts";
-import type { Outcome, SettledCredits, SubmissionIntent, SubmissionRecord, SubmissionStore } from "./types.ts";
+import type { HeldTx, Outcome, SettledCredits, SubmissionIntent, SubmissionRecord, SubmissionStore } from "./types.ts";
+
+/** Bytes of held transactions one intents' batch writes at most (its copies on the way are transient memory). */
+const HELD_BYTES_PER_BATCH = 256 * 1024;
 
 type OutcomeWrite = { id: string; outcome: Outcome; feeCharged: bigint | null; credits: boolean };
 
@@ -56,7 +59,13 @@ export class SubmissionsRepo implements SubmissionStore {
     /** Called after a statement that may have changed statuses (and so written events) committed. */
     private readonly wrote: () => void = () => {},
   ) {
-    this.intents = new GroupCommit((items) => this.writeIntents(items), { key: (i) => i.s.id, concurrency });
+    // held transactions (order flow) carry the client's transaction: a batch of them is kept small
+    this.intents = new GroupCommit((items) => this.writeIntents(items), {
+      key: (i) => i.s.id,
+      concurrency,
+      size: (i) => i.s.held?.transaction.length ?? 0,
+      maxBytes: HELD_BYTES_PER_BATCH,
+    });
     this.outcomes = new GroupCommit((items) => this.writeOutcomes(items), { key: (o) => o.id, concurrency });
     this.lookups = new GroupCommit((items) => this.readByInnerHashes(items), { concurrency });
     this.accepted = new GroupCommit(
@@ -284,12 +293,23 @@ export class SubmissionsRepo implements SubmissionStore {
           eq(submissions.network, network),
           isNull(submissions.outcomeKind),
           isNull(submissions.releasedAt),
+          isNull(submissions.held),
           lt(submissions.updatedAt, before),
         ),
       )
       .orderBy(asc(submissions.updatedAt))
       .limit(limit);
     return rows.map(record);
+  }
+
+  async held(network: string, limit: number): Promise<(SubmissionRecord & { held: HeldTx })[]> {
+    const rows = await this.db
+      .select()
+      .from(submissions)
+      .where(and(eq(submissions.network, network), isNotNull(submissions.held), isNull(submissions.outcomeKind)))
+      .orderBy(asc(submissions.createdAt))
+      .limit(limit);
+    return rows.map((r) => ({ ...record(r), held: r.held! }));
   }
 
   /** Fees the network charged per project since `since` (for the daily spend limits after a restart). */

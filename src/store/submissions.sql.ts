@@ -29,6 +29,9 @@ type IntentColumn =
   | "sentLedger"
   | "feeBid"
   | "channel"
+  | "heldTx"
+  | "heldAccount"
+  | "heldSequence"
   | "hold";
 type IntentColumns = Record<IntentColumn, (string | number | bigint | null)[]>;
 
@@ -51,6 +54,10 @@ export function intentColumns(items: Intent[]): IntentColumns {
     sentLedger: of((i) => i.s.sentLedger),
     feeBid: of((i) => i.s.feeBid),
     channel: of((i) => i.s.channel),
+    // a held transaction's parts as they are (its jsonb built by the statement: no copy made here)
+    heldTx: of((i) => i.s.held?.transaction ?? null),
+    heldAccount: of((i) => i.s.held?.account ?? null),
+    heldSequence: of((i) => i.s.held?.sequence ?? null),
     hold: of((i) => i.hold),
   };
 }
@@ -58,14 +65,15 @@ export function intentColumns(items: Intent[]): IntentColumns {
 /** The intents as rows of a `with` clause named `input`. */
 const intentInput = (col: (key: IntentColumn, type: string) => SQL): SQL =>
   sql`input (id, network, inner_hash, hash, caller, project_id, end_user, user_hold, max_fee, envelope, sent_ledger,
-      fee_bid, channel, hold)
+      fee_bid, channel, held_tx, held_account, held_sequence, hold)
     as (select * from unnest(${col("id", "text")}, ${col("network", "text")}, ${col("innerHash", "text")},
       ${col("hash", "text")}, ${col("caller", "text")}, ${col("projectId", "text")}, ${col("endUser", "text")},
       ${col("userHold", "jsonb")}, ${col("maxFee", "bigint")},
       ${col("envelope", "text")}, ${col("sentLedger", "integer")}, ${col("feeBid", "bigint")},
-      ${col("channel", "text")}, ${col("hold", "bigint")})),
+      ${col("channel", "text")}, ${col("heldTx", "text")}, ${col("heldAccount", "text")},
+      ${col("heldSequence", "text")}, ${col("hold", "bigint")})),
   attempt as (insert into ${submissionAttempts} (submission_id, hash, fee_bid, channel)
-    select id, hash, fee_bid, channel from input on conflict do nothing)`;
+    select id, hash, fee_bid, channel from input where channel is not null on conflict do nothing)`;
 
 /**
  * The `transaction.status` events of a statement's changed rows, written by the statement that
@@ -81,14 +89,17 @@ export const changedRow = (s: SQL, changed: SQL) =>
 
 /**
  * Upserts the rows of `input` (a resumed intent keeps its project while its reservation is
- * outstanding; a rejected or expired one sent again is pending again), and records each as an attempt.
+ * outstanding; a rejected or expired one sent again is pending again), and records each as an attempt
+ * (a held one, nothing of it sent, has none: its `held` is set, and cleared by the intent that sends it).
  */
 const intentUpsert = sql`insert into ${submissions}
-    (id, network, inner_hash, hash, caller, project_id, end_user, user_hold, max_fee, envelope, sent_ledger)
-  select id, network, inner_hash, hash, caller, project_id, end_user, user_hold, max_fee, envelope, sent_ledger
+    (id, network, inner_hash, hash, caller, project_id, end_user, user_hold, max_fee, envelope, sent_ledger, held)
+  select id, network, inner_hash, hash, caller, project_id, end_user, user_hold, max_fee, envelope, sent_ledger,
+    case when held_tx is null then null
+      else jsonb_build_object('transaction', held_tx, 'account', held_account, 'sequence', held_sequence) end
   from input
   on conflict (id) do update set status = ${statusAfter("SEND", sql`${submissions}.status`)}, hash = excluded.hash, max_fee = excluded.max_fee, envelope = excluded.envelope,
-    sent_ledger = excluded.sent_ledger, released_at = null, updated_at = now(),
+    sent_ledger = excluded.sent_ledger, held = excluded.held, released_at = null, updated_at = now(),
     outcome = null, outcome_kind = null, fee_charged = null,
     user_hold = coalesce(${submissions}.user_hold, excluded.user_hold),
     project_id = case when ${outstanding(sql`excluded.id`)} = 0 then excluded.project_id else ${submissions}.project_id end`;
@@ -145,7 +156,7 @@ export const writeOutcomes = new BatchStatement<"id" | "outcome" | "kind" | "fee
         ${col("feeCharged", "bigint")}, ${col("credits", "text")}) as t (id, outcome, kind, fee_charged, credits)),
     upd as (
       update ${submissions} s set outcome = input.outcome, outcome_kind = input.kind,
-        fee_charged = input.fee_charged, updated_at = now(),
+        fee_charged = input.fee_charged, held = null, updated_at = now(),
         status = case when input.kind = 'success' then ${statusAfter("SUCCEEDED", sql`s.status`)}
           when input.fee_charged is not null then ${statusAfter("FAILED", sql`s.status`)}
           when input.outcome->'error'->'details'->>'status' = 'expired' then ${statusAfter("EXPIRED", sql`s.status`)}
@@ -193,7 +204,7 @@ export const submissionsByInnerHash = new BatchStatement<"networks" | "hashes">(
   (col) => sql`select s.* from unnest(${col("networks", "text")}, ${col("hashes", "text")}) as t (network, inner_hash)
     join lateral (select s.id, s.network, s.inner_hash, s.hash, s.caller, s.project_id, s.max_fee::text as max_fee,
         s.envelope, s.sent_ledger, (extract(epoch from s.released_at) * 1000)::float8 as released_ms, s.outcome,
-        s.fee_charged::text as fee_charged, s.status, s.user_hold
+        s.fee_charged::text as fee_charged, s.status, s.user_hold, s.held
       from ${submissions} s where s.network = t.network and s.inner_hash = t.inner_hash limit 1) s on true`,
 );
 /** The network took these fee-bumps: each attempt's answer, and its submission submitted (if it was pending). */

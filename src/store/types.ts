@@ -18,6 +18,15 @@ export interface SponsorResult {
 /** The outcome of a sponsor request, kept and replayed: a result, or the error it was answered with. */
 export type Outcome = { kind: "success"; result: SponsorResult } | { kind: "failure"; error: ErrorData };
 
+/** A transaction held for its predecessor and not sent yet (order flow), as its row keeps it. */
+export interface HeldTx {
+  /** The client's transaction as it came (base64 XDR). */
+  transaction: string;
+  /** Its source account and sequence number (a decimal string). */
+  account: string;
+  sequence: string;
+}
+
 export interface SubmissionIntent {
   id: string;
   network: string;
@@ -32,12 +41,14 @@ export interface SubmissionIntent {
   /** Its admission's hold on its end user's day (perUser caps), until its outcome is known. */
   userHold?: { day: string; grant: bigint } | null;
   maxFee: bigint;
-  /** The envelope sent (base64) and the network's latest ledger then. */
-  envelope: string;
-  sentLedger: number;
-  /** The envelope's inclusion fee bid (stroops per operation) and the channel account paying it: its attempt. */
-  feeBid: bigint;
-  channel: string;
+  /** The envelope sent (base64) and the network's latest ledger then; null while it is held. */
+  envelope: string | null;
+  sentLedger: number | null;
+  /** The envelope's inclusion fee bid (stroops per operation) and the channel account paying it: its attempt (null: held). */
+  feeBid: bigint | null;
+  channel: string | null;
+  /** Held for its predecessor, nothing of it sent yet (order flow): what recovery needs to send it. */
+  held?: HeldTx | null;
 }
 
 /** What settling a submission did to its project's credit journal. */
@@ -104,8 +115,10 @@ export interface SubmissionStore {
   }): Promise<void>;
   /** The latest submission of an inner transaction on a network. */
   byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null>;
-  /** Submissions with no outcome, not released, last written before `before` (oldest first). */
+  /** Submissions with no outcome, not released, last written before `before` (oldest first); none held. */
   unsettled(network: string, before: Date, limit: number): Promise<SubmissionRecord[]>;
+  /** Submissions held for their predecessors, nothing of them sent (oldest first). */
+  held(network: string, limit: number): Promise<(SubmissionRecord & { held: HeldTx })[]>;
 }
 
 export interface IdempotencyRecord {

@@ -118,6 +118,10 @@ export class Admission {
     }
     return { reservation, plan };
   }
+  /** The fee plan alone: a held transaction sent after a crash was admitted before (the default strategy). */
+  plan(gw: Gateway, floor: bigint, soroban: boolean): Promise<FeePlan> {
+    return this.deps.fees.plan(gw, floor, soroban);
+  }
   /**
    * The end user of a func+auth operation, for a policy that asks (perUser caps, an approval server): the
    * first signed entry the invocation uses (invoke.ts's usedSigner), from a simulation without the client's

@@ -46,7 +46,7 @@ export interface Job {
   /** The client's time and ledger bounds: past them the submission has expired (absent: the relay's own). */
   validUntil?: ValidUntil;
   /** A client's transaction in its source account's order (absent: the relay's own source, or no order). */
-  order?: { account: string; seq: bigint; bytes: number };
+  order?: { account: string; seq: bigint; bytes: number; transaction: string };
   /** Its end user and what it touches, operation by operation (made on demand: policies and approvals ask). */
   about?: { user: string | null; operations(): OpSummary[] };
   /**

@@ -32,16 +32,14 @@ export class RunLease {
     if (!this.shared) return await fn();
     const { name: network } = a.network;
     const innerHash = a.job.innerHash;
-    const lease = `inner:${network}:${innerHash}`;
-    // (a transaction held for its predecessor may outlive its lease: a copy of it sent through another
-    // instance meanwhile can then run there too; the network includes one, and one is charged)
     const deadline = Date.now() + this.timeoutMs;
     for (;;) {
-      if (await this.shared.claim(lease, this.timeoutMs + MARGIN_MS)) {
+      const held = await this.claim(network, innerHash);
+      if (held) {
         try {
           return await fn();
         } finally {
-          await this.shared.release(lease).catch(() => {}); // it lapses by itself otherwise
+          await held.release();
         }
       }
       const prior = await this.submissions.byInnerHash(network, innerHash);
@@ -56,5 +54,24 @@ export class RunLease {
         });
       await Bun.sleep(POLL_MS);
     }
+  }
+
+  /**
+   * Takes an inner transaction's lease, or null when another instance holds it. Renewed while held (a
+   * transaction held for its predecessor may wait longer than a submission's timeout), until released.
+   */
+  async claim(network: string, innerHash: string): Promise<{ release(): Promise<void> } | null> {
+    const shared = this.shared;
+    if (!shared) return { release: async () => {} };
+    const lease = `inner:${network}:${innerHash}`;
+    const ttl = this.timeoutMs + MARGIN_MS;
+    if (!(await shared.claim(lease, ttl))) return null;
+    const renew = setInterval(() => void shared.claim(lease, ttl).catch(() => {}), Math.max(ttl / 3, POLL_MS));
+    return {
+      release: async () => {
+        clearInterval(renew);
+        await shared.release(lease).catch(() => {}); // it lapses by itself otherwise
+      },
+    };
   }
 }

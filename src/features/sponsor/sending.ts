@@ -43,7 +43,8 @@ export class Sending {
       if (job.order) this.deps.ordering.gate(gw).refusedBefore(job.order.account, job.order.seq);
       throw e;
     }
-    if (ordered) await this.deps.ordering.gate(gw).enter(ordered);
+    // held: written as a pending submission first (sent after a crash; 202 at once under respond-async)
+    if (ordered) await this.deps.ordering.gate(gw).enter(ordered, () => this.deps.submitting.hold(a));
     return await this.inOrder(a, ordered);
   }
 
@@ -72,7 +73,8 @@ export class Sending {
         outcome = e;
       }
       if (ordered) {
-        const heldAgain = await this.deps.ordering.gate(a.network.gateway).ended(ordered, orderResult(outcome));
+        const gate = this.deps.ordering.gate(a.network.gateway);
+        const heldAgain = await gate.ended(ordered, orderResult(outcome), () => this.deps.submitting.hold(a));
         if (heldAgain) continue; // its predecessor is applied now: sent again
       }
       if (outcome instanceof RelayError) throw outcome;

@@ -34,13 +34,20 @@ export type SponsorResult = Static<typeof SponsorResult>;
 /** The answer to an asynchronous sponsor request (Prefer: respond-async): the network accepted it. */
 export const SponsorAccepted = Type.Object(
   {
-    hash: Type.String({ description: "Hash of the fee-bump the network accepted" }),
+    hash: Type.String({
+      description: "Hash of the fee-bump the network accepted (pending: the inner hash, no fee-bump of it is sent yet)",
+    }),
     innerHash: Type.String({
       description: "Hash of the transaction the client signed: GET /v1/transactions/{innerHash}",
     }),
-    status: Type.Union([Type.Literal("submitted"), Type.Literal("success"), Type.Literal("failed")], {
-      description: "submitted, or already success / failed when the ledger came before the answer",
-    }),
+    status: Type.Union(
+      [Type.Literal("pending"), Type.Literal("submitted"), Type.Literal("success"), Type.Literal("failed")],
+      {
+        description:
+          "submitted, or already success / failed when the ledger came before the answer; pending: held for its " +
+          "predecessor in its account's order (order flow), recorded, and sent once the predecessor is applied",
+      },
+    ),
   },
   { $id: "SponsorAccepted" },
 );

@@ -40,6 +40,7 @@ import { type Pending, Run, Runs } from "./run.ts";
 import type { Admitted } from "./attempt.ts";
 import { RunLease, type SharedRuns } from "./run-lease.ts";
 import { Ordering } from "./order/ordering.ts";
+import { type HeldRow, heldJob, heldReservation, inAccountOrder } from "./order/held-rows.ts";
 import { Sending } from "./sending.ts";
 import type { UserCaps } from "../projects/rules/user-caps.ts";
 import type { Approvals } from "../projects/rules/approval.ts";
@@ -197,10 +198,14 @@ export class SponsorService {
    * one none of whose envelopes can be in a queue any more has its reservation given back (no
    * outcome is recorded: the transaction may still be sent again). Answers what it did.
    */
-  async recover(network: NetworkName): Promise<{ settled: number; released: number }> {
-    const gw = this.deps.networks.find(network)?.gateway;
-    const done = { settled: 0, released: 0 };
-    if (!gw?.watcher.latestLedger) return done;
+  async recover(network: NetworkName): Promise<{ settled: number; released: number; resumed: number }> {
+    const net = this.deps.networks.find(network);
+    const gw = net?.gateway;
+    const done = { settled: 0, released: 0, resumed: 0 };
+    if (!net || !gw?.watcher.latestLedger) return done;
+    // held for a predecessor by an instance that is gone (a crash, a restart): sent now, in order
+    for (const row of inAccountOrder(await this.deps.submissions.held(network, RECOVERY_BATCH)))
+      if (!this.runs.find(network, row.innerHash) && (await this.resumeHeld(net, row))) done.resumed++;
     const before = new Date(Date.now() - this.deps.config.submissionTimeoutMs);
     for (const row of await this.deps.submissions.unsettled(network, before, RECOVERY_BATCH)) {
       if (this.runs.find(network, row.innerHash)) continue;
@@ -216,8 +221,31 @@ export class SponsorService {
         this.deps.log.warn({ network, submission: row.id, err }, "recovering a submission failed; retrying later");
       }
     }
-    if (done.settled || done.released) this.deps.log.info({ network, ...done }, "unsettled submissions recovered");
+    if (done.settled || done.released || done.resumed)
+      this.deps.log.info({ network, ...done }, "unsettled submissions recovered");
     return done;
+  }
+  /**
+   * Sends a held row whose instance is gone (held-rows.ts), under its inner transaction's lease: false
+   * when another instance holds that (it is still holding it) or it runs here already.
+   */
+  private async resumeHeld(net: Network, row: HeldRow): Promise<boolean> {
+    try {
+      const { job, floor, soroban } = heldJob(row, net.passphrase);
+      const plan = await this.admission.plan(net.gateway, floor, soroban);
+      const lease = await this.lease.claim(net.name, row.innerHash);
+      if (!lease) return false;
+      if (this.runs.find(net.name, row.innerHash)) {
+        await lease.release();
+        return false;
+      }
+      this.start(net, job, { plan, reservation: heldReservation(row, net.name, this.deps.projects) }, lease);
+      return true;
+    } catch (e) {
+      const err = e instanceof Error ? e.message : String(e);
+      this.deps.log.warn({ network: net.name, submission: row.id, err }, "sending a held transaction failed");
+      return false;
+    }
   }
   /** What a transaction held for its predecessor waits for (null: not held by this instance). */
   waitingFor(network: NetworkName, innerHash: string) {
@@ -268,7 +296,12 @@ export class SponsorService {
    * Starts the run of an admitted transaction, or joins the one that started meanwhile in this
    * process (which pays for it: this request's reservation is dropped).
    */
-  private start(network: Network, job: Job, admitted: Pick<Admitted, "reservation" | "plan">): Pending {
+  private start(
+    network: Network,
+    job: Job,
+    admitted: Pick<Admitted, "reservation" | "plan">,
+    claimed?: { release(): Promise<void> },
+  ): Pending {
     const running = this.runs.find(network.name, job.innerHash);
     if (running) {
       this.settlement.finish(admitted.reservation);
@@ -281,11 +314,12 @@ export class SponsorService {
       async (run) => {
         try {
           const attempt = { network, run, job, plan, reservation };
-          return await this.lease.exclusive(attempt, () => this.once(attempt));
+          return claimed ? await this.once(attempt) : await this.lease.exclusive(attempt, () => this.once(attempt));
         } catch (e) {
           return outcomeOf(e);
         } finally {
           this.settlement.finish(reservation);
+          await claimed?.release();
         }
       },
       // joined until its outcome is written: a request after the answer finds it here, then in the database
@@ -311,14 +345,15 @@ export class SponsorService {
           "has not settled it: it is not sent again through this one",
         { reason: "another_project" },
       );
-    if (prior) {
-      // an earlier run (with no outcome, or one that does not stand) may have been applied since
+    // an earlier run (with no outcome, or one that does not stand) may have been applied since (one held
+    // was never sent: it can be in no ledger through the relay)
+    if (prior && !prior.held) {
       const outcome = await this.settlement.resolved(gw, prior, reservation);
       if (outcome) return outcome;
     }
     const id = prior?.id ?? crypto.randomUUID();
     // its last envelope may still be queued: it is sent again first, and errors are checked against the network
-    const resume = prior && !prior.outcome && !prior.releasedAt ? prior : null;
+    const resume = prior && !prior.outcome && !prior.releasedAt && !prior.held ? prior : null;
     try {
       return await this.sending.send({ ...a, submission: { id, resume, fresh: prior === null } });
     } catch (e) {

@@ -161,6 +161,46 @@ export class SubmissionStage {
   private submitter(network: NetworkName): Submitter {
     return this.deps.networks.get(network).submitter;
   }
+  /**
+   * A transaction held for its predecessor (order flow) is a submission from then: written pending, with
+   * what recovery needs to send it (`held`), its reservation journaled; then its requests are told (202
+   * under respond-async). Nothing of it is sent yet: the intent that sends it clears `held`.
+   */
+  async hold(a: Attempt): Promise<void> {
+    const { job, reservation } = a;
+    const order = job.order!;
+    const journaled = await this.deps.submissions.recordIntent(
+      {
+        ...this.intentOf(a),
+        hash: job.innerHash,
+        maxFee: reservation.grant,
+        envelope: null,
+        sentLedger: null,
+        feeBid: null,
+        channel: null,
+        held: { transaction: order.transaction, account: order.account, sequence: order.seq.toString() },
+      },
+      reservation.credits ? reservation.grant : 0n,
+      a.submission.fresh,
+    );
+    reservation.journaled ||= journaled;
+    if (reservation.user) reservation.userOnRow = true;
+    a.submission.fresh = false; // its row is written: the intent that sends it updates it
+    a.run.accept({ hash: job.innerHash, innerHash: job.innerHash, status: "pending" });
+  }
+  /** The columns every intent of an attempt shares. */
+  private intentOf(a: Attempt) {
+    const { job, reservation } = a;
+    return {
+      id: a.submission.id,
+      network: a.network.name,
+      innerHash: job.innerHash,
+      caller: reservation.payer.scope,
+      projectId: reservation.payer.projectId,
+      endUser: job.about?.user ?? null,
+      userHold: reservation.user ? { day: reservation.user.key.day, grant: reservation.user.grant } : null,
+    };
+  }
   /** Writes the intent (with the envelope, before it is sent) and journals the reservation once (`first`). */
   private async record(
     a: Attempt,
@@ -174,19 +214,14 @@ export class SubmissionStage {
     const gw = a.network.gateway;
     const journaled = await this.deps.submissions.recordIntent(
       {
-        id: a.submission.id,
-        network: gw.name,
-        innerHash: job.innerHash,
+        ...this.intentOf(a),
         hash,
-        caller: reservation.payer.scope,
-        projectId: reservation.payer.projectId,
-        endUser: job.about?.user ?? null,
-        userHold: reservation.user ? { day: reservation.user.key.day, grant: reservation.user.grant } : null,
         maxFee: jobFee(job, rate),
         envelope: envelope.xdr,
         sentLedger: gw.watcher.latestLedger,
         feeBid: rate,
         channel,
+        held: null,
       },
       reservation.credits ? reservation.grant : 0n,
       first,

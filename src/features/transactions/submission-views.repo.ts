@@ -28,6 +28,8 @@ export interface FoundSubmission {
   id: string;
   projectId: string | null;
   view: SubmissionView;
+  /** Held for its predecessor, nothing of it sent yet (order flow): its account and sequence number. */
+  held: { account: string; sequence: string } | null;
 }
 
 export interface ListFilter {
@@ -54,12 +56,22 @@ export class SubmissionViews {
 
   /** The submission whose inner hash, or last fee-bump hash, is `hash` (one probe of each index). */
   async byHash(hash: string): Promise<FoundSubmission | null> {
-    const r = await this.db.execute(sql`select s.id, s.project_id, submission_json(s) as view
+    const r = await this.db.execute(sql`select s.id, s.project_id, submission_json(s) as view,
+        s.held->>'account' as account, s.held->>'sequence' as sequence
       from ${submissions} s
       where (s.network in ${this.networks} and s.inner_hash = ${hash}) or s.hash = ${hash}
       order by s.created_at desc limit 1`);
-    const [row] = rowsOf<{ id: string; project_id: string | null; view: SubmissionView }>(r);
-    return row ? { id: row.id, projectId: row.project_id, view: parse(row.view) } : null;
+    type Row = {
+      id: string;
+      project_id: string | null;
+      view: SubmissionView;
+      account: string | null;
+      sequence: string;
+    };
+    const [row] = rowsOf<Row>(r);
+    if (!row) return null;
+    const held = row.account === null ? null : { account: row.account, sequence: row.sequence };
+    return { id: row.id, projectId: row.project_id, view: parse(row.view), held };
   }
 
   async attempts(submissionId: string): Promise<Attempt[]> {

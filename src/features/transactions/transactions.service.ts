@@ -6,7 +6,7 @@
 import { SETTLED_STATUSES, STATUSES, type SubmissionStatus } from "../../../actors/sponsor/submission.machine.ts";
 import { RelayError, validationError } from "../../kernel/errors.ts";
 import type { Static } from "@sinclair/typebox";
-import type { SubmissionViews, SubmissionView } from "./submission-views.repo.ts";
+import type { FoundSubmission, SubmissionViews, SubmissionView } from "./submission-views.repo.ts";
 import type { TransactionList, TransactionView } from "./transaction.model.ts";
 import type { NetworkName } from "../../network/gateway.ts";
 import { WaiterSlots, Waker } from "./waiters.ts";
@@ -42,7 +42,7 @@ export interface WaitOptions {
 }
 
 import type { HeldView } from "../sponsor/order/sequence-gate.ts";
-import { NETWORKS } from "../../network/gateway.ts";
+import { waitsFor } from "../../../actors/sponsor/account.machine.ts";
 
 const notFound = () => new RelayError("NOT_FOUND", "no transaction with this hash is visible to this caller");
 
@@ -80,23 +80,15 @@ export class TransactionsService {
       for (let first = true; ; first = false) {
         await this.wait.outcomes?.written();
         const found = await this.views.byHash(h);
-        if (!found) {
-          // held by this instance for its predecessor (order flow): nothing of it is written yet
-          const held = this.heldView(caller, h);
-          if (held && (!waits || over())) return held;
-          if (!held) throw notFound();
-          await waker.sleep(Math.min(this.wait.pollMs ?? 2000, 250, deadline - Date.now()), over);
-          continue;
-        }
-        if (!visible(caller, found)) throw notFound();
+        if (!found || !visible(caller, found)) throw notFound();
         const settled = SETTLED_STATUSES.includes(found.view.status as SubmissionStatus);
         if (settled || !waits || over()) {
-          // sent once and held again for its predecessor (order flow): what it waits for
-          const held = settled
-            ? null
-            : (this.wait.orders?.waitingFor(found.view.network as NetworkName, found.view.innerHash) ?? null);
-          const waitingFor = held ? { waitingFor: held.waitingFor } : {};
-          return { ...found.view, ...waitingFor, attempts: await this.views.attempts(found.id) };
+          const waitingFor = settled ? null : this.waitingFor(found);
+          return {
+            ...found.view,
+            ...(waitingFor ? { waitingFor } : {}),
+            attempts: await this.views.attempts(found.id),
+          };
         }
         // the other hash's events too (a fee-bump's hash changes when it is sent again: the inner one does not)
         if (first && this.wait.watch)
@@ -109,28 +101,17 @@ export class TransactionsService {
     }
   }
 
-  /** A transaction held for its predecessor on this instance, as the caller may see it; null if none. */
-  private heldView(caller: Caller, innerHash: string): TransactionView | null {
-    const scoped = "all" in caller ? null : caller;
-    for (const network of scoped ? [scoped.network] : NETWORKS) {
-      const held = this.wait.orders?.waitingFor(network, innerHash) ?? null;
-      if (!held) continue;
-      const mine =
-        !scoped || (scoped.projectId ? held.scope === `project:${scoped.projectId}` : held.scope.startsWith("ip:"));
-      if (!mine) return null;
-      const since = new Date(held.since).toISOString();
-      return {
-        hash: innerHash,
-        innerHash,
-        status: "pending",
-        network,
-        waitingFor: held.waitingFor,
-        createdAt: since,
-        updatedAt: since,
-        attempts: [],
-      };
+  /**
+   * What a pending submission waits for (order flow): its predecessor's number, from its row while it
+   * is held (on any instance), or from this instance's order when it was sent and is held again.
+   */
+  private waitingFor(found: FoundSubmission): HeldView["waitingFor"] | null {
+    if (found.held) {
+      const { account, sequence } = found.held;
+      return { account, sequence, waitingFor: waitsFor(BigInt(sequence)).toString() };
     }
-    return null;
+    const network = found.view.network as NetworkName;
+    return this.wait.orders?.waitingFor(network, found.view.innerHash)?.waitingFor ?? null;
   }
 
   /** The admin API's look-up: any project's submission by either hash, with its attempts and project. */

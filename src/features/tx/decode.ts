@@ -44,9 +44,10 @@ export interface DecodedTx {
   /**
    * Its place in its source account's order (G-address and sequence number); null when a minSeqNum
    * precondition lets it skip numbers (the network then takes it out of order); `bytes`, the size it came
-   * in (base64), which a held transaction counts against its payer's limit.
+   * in (base64), which a held transaction counts against its payer's limit; `transaction`, that base64
+   * (a held transaction's row keeps it, to be sent after a crash).
    */
-  order: { account: string; seq: bigint; bytes: number } | null;
+  order: { account: string; seq: bigint; bytes: number; transaction: string } | null;
   /** The inner transaction's source account (G..., a muxed one's account): its end user. */
   source: string;
 }
@@ -108,7 +109,7 @@ export function decodeTransaction(
     ),
     resourceFee: data && data.v === 1 ? data.sorobanData.resourceFee : 0n,
     validUntil: upperBounds(wire),
-    order: orderOf(wire, b64.length),
+    order: orderOf(wire, b64),
     source:
       wire.type === 0
         ? rawToAddress(wire.v0.tx.sourceAccountEd25519)
@@ -117,11 +118,13 @@ export function decodeTransaction(
 }
 
 /** The inner transaction's source account and sequence number, unless a minSeqNum lets it skip numbers. */
-function orderOf(wire: EnvelopeW, bytes: number): DecodedTx["order"] {
-  if (wire.type === 0) return { account: rawToAddress(wire.v0.tx.sourceAccountEd25519), seq: wire.v0.tx.seqNum, bytes };
+function orderOf(wire: EnvelopeW, transaction: string): DecodedTx["order"] {
+  const bytes = transaction.length;
+  if (wire.type === 0)
+    return { account: rawToAddress(wire.v0.tx.sourceAccountEd25519), seq: wire.v0.tx.seqNum, bytes, transaction };
   const tx = (wire.type === 5 ? wire.feeBump.tx.innerTx.v1 : wire.v1).tx;
   if (tx.cond.type === 2 && tx.cond.v2.minSeqNum !== null && tx.cond.v2.minSeqNum !== undefined) return null;
-  return { account: muxedToAddress(tx.sourceAccount), seq: tx.seqNum, bytes };
+  return { account: muxedToAddress(tx.sourceAccount), seq: tx.seqNum, bytes, transaction };
 }
 
 /** The inner transaction's maxTime and maxLedger (0: none). */

@@ -8,39 +8,17 @@
  *
  * A held transaction waits until its own maxTime at most, and at most SEQUENCE_HOLD_MS without
  * progress on its account (a gap never filled), then it is refused as tx_bad_seq naming the number it
- * waited for. Holds count per paying project (or client IP) and per
- * account, with limits (429 past them).
+ * waited for. Holds count per paying project (or client IP) and per account, with limits (429 past
+ * them; holds.ts). A transaction is written as a pending submission before it is held (`beforeHold`):
+ * after a crash, recovery sends it (held-rows.ts).
  */
 import { createActor, type Actor } from "xstate";
-import {
-  accountMachine,
-  type AccountEvent,
-  type HeldTx,
-  idle,
-  waitsFor,
-} from "../../../../actors/sponsor/account.machine.ts";
-import { type RelayError, unavailable } from "../../../kernel/errors.ts";
-import { neverCame, predecessorRejected, tooMany, tooManyBytes } from "./refusals.ts";
+import { accountMachine, type AccountEvent, type HeldTx, idle } from "../../../../actors/sponsor/account.machine.ts";
+import { unavailable } from "../../../kernel/errors.ts";
+import { neverCame, predecessorRejected } from "./refusals.ts";
+import { type HeldView, Holds, type OrderLimits, type OrderedTx, type Waiter } from "./holds.ts";
 import type { Logger } from "../../../kernel/log.ts";
 import type { AccountState, NetworkName } from "../../../network/gateway.ts";
-
-export interface OrderLimits {
-  /** How long a transaction may be held for its predecessor (SEQUENCE_HOLD_MS). */
-  holdMs: number;
-  /** Transactions held at once per paying project or client IP (SEQUENCE_MAX_HELD_PER_PROJECT). */
-  perPayer: number;
-  /** Transactions held at once per source account (SEQUENCE_MAX_HELD_PER_ACCOUNT). */
-  perAccount: number;
-  /** Bytes of held transactions (their base64 XDR) at once per paying project or client IP (SEQUENCE_MAX_HELD_BYTES_PER_PROJECT). */
-  perPayerBytes: number;
-}
-
-export const DEFAULT_ORDER_LIMITS: OrderLimits = {
-  holdMs: 30_000,
-  perPayer: 1_000,
-  perAccount: 100,
-  perPayerBytes: 16 * 1024 * 1024,
-};
 
 export interface OrderDeps {
   network: NetworkName;
@@ -52,46 +30,16 @@ export interface OrderDeps {
   log: Logger;
 }
 
-/** A transaction's place in its account's order. */
-export interface OrderedTx {
-  /** The submission (its inner hash). */
-  id: string;
-  account: string;
-  seq: bigint;
-  /** Who pays: its holds count against this scope's limit. */
-  scope: string;
-  /** Its maxTime (unix seconds, 0: none): it is not held past it. */
-  maxTime: bigint;
-  /** Its size as it came (base64 XDR): held transactions' bytes count against the scope's limit too. */
-  bytes: number;
-}
+export { DEFAULT_ORDER_LIMITS, type HeldView, type OrderLimits, type OrderedTx } from "./holds.ts";
 
 /** How a sent transaction ended, for its successors. */
 export type OrderResult = "applied" | "rejected" | "unknown" | "out_of_order";
-
-/** A held transaction as a look-up shows it: who pays, since when, and what it waits for. */
-export interface HeldView {
-  scope: string;
-  since: number;
-  waitingFor: { account: string; sequence: string; waitingFor: string };
-}
-
-interface Waiter {
-  tx: OrderedTx;
-  /** When it was held (epoch ms). */
-  since: number;
-  resolve(): void;
-  reject(e: RelayError): void;
-  /** Gives up on it: SEQUENCE_HOLD_MS without progress on its account, or its maxTime. */
-  timer: ReturnType<typeof setTimeout>;
-}
 
 type AccountActor = Actor<typeof accountMachine>;
 
 export class SequenceGate {
   private readonly accounts = new Map<string, AccountActor>();
-  private readonly waiters = new Map<string, Waiter>();
-  private readonly heldBy = new Map<string, { count: number; bytes: number }>();
+  private readonly holds: Holds;
   /**
    * Accounts with one transaction sent and nothing else here (most): no actor, no hold, no timer. The
    * actor is made when a second one arrives, or when this one ends otherwise than applied.
@@ -102,73 +50,69 @@ export class SequenceGate {
   private reading = false;
   private stopped = false;
 
-  constructor(private readonly deps: OrderDeps) {}
+  constructor(private readonly deps: OrderDeps) {
+    this.holds = new Holds(deps.limits, (w) => this.timedOut(w));
+  }
 
   /** Transactions held now (waiting for a predecessor). */
   get held(): number {
-    return this.waiters.size;
+    return this.holds.size;
   }
 
   /** What a held transaction waits for, by its inner hash (a look-up's `waitingFor`); null if not held here. */
   waiting(id: string): HeldView | null {
-    const w = this.waiters.get(id);
-    if (!w) return null;
-    return {
-      scope: w.tx.scope,
-      since: w.since,
-      waitingFor: { account: w.tx.account, sequence: String(w.tx.seq), waitingFor: String(waitsFor(w.tx.seq)) },
-    };
+    return this.holds.view(id);
   }
 
-  /** Resolves when `tx` may be sent (at once when its account has nothing before it); throws if it never may. */
-  async enter(tx: OrderedTx): Promise<void> {
+  /**
+   * Resolves when `tx` may be sent (at once when its account has nothing before it); throws if it never
+   * may. `beforeHold`: run before it is held (its row written), once it is known that it will wait.
+   */
+  async enter(tx: OrderedTx, beforeHold?: () => Promise<void>): Promise<void> {
     if (this.stopped) return;
     // nothing of its account here: it goes at once (what a new account's actor decides), without one
     if (!this.accounts.has(tx.account) && !this.lone.has(tx.account)) {
       this.lone.set(tx.account, { id: tx.id, seq: tx.seq });
       return;
     }
-    this.checkLimits(tx);
-    const held = this.hold(tx);
+    this.holds.check(tx);
+    // counted (and its time running) from now; its account's actor learns of it once it is written
+    const held = this.holds.hold(tx);
+    const w = beforeHold ? await this.write(tx, held, beforeHold) : "held";
+    if (w === "gone") return await held;
+    if (w !== "held") {
+      this.refusedBefore(tx.account, tx.seq); // not held: what waits after it learns it
+      throw w.error;
+    }
     this.send(tx.account, { type: "ARRIVE", id: tx.id, seq: tx.seq });
     return await held;
   }
 
   /**
-   * Holds `tx` until it is released; it gives up after SEQUENCE_HOLD_MS without progress on its account
-   * (the timer starts anew whenever one of the account's numbers is used), or at its maxTime.
+   * Writes a held transaction's row (`beforeHold`): "held"; "gone" when it was given up on meanwhile
+   * (stopped, or its time ran out: its promise rejects); or the error, and then it is not held.
    */
-  private hold(tx: OrderedTx): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.waiters.set(tx.id, { tx, since: Date.now(), resolve, reject, timer: this.timer(tx) });
-      const by = this.heldBy.get(tx.scope);
-      if (by) {
-        by.count++;
-        by.bytes += tx.bytes;
-      } else this.heldBy.set(tx.scope, { count: 1, bytes: tx.bytes });
-    });
-  }
-
-  private timer(tx: OrderedTx): ReturnType<typeof setTimeout> {
-    const holdMs = Math.max(0, Math.min(this.deps.limits.holdMs, untilMaxTime(tx.maxTime)));
-    return setTimeout(() => this.timedOut(tx), holdMs);
-  }
-
-  /** The account moved on (a number used): its held transactions' time without progress starts anew. */
-  private progressed(account: string): void {
-    for (const w of this.waiters.values()) {
-      if (w.tx.account !== account) continue;
-      clearTimeout(w.timer);
-      w.timer = this.timer(w.tx);
+  private async write(
+    tx: OrderedTx,
+    held: Promise<void>,
+    beforeHold: () => Promise<void>,
+  ): Promise<"held" | "gone" | { error: unknown }> {
+    void held.catch(() => {}); // answered by the caller
+    try {
+      await beforeHold();
+    } catch (error) {
+      this.holds.release(tx.id);
+      return { error };
     }
+    return this.holds.has(tx.id) ? "held" : "gone";
   }
 
   /**
    * A sent transaction's end. `out_of_order` (tx_bad_seq before any ledger): the account's number
    * is read, and a transaction ahead of it is held again (the promise resolves when it may be sent
-   * again: true) or is really behind the chain (false: the rejection stands).
+   * again: true; `beforeHold` runs first) or is really behind the chain (false: the rejection stands).
    */
-  async ended(tx: OrderedTx, result: OrderResult): Promise<boolean> {
+  async ended(tx: OrderedTx, result: OrderResult, beforeHold?: () => Promise<void>): Promise<boolean> {
     if (this.stopped) return false;
     // a lone transaction applied: its account has nothing else here (any other outcome goes to an actor)
     if (result === "applied" && this.lone.get(tx.account)?.id === tx.id) {
@@ -199,8 +143,15 @@ export class SequenceGate {
           this.send(tx.account, { type: "LEAVE", id: tx.id });
           return false;
         }
-        this.checkLimits(tx);
-        const again = this.hold(tx);
+        this.holds.check(tx);
+        const again = this.holds.hold(tx);
+        const w = beforeHold ? await this.write(tx, again, beforeHold) : "held";
+        if (w === "gone") return await again.then(() => true); // rejects
+        if (w !== "held") {
+          this.deps.log.warn({ network: this.deps.network, id: tx.id, err: String(w.error) }, "writing a hold failed");
+          this.send(tx.account, { type: "LEAVE", id: tx.id });
+          return false; // not held: its rejection stands
+        }
         this.send(tx.account, { type: "GAP", id: tx.id, seq: tx.seq, chainSeq });
         await again;
         return true;
@@ -217,25 +168,11 @@ export class SequenceGate {
 
   stop(): void {
     this.stopped = true;
-    for (const w of this.waiters.values()) {
-      clearTimeout(w.timer);
-      w.reject(unavailable("the relay is stopping: nothing of this transaction was sent", { reason: "stopping" }, 1));
-    }
-    this.waiters.clear();
+    this.holds.rejectAll(stopping);
     for (const a of this.accounts.values()) a.stop();
     this.accounts.clear();
     this.lone.clear();
     this.stalled.clear();
-  }
-
-  private checkLimits(tx: OrderedTx): void {
-    const { perPayer, perAccount, perPayerBytes } = this.deps.limits;
-    const account = this.accounts.get(tx.account)?.getSnapshot().context.held.length ?? 0;
-    const by = this.heldBy.get(tx.scope);
-    const payer = by?.count ?? 0;
-    if ((by?.bytes ?? 0) + tx.bytes > perPayerBytes) throw tooManyBytes(tx, by?.bytes ?? 0, perPayerBytes);
-    if (payer < perPayer && account < perAccount) return;
-    throw payer >= perPayer ? tooMany(tx, "payer", perPayer) : tooMany(tx, "account", perAccount);
   }
 
   /** Sends an account's actor an event (started on a first arrival) and carries out its decisions. */
@@ -251,9 +188,9 @@ export class SequenceGate {
     const before = actor.getSnapshot().context.chainSeq;
     actor.send(event);
     const snap = actor.getSnapshot();
-    if (snap.context.chainSeq !== before) this.progressed(account);
-    for (const tx of snap.context.go) this.release(tx.id)?.resolve();
-    for (const r of snap.context.refused) this.release(r.id)?.reject(predecessorRejected(account, r.rejected));
+    if (snap.context.chainSeq !== before) this.holds.progressed(account);
+    for (const tx of snap.context.go) this.holds.release(tx.id)?.resolve();
+    for (const r of snap.context.refused) this.holds.release(r.id)?.reject(predecessorRejected(account, r.rejected));
     if (idle(snap.context)) {
       this.accounts.delete(account);
       this.stalled.delete(account);
@@ -265,20 +202,8 @@ export class SequenceGate {
     } else this.stalled.delete(account);
   }
 
-  private release(id: string): Waiter | null {
-    const w = this.waiters.get(id);
-    if (!w) return null;
-    clearTimeout(w.timer);
-    this.waiters.delete(id);
-    const by = this.heldBy.get(w.tx.scope);
-    if (by && --by.count > 0) by.bytes -= w.tx.bytes;
-    else this.heldBy.delete(w.tx.scope);
-    return w;
-  }
-
-  private timedOut(tx: OrderedTx): void {
-    const w = this.release(tx.id);
-    if (!w) return;
+  private timedOut(w: Waiter): void {
+    const { tx } = w;
     const actor = this.accounts.get(tx.account);
     const chain = actor?.getSnapshot().context.chainSeq ?? null;
     this.send(tx.account, { type: "LEAVE", id: tx.id });
@@ -312,5 +237,11 @@ export class SequenceGate {
   }
 }
 
-const untilMaxTime = (maxTime: bigint): number =>
-  maxTime === 0n ? Number.POSITIVE_INFINITY : Number(maxTime) * 1000 - Date.now();
+/** 503 to a held transaction's request when the relay stops: its row stays, and it is sent when the relay resumes. */
+const stopping = () =>
+  unavailable(
+    "the relay is stopping: this transaction was held for its predecessor and not sent yet; it is kept, and sent " +
+      "in order when the relay (or another instance) resumes: look it up by its inner hash",
+    { reason: "stopping" },
+    1,
+  );
