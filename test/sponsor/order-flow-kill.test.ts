@@ -19,23 +19,16 @@ const LEDGER_MS = 400;
 const DB = process.env.TEST_DATABASE_URL;
 
 let net: Awaited<ReturnType<typeof spawnLocalnet>>;
-let relay: Proc & { url: string };
-const data = tempDir("relay-orderflow-kill-");
-const schema = `t_${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
+const relays: (Proc & { url: string })[] = [];
+const cleanups: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
   net = await spawnLocalnet({ LEDGER_CLOSE_MS: String(LEDGER_MS) });
-  if (!DB) await seedPglite(data.path);
 }, 30_000);
 afterAll(async () => {
-  await relay?.kill("SIGTERM").catch(() => {});
+  for (const r of relays) await r.kill("SIGTERM").catch(() => {});
   await net?.kill("SIGTERM");
-  if (DB) {
-    const sql = postgres(DB, { max: 1, onnotice: () => {} });
-    await sql.unsafe(`drop schema if exists "${schema}" cascade`);
-    await sql.end();
-  }
-  data.done();
+  for (const done of cleanups) await done();
 });
 
 const json = async (url: string, init?: RequestInit) => {
@@ -43,9 +36,22 @@ const json = async (url: string, init?: RequestInit) => {
   return { status: r.status, body: (await r.json().catch(() => null)) as any };
 };
 
-test("kill -9 in the middle of one account's burst: each lands once, in order, charged once", {
-  timeout: 120_000,
-}, async () => {
+/**
+ * A relay on its own data (folder, schema) whose mainnet is the localnet process, with a project,
+ * its live key and credits; `restart` kills it (-9) and starts it again on the same data.
+ */
+async function relayWithProject() {
+  const data = tempDir("relay-orderflow-kill-");
+  const schema = `t_${crypto.randomUUID().replace(/-/g, "").slice(0, 16)}`;
+  cleanups.push(async () => {
+    if (DB) {
+      const sql = postgres(DB, { max: 1, onnotice: () => {} });
+      await sql.unsafe(`drop schema if exists "${schema}" cascade`);
+      await sql.end();
+    }
+    data.done();
+  });
+  if (!DB) await seedPglite(data.path);
   const server = new rpc.Server(net.rpcUrl, { allowHttp: true });
   const [funder, user] = [Keypair.random(), Keypair.random()];
   for (const kp of [funder, user]) {
@@ -66,75 +72,149 @@ test("kill -9 in the middle of one account's burst: each lands once, in order, c
     ...(DB ? { DATABASE_URL: DB, DATABASE_SCHEMA: schema } : { DATABASE_URL: "", DATABASE_SCHEMA: "" }),
     REDIS_URL: "",
   };
-  relay = await spawnRelay(env);
+  const it = { relay: await spawnRelay(env), key: "", projectId: "" };
+  relays.push(it.relay);
   const admin = (method: string, path: string, body?: unknown) =>
-    json(`${relay.url}/v1/admin${path}`, {
+    json(`${it.relay.url}/v1/admin${path}`, {
       method,
       headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...(body ? { "content-type": "application/json" } : {}) },
       body: body ? JSON.stringify(body) : undefined,
     });
-  for (let i = 0; (await admin("GET", "/channels?network=mainnet")).body?.totals?.active !== 2; i++) {
-    if (i > 400) throw new Error("the mainnet pool did not start");
-    await Bun.sleep(50);
-  }
+  const poolReady = async () => {
+    for (let i = 0; (await admin("GET", "/channels?network=mainnet")).body?.totals?.active !== 2; i++) {
+      if (i > 400) throw new Error("the mainnet pool did not start");
+      await Bun.sleep(50);
+    }
+  };
+  await poolReady();
   const project = (await admin("POST", "/projects", { name: "order flow kill" })).body;
-  const key = (await admin("POST", `/projects/${project.id}/keys`, { environment: "live" })).body.key as string;
+  it.projectId = project.id;
+  it.key = (await admin("POST", `/projects/${project.id}/keys`, { environment: "live" })).body.key as string;
   expect((await admin("POST", `/projects/${project.id}/credits`, { amount: CREDITS.toString() })).status).toBe(200);
 
-  const account = await server.getAccount(user.publicKey());
-  const first = BigInt(account.sequenceNumber()) + 1n;
-  const txs: Transaction[] = Array.from({ length: N }, () => {
-    const tx = new TransactionBuilder(account, { fee: "100", networkPassphrase: net.passphrase })
-      .addOperation(Operation.payment({ destination: funder.publicKey(), asset: Asset.native(), amount: "1" }))
-      .setTimeout(300)
-      .build();
-    tx.sign(user);
-    return tx;
-  });
-  const send = (i: number) =>
-    json(`${relay.url}/v1/sponsor`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": key },
-      body: JSON.stringify({ transaction: txs[i]!.toEnvelope().toXDR("base64"), network: "mainnet" }),
+  /** N payments of the user's account, in sequence order, signed. */
+  const burst = async (): Promise<{ txs: Transaction[]; first: bigint }> => {
+    const account = await server.getAccount(user.publicKey());
+    const first = BigInt(account.sequenceNumber()) + 1n;
+    const txs = Array.from({ length: N }, () => {
+      const tx = new TransactionBuilder(account, { fee: "100", networkPassphrase: net.passphrase })
+        .addOperation(Operation.payment({ destination: funder.publicKey(), asset: Asset.native(), amount: "1" }))
+        .setTimeout(300)
+        .build();
+      tx.sign(user);
+      return tx;
     });
+    return { txs, first };
+  };
+  const send = (tx: Transaction, headers: Record<string, string> = {}) =>
+    json(`${it.relay.url}/v1/sponsor`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": it.key, ...headers },
+      body: JSON.stringify({ transaction: tx.toEnvelope().toXDR("base64"), network: "mainnet" }),
+    });
+  const restart = async () => {
+    await it.relay.kill("SIGKILL");
+    it.relay = await spawnRelay(env);
+    relays.push(it.relay);
+  };
+  /** Each transaction landed once, in sequence order; the account used exactly N numbers; charged exactly. */
+  const landedInOrder = async (txs: Transaction[], first: bigint) => {
+    const onChain = await Promise.all(txs.map((tx) => server.getTransaction(hex(tx))));
+    const fees: bigint[] = [];
+    for (let i = 0; i < N; i++) {
+      const got = onChain[i] as rpc.Api.GetSuccessfulTransactionResponse;
+      expect(got.status).toBe(S.SUCCESS);
+      if (i > 0) expect(got.ledger).toBeGreaterThan((onChain[i - 1] as { ledger: number }).ledger);
+      fees.push(resultSummary(got.resultXdr.toXDR("base64")).feeCharged);
+    }
+    expect(BigInt((await server.getAccount(user.publicKey())).sequenceNumber())).toBe(first + BigInt(N) - 1n);
+    const charged = fees.reduce((a, b) => a + b, 0n);
+    let view: any;
+    for (let i = 0; i < 100; i++) {
+      view = (await admin("GET", `/projects/${it.projectId}`)).body;
+      if (view.creditReserved === "0" && BigInt(view.creditBalance) === CREDITS - charged) break;
+      await Bun.sleep(100);
+    }
+    expect(view.creditReserved).toBe("0");
+    expect(BigInt(view.creditBalance)).toBe(CREDITS - charged);
+    return { onChain, fees };
+  };
+  return { it, server, user, burst, send, restart, landedInOrder };
+}
+
+test("kill -9 in the middle of one account's burst: each lands once, in order, charged once", {
+  timeout: 120_000,
+}, async () => {
+  const { server, user, burst, send, restart, landedInOrder } = await relayWithProject();
+  const { txs, first } = await burst();
   const answers: ({ status: number; body: any } | null)[] = new Array(N).fill(null);
-  const firing = Promise.all(txs.map(async (_, i) => (answers[i] = await send(i).catch(() => null))));
+  const firing = Promise.all(txs.map(async (tx, i) => (answers[i] = await send(tx).catch(() => null))));
   // killed once three are in a ledger: one is sent or queued, the rest are held
   for (let t = 0; t < 1000; t++) {
     const seq = BigInt((await server.getAccount(user.publicKey())).sequenceNumber());
     if (seq >= first + 2n) break;
     await Bun.sleep(20);
   }
-  await relay.kill("SIGKILL");
+  const killed = restart();
   await firing;
   const beforeCrash = answers.filter((a) => a?.status === 200).length;
-
-  relay = await spawnRelay(env);
+  await killed;
   const final = (a: { status: number } | null) => a !== null && (a.status === 200 || a.status === 422);
   for (const deadline = Date.now() + 60_000; answers.some((a) => !final(a)) && Date.now() < deadline; ) {
-    await Promise.all(answers.map(async (a, i) => (final(a) ? undefined : (answers[i] = await send(i)))));
+    await Promise.all(answers.map(async (a, i) => (final(a) ? undefined : (answers[i] = await send(txs[i]!)))));
   }
   console.log(`order flow kill -9: ${beforeCrash} of ${N} answered before the crash, the rest after the restart`);
   for (const a of answers) expect(a?.status).toBe(200);
 
-  // each landed once, in sequence order, as answered; the account used exactly N numbers
-  const onChain = await Promise.all(txs.map((tx) => server.getTransaction(hex(tx))));
-  let charged = 0n;
+  // each landed once, in sequence order, as answered; the account used exactly N numbers, charged exactly
+  const { onChain, fees } = await landedInOrder(txs, first);
   for (let i = 0; i < N; i++) {
-    const got = onChain[i] as rpc.Api.GetSuccessfulTransactionResponse;
-    expect(got.status).toBe(S.SUCCESS);
-    expect(answers[i]!.body.ledger).toBe(got.ledger);
-    if (i > 0) expect(got.ledger).toBeGreaterThan((onChain[i - 1] as { ledger: number }).ledger);
-    expect(answers[i]!.body.feePaid).toBe(resultSummary(got.resultXdr.toXDR("base64")).feeCharged.toString());
-    charged += BigInt(answers[i]!.body.feePaid);
+    expect(answers[i]!.body.ledger).toBe((onChain[i] as { ledger: number }).ledger);
+    expect(answers[i]!.body.feePaid).toBe(fees[i]!.toString());
   }
-  expect(BigInt((await server.getAccount(user.publicKey())).sequenceNumber())).toBe(first + BigInt(N) - 1n);
-  let view: any;
-  for (let i = 0; i < 100; i++) {
-    view = (await admin("GET", `/projects/${project.id}`)).body;
-    if (view.creditReserved === "0" && BigInt(view.creditBalance) === CREDITS - charged) break;
-    await Bun.sleep(100);
+});
+
+test("respond-async: each held one is answered 202 pending at once, and after kill -9 the relay sends them itself", {
+  timeout: 120_000,
+}, async () => {
+  const { it, burst, send, restart, landedInOrder } = await relayWithProject();
+  const { txs, first } = await burst();
+  const async = { prefer: "respond-async" };
+  const started = Date.now();
+  // shuffled: the order they arrive in is not the order they go in
+  const order = [3, 0, 6, 1, 7, 2, 5, 4];
+  const answers = await Promise.all(order.map((i) => send(txs[i]!, async)));
+  const answeredMs = Date.now() - started;
+  for (const a of answers) expect(a.status).toBe(202);
+  const pending = answers.filter((a) => a.body.status === "pending");
+  // all but the one sent first are held: each answered once written, not a ledger after the other
+  expect(pending.length).toBeGreaterThanOrEqual(N - 2);
+  for (const a of pending) expect(a.body.hash).toBe(a.body.innerHash);
+  const last = hex(txs[N - 1]!);
+  const held = await json(`${it.relay.url}/v1/transactions/${last}`, { headers: { "x-api-key": it.key } });
+  expect(held.body.status).toBe("pending");
+  expect(held.body.waitingFor).toEqual({
+    account: txs[N - 1]!.source,
+    sequence: (first + BigInt(N) - 1n).toString(),
+    waitingFor: (first + BigInt(N) - 2n).toString(),
+  });
+
+  await restart(); // at once: most of them are held, none of their requests is open any more
+  const statuses = async () =>
+    Promise.all(
+      txs.map(async (tx) => {
+        const r = await json(`${it.relay.url}/v1/transactions/${hex(tx)}?wait=10`, {
+          headers: { "x-api-key": it.key },
+        });
+        return r.body?.status as string | undefined;
+      }),
+    );
+  let seen: (string | undefined)[] = [];
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+    seen = await statuses();
+    if (seen.every((s) => s === "success")) break;
   }
-  expect(view.creditReserved).toBe("0");
-  expect(BigInt(view.creditBalance)).toBe(CREDITS - charged);
+  console.log(`respond-async: ${N} answered 202 in ${answeredMs} ms; after kill -9 the relay sent the held ones`);
+  expect(seen).toEqual(txs.map(() => "success"));
+  await landedInOrder(txs, first);
 });
