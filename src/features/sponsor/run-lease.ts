@@ -45,8 +45,10 @@ export class RunLease {
       const prior = await this.submissions.byInnerHash(network, innerHash);
       const answered = finalOutcome(prior);
       if (answered) return answered;
-      // the other instance's run was accepted by the network: an asynchronous request is answered now
+      // the other instance's run was accepted by the network, or holds it for its predecessor (a pending
+      // submission): an asynchronous request is answered now
       if (prior?.status === "submitted") a.run.accept({ hash: prior.hash, innerHash });
+      else if (prior?.held) a.run.accept({ hash: innerHash, innerHash, status: "pending" });
       if (Date.now() > deadline)
         throw new RelayError("SUBMISSION_TIMEOUT", "another instance is still submitting this transaction", {
           hash: prior?.hash ?? innerHash,

@@ -12,8 +12,8 @@
  *
  * The stages are in ./sponsor/: admission (fee plan, policy and reservation), submission (intent,
  * send, acceptance), settlement (the verdict recorded and the credits settled, in one place) and
- * outcomes; each takes the attempt (attempt.ts). This file runs them: one run per inner hash (run.ts),
- * recovery, and the requests' answers.
+ * outcomes; each takes the attempt (attempt.ts). This file runs them: one run per inner hash (run.ts)
+ * and the requests' answers; recovery.ts resolves what a crash left (and sends what was held).
  */
 import { RelayError, isRetryable, type ErrorCode } from "../../kernel/errors.ts";
 import type { Gateway, NetworkName } from "../../network/gateway.ts";
@@ -40,7 +40,7 @@ import { type Pending, Run, Runs } from "./run.ts";
 import type { Admitted } from "./attempt.ts";
 import { RunLease, type SharedRuns } from "./run-lease.ts";
 import { Ordering } from "./order/ordering.ts";
-import { type HeldRow, heldJob, heldReservation, inAccountOrder } from "./order/held-rows.ts";
+import { Recovery } from "./recovery.ts";
 import { Sending } from "./sending.ts";
 import type { UserCaps } from "../projects/rules/user-caps.ts";
 import type { Approvals } from "../projects/rules/approval.ts";
@@ -78,8 +78,6 @@ export interface SponsorDeps {
 
 /** The relay's own refusals of a decoded transaction: kept as rejected submissions. */
 const REFUSALS = new Set<ErrorCode>(["POLICY_VIOLATION", "INSUFFICIENT_CREDITS", "FORBIDDEN", "VALIDATION_ERROR"]);
-/** Submissions recovery looks at in one pass. */
-const RECOVERY_BATCH = 100;
 
 const max = (...xs: bigint[]) => xs.reduce((a, b) => (a > b ? a : b));
 
@@ -90,6 +88,7 @@ export class SponsorService {
   private readonly ordering: Ordering;
   private readonly sending: Sending;
   private readonly lease: RunLease;
+  private readonly recovery: Recovery;
 
   constructor(private readonly deps: SponsorDeps) {
     this.ordering = new Ordering(deps.config.order, deps.log);
@@ -108,6 +107,14 @@ export class SponsorService {
     );
     this.sending = new Sending({ ...deps, ordering: this.ordering, submitting });
     this.lease = new RunLease(deps.shared ?? null, deps.submissions, deps.config.submissionTimeoutMs);
+    this.recovery = new Recovery({
+      ...deps,
+      settlement: this.settlement,
+      admission: this.admission,
+      lease: this.lease,
+      running: (network, innerHash) => this.runs.find(network, innerHash) !== undefined,
+      start: (net, job, admitted, lease) => void this.start(net, job, admitted, lease),
+    });
   }
 
   /**
@@ -192,60 +199,9 @@ export class SponsorService {
       return this.answer(network, Run.ended(outcomeOf(e)), innerHash);
     }
   }
-  /**
-   * Resolves submissions that have no outcome and no request running for them (a crash, a 504
-   * whose client never came back): one the network applied is recorded and settled (charged);
-   * one none of whose envelopes can be in a queue any more has its reservation given back (no
-   * outcome is recorded: the transaction may still be sent again). Answers what it did.
-   */
-  async recover(network: NetworkName): Promise<{ settled: number; released: number; resumed: number }> {
-    const net = this.deps.networks.find(network);
-    const gw = net?.gateway;
-    const done = { settled: 0, released: 0, resumed: 0 };
-    if (!net || !gw?.watcher.latestLedger) return done;
-    // held for a predecessor by an instance that is gone (a crash, a restart): sent now, in order
-    for (const row of inAccountOrder(await this.deps.submissions.held(network, RECOVERY_BATCH)))
-      if (!this.runs.find(network, row.innerHash) && (await this.resumeHeld(net, row))) done.resumed++;
-    const before = new Date(Date.now() - this.deps.config.submissionTimeoutMs);
-    for (const row of await this.deps.submissions.unsettled(network, before, RECOVERY_BATCH)) {
-      if (this.runs.find(network, row.innerHash)) continue;
-      try {
-        if (await this.settlement.resolved(gw, row)) done.settled++;
-        else if (!mayStillBeQueued(row, gw.watcher.latestLedger)) {
-          await this.settlement.expire(row);
-          done.released++;
-        }
-      } catch (e) {
-        // one submission the network cannot answer for now does not hold back the others
-        const err = e instanceof Error ? e.message : String(e);
-        this.deps.log.warn({ network, submission: row.id, err }, "recovering a submission failed; retrying later");
-      }
-    }
-    if (done.settled || done.released || done.resumed)
-      this.deps.log.info({ network, ...done }, "unsettled submissions recovered");
-    return done;
-  }
-  /**
-   * Sends a held row whose instance is gone (held-rows.ts), under its inner transaction's lease: false
-   * when another instance holds that (it is still holding it) or it runs here already.
-   */
-  private async resumeHeld(net: Network, row: HeldRow): Promise<boolean> {
-    try {
-      const { job, floor, soroban } = heldJob(row, net.passphrase);
-      const plan = await this.admission.plan(net.gateway, floor, soroban);
-      const lease = await this.lease.claim(net.name, row.innerHash);
-      if (!lease) return false;
-      if (this.runs.find(net.name, row.innerHash)) {
-        await lease.release();
-        return false;
-      }
-      this.start(net, job, { plan, reservation: heldReservation(row, net.name, this.deps.projects) }, lease);
-      return true;
-    } catch (e) {
-      const err = e instanceof Error ? e.message : String(e);
-      this.deps.log.warn({ network: net.name, submission: row.id, err }, "sending a held transaction failed");
-      return false;
-    }
+  /** What a crash or a gone instance left: recovery.ts. */
+  recover(network: NetworkName): Promise<{ settled: number; released: number; resumed: number }> {
+    return this.recovery.run(network);
   }
   /** What a transaction held for its predecessor waits for (null: not held by this instance). */
   waitingFor(network: NetworkName, innerHash: string) {
