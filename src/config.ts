@@ -3,6 +3,7 @@ import { Type, type Static, type TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import type { FeePercentile } from "./network/gateway.ts";
 import { parseKey } from "./kernel/config-keys.ts";
+import { parsePkcs11Uri } from "./kernel/pkcs11/uri.ts";
 import { DEFAULT_MEMORY_CHECKPOINTS } from "./store/checkpoints.ts";
 import { PolicyPatch } from "./features/projects/project.model.ts";
 
@@ -46,6 +47,16 @@ export const ConfigSchema = Type.Object({
   MAINNET_FUNDER_SECRET: Type.Optional(
     Type.String({ pattern: "^S[A-Z2-7]{55}$", description: "a Stellar secret seed (S…, 56 characters)" }),
   ),
+  /**
+   * The funder's key in a PKCS#11 token instead of its seed: an RFC 7512 URI naming the token, the key's
+   * label and the module (pkcs11:token=<label>;object=<label>?module-path=...&pin-source=file:...).
+   */
+  TESTNET_FUNDER_SIGNER: Type.Optional(Type.String({ minLength: 1 })),
+  MAINNET_FUNDER_SIGNER: Type.Optional(Type.String({ minLength: 1 })),
+  /** Where new channel accounts' keys are made: sealed (in the database) or pkcs11 (in CHANNEL_SIGNER's token). */
+  CHANNEL_KEYS: Type.Union([Type.Literal("sealed"), Type.Literal("pkcs11")], { default: "sealed" }),
+  /** The PKCS#11 token of the channels' keys (a URI naming the token, the module and the PIN). */
+  CHANNEL_SIGNER: Type.Optional(Type.String({ minLength: 1 })),
   /** Channel accounts of a new pool (afterwards the admin API's count is kept). */
   TESTNET_CHANNELS: NumberFromEnv(4, 1),
   MAINNET_CHANNELS: NumberFromEnv(4, 1),
@@ -165,7 +176,7 @@ export class ConfigError extends Error {
   }
 }
 
-const SECRET = /SECRET|TOKEN|KEY|DATABASE_URL|REDIS_URL|RPC_URL/;
+const SECRET = /SECRET|TOKEN|KEY|DATABASE_URL|REDIS_URL|RPC_URL|SIGNER/;
 
 /** One line for a schema error: the variable, what it must be (allowed values listed), and the value if not secret. */
 function problem(key: string, schema: TSchema | undefined, given: unknown, message: string): string {
@@ -214,6 +225,16 @@ function deeper(config: Config, skip: Map<string, string>): string[] {
     }
     if (!ok) out.push(`${key} must be a URL (${protocols.map((p) => `${p}//…`).join(" or ")})`);
   };
+  for (const n of ["TESTNET", "MAINNET"] as const) {
+    const signer = config[`${n}_FUNDER_SIGNER`];
+    if (signer === undefined) continue;
+    check(`${n}_FUNDER_SIGNER`, () => parsePkcs11Uri(`${n}_FUNDER_SIGNER`, signer, "object"));
+    if (config[`${n}_FUNDER_SECRET`]) out.push(`set ${n}_FUNDER_SIGNER or ${n}_FUNDER_SECRET, not both`);
+  }
+  if (config.CHANNEL_SIGNER !== undefined)
+    check("CHANNEL_SIGNER", () => parsePkcs11Uri("CHANNEL_SIGNER", config.CHANNEL_SIGNER!, "token"));
+  if (config.CHANNEL_KEYS === "pkcs11" && config.CHANNEL_SIGNER === undefined)
+    out.push("CHANNEL_KEYS=pkcs11 needs CHANNEL_SIGNER: the URI of the token the channels' keys are made in");
   const networks = config.NETWORKS.split(",");
   if (new Set(networks).size !== networks.length) out.push("NETWORKS names a network twice");
   url("DATABASE_URL", ["postgres:", "postgresql:"]);

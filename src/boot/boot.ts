@@ -20,6 +20,7 @@ import { embeddedParts, networkSettings, singleInstance } from "./networks.ts";
 import { openShared, openStore, startEvents, startProjects } from "./parts.ts";
 import { startBackground, wireFeatures } from "./features.ts";
 import { checkPortFree } from "./steps.ts";
+import { openSigners } from "./signers.ts";
 import { readyLine } from "./start-summary.ts";
 
 export { localFunder } from "./networks.ts";
@@ -55,11 +56,14 @@ export async function startRelay(config: Config, log: Logger, signal?: AbortSign
   closers.push("data directory lock", unlock);
   const goOn = () => signal?.throwIfAborted();
   try {
+    // keys in tokens first: a wrong PIN or a missing key ends the start before anything is opened
+    const signers = await openSigners(config, log);
+    goOn();
     const store = await openStore(config, log, closers);
     goOn();
     const shared = await openShared(config, log, store, closers);
     goOn();
-    const networks = await buildNetworks({ config, log, ...store, ...shared }, (n) => {
+    const networks = await buildNetworks({ config, log, ...store, ...shared, signers }, (n) => {
       closers.push(`${n.name} network`, () => n.localnet?.stop());
       closers.push(`${n.name} gateway`, () => n.gateway.stop());
       closers.push(`${n.name} channel pool`, () => n.pool?.stop());
@@ -82,7 +86,9 @@ export async function startRelay(config: Config, log: Logger, signal?: AbortSign
     await startNetworks(networks, { config, log, url, signal: signal ?? new AbortController().signal });
     startBackground(config, log, features, networks, closers);
     log.info({ port: app.server!.port }, "relay listening");
-    log.info({ url }, readyLine(config, { url, networks: shownNetworks(networks, url), channels: counts(config) }));
+    const keys = Object.fromEntries(networks.all().flatMap((n) => (n.pool ? [[n.name, n.pool.signer]] : [])));
+    const facts = { url, networks: shownNetworks(networks, url), channels: counts(config), signers: keys };
+    log.info({ url }, readyLine(config, facts));
     return relay(url, app, networks, store.database.db, events, closers);
   } catch (e) {
     await closers.close(); // a relay that cannot start leaves nothing running

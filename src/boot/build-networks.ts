@@ -18,6 +18,8 @@ import type { ChannelsRepo } from "../store/channels.repo.ts";
 import type { Cluster } from "../store/cluster.ts";
 import { type Network, Networks } from "../features/networks/networks.ts";
 import { ChannelPool } from "../features/pool/channel-pool.ts";
+import { channelKeys } from "../features/pool/channel-keys.ts";
+import type { Signers } from "./signers.ts";
 import { LOCAL_FUNDER_STROOPS, PUBLIC_PASSPHRASES, localFunder, networkSettings, servedNetworks } from "./networks.ts";
 import { calledOff, startLocalPool, startUpstreamPool } from "./steps.ts";
 
@@ -28,6 +30,8 @@ export interface NetworkParts {
   channels: ChannelsRepo;
   box: SecretBox;
   cluster: Cluster | null;
+  /** Keys in PKCS#11 tokens: funders, and the channels' token. */
+  signers: Signers;
 }
 
 /** Builds every served network; `built` receives each as it is made (so that a failed start closes it). */
@@ -75,9 +79,7 @@ async function buildNetwork(name: NetworkName, parts: NetworkParts): Promise<Net
   const submitter = new Submitter(gateway, log, { ...RETRY_POLICY, tryAgainLaterMs: config.TRY_AGAIN_LATER_MS });
   const funder = localnet
     ? localFunder(localnet.passphrase)
-    : secrets[name]
-      ? Keypair.fromSecret(secrets[name]!)
-      : null;
+    : (parts.signers.funder(name) ?? (secrets[name] ? Keypair.fromSecret(secrets[name]!) : null));
   const pool = funder ? buildPool(name, gateway, submitter, funder, parts) : undefined;
   return { name, passphrase: gateway.passphrase, gateway, submitter, pool, localnet, rpc: upstream[name] ?? null };
 }
@@ -87,7 +89,7 @@ function buildPool(
   gateway: Gateway,
   submitter: Submitter,
   funder: Keypair,
-  { config, log, metrics, channels, box, cluster }: NetworkParts,
+  { config, log, metrics, channels, box, cluster, signers }: NetworkParts,
 ): ChannelPool {
   const { channelCounts, channelMax } = networkSettings(config);
   const startingBalance = BigInt(config.CHANNEL_STARTING_BALANCE);
@@ -97,7 +99,7 @@ function buildPool(
     submitter,
     funder,
     repo: channels,
-    box,
+    keys: channelKeys(box, signers.channels, config.CHANNEL_KEYS),
     log,
     config: {
       startingBalance,

@@ -28,6 +28,8 @@ export const perNetwork = <T>(testnet: T, mainnet: T): Record<NetworkName, T> =>
 export const networkSettings = (c: Config) => ({
   upstream: perNetwork(c.TESTNET_RPC_URL, c.MAINNET_RPC_URL),
   secrets: perNetwork(c.TESTNET_FUNDER_SECRET, c.MAINNET_FUNDER_SECRET),
+  /** The funders' keys in PKCS#11 tokens (URIs), instead of their seeds. */
+  signers: perNetwork(c.TESTNET_FUNDER_SIGNER, c.MAINNET_FUNDER_SIGNER),
   channelCounts: perNetwork(c.TESTNET_CHANNELS, c.MAINNET_CHANNELS),
   /** The most channels demand may grow each pool to (default 8 times its count). */
   channelMax: perNetwork(

@@ -8,6 +8,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config.ts";
+import type { KeySigner } from "../features/pool/channel-pool.ts";
 import type { NetworkName } from "../network/gateway.ts";
 
 /** A URL without its credentials or query: host, port and path. */
@@ -50,7 +51,11 @@ export interface StartFacts {
   /** Each network served: its embedded localnet, or its upstream RPC URL. */
   networks: Partial<Record<NetworkName, { embedded: boolean; rpc: string }>>;
   channels: Partial<Record<NetworkName, number>>;
+  /** What signs for each network with a pool: its funder and new channels (seed, sealed, or a token). */
+  signers?: Partial<Record<NetworkName, { funder: KeySigner; channels: KeySigner }>>;
 }
+
+const shownSigner = (k: KeySigner) => (k.kind === "pkcs11" ? `pkcs11 token "${k.token}"` : k.kind);
 
 /** The line a person acts on once the relay is ready. */
 export function readyLine(config: Config, f: StartFacts): string {
@@ -61,12 +66,16 @@ export function readyLine(config: Config, f: StartFacts): string {
     .map(([name, n]) => `${name} ${n}`)
     .join(", ");
   const redis = config.REDIS_URL ? `Redis ${shownUrl(config.REDIS_URL)}` : "in-memory limits (no Redis)";
+  const keys = Object.entries(f.signers ?? {})
+    .map(([name, s]) => `${name} funder ${shownSigner(s!.funder)}, channels ${shownSigner(s!.channels)}`)
+    .join("; ");
   return [
     `relay ready on ${f.url}`,
     `networks: ${networks}`,
     `store: ${storeOf(config)}`,
     redis,
     `channel pools: ${pools || "none"}`,
+    ...(keys ? [`keys: ${keys}`] : []),
     `docs: ${f.url}/openapi`,
   ].join(" | ");
 }

@@ -38,6 +38,12 @@ export const errorResponses = <const S extends number>(...statuses: S[]) =>
  */
 export const V1_ERRORS = errorResponses(400, 401, 403, 413, 429, 500);
 
+/** How a key signs: its seed in the settings, sealed in the database, or in a PKCS#11 token (its label). */
+const KeySigner = t.Object({
+  kind: t.Union([t.Literal("seed"), t.Literal("sealed"), t.Literal("pkcs11")]),
+  token: t.Optional(t.String({ description: "The PKCS#11 token's label (pkcs11 only)" })),
+});
+
 export const NetworkHealth = t.Object(
   {
     status: t.Union([t.Literal("ok"), t.Literal("degraded"), t.Literal("down")], {
@@ -54,6 +60,12 @@ export const NetworkHealth = t.Object(
     lastError: t.Union([t.String(), t.Null()], {
       description: "The last poll's failure, or a recent call's; null when none",
     }),
+    signer: t.Optional(
+      t.Object(
+        { funder: KeySigner, channels: KeySigner },
+        { description: "What signs for the network's pool: its funder, and new channel accounts" },
+      ),
+    ),
   },
   { $id: "NetworkHealth" },
 );

@@ -65,7 +65,12 @@ export function healthRoutes(deps: {
     "/health",
     async ({ set }) => {
       const now = Date.now();
-      const networks = Object.fromEntries(deps.networks.all().map((n) => [n.name, networkHealth(n.gateway, now)]));
+      // each network's state, and what signs for it (never a key or a PIN)
+      const networks = Object.fromEntries(
+        deps.networks
+          .all()
+          .map((n) => [n.name, { ...networkHealth(n.gateway, now), ...(n.pool ? { signer: n.pool.signer } : {}) }]),
+      );
       const statuses = Object.values(networks).map((n) => n.status);
       const storage: Storage = await deps
         .storage()

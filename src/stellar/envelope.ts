@@ -77,26 +77,46 @@ export const innerHashOf = (tx: Uint8Array, passphrase: string): Buffer =>
   Buffer.from(sha256(idOf(passphrase), word(TYPE_TX), tx));
 
 const PKCS8_ED25519_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex");
-const keys = new WeakMap<Keypair, { key: KeyObject; hint: Buffer; raw: Buffer }>();
+const keys = new WeakMap<Keypair, SigningKey>();
 
-/** A keypair's native signing key, its signature hint and raw public key (made once per keypair). */
-export function nativeKey(kp: Keypair): { key: KeyObject; hint: Buffer; raw: Buffer } {
+/** How a keypair signs a hash, its signature hint and raw public key. */
+export interface SigningKey {
+  sign(hash: Buffer): Buffer;
+  hint: Buffer;
+  raw: Buffer;
+}
+
+/**
+ * A keypair's signing key (made once per keypair): the platform's native ed25519 over its seed, or,
+ * for a key whose seed the relay does not hold (a PKCS#11 token's, token-keypair.ts), its own `sign`.
+ */
+export function signingKey(kp: Keypair): SigningKey {
   let k = keys.get(kp);
   if (!k) {
-    const der = Buffer.concat([PKCS8_ED25519_PREFIX, kp.rawSecretKey()]);
-    k = {
-      key: createPrivateKey({ key: der, format: "der", type: "pkcs8" }),
-      hint: Buffer.from(kp.signatureHint()),
-      raw: Buffer.from(kp.rawPublicKey()),
-    };
+    const hint = Buffer.from(kp.signatureHint());
+    const raw = Buffer.from(kp.rawPublicKey());
+    if (hasSeed(kp)) {
+      const der = Buffer.concat([PKCS8_ED25519_PREFIX, kp.rawSecretKey()]);
+      const key: KeyObject = createPrivateKey({ key: der, format: "der", type: "pkcs8" });
+      k = { sign: (hash) => sign(null, hash, key), hint, raw };
+    } else k = { sign: (hash) => Buffer.from(kp.sign(hash)), hint, raw };
     keys.set(kp, k);
   }
   return k;
 }
 
+/** Whether the relay holds the keypair's seed (a token's key has none). */
+function hasSeed(kp: Keypair): boolean {
+  try {
+    return kp.rawSecretKey().length === 32;
+  } catch {
+    return false;
+  }
+}
+
 /** A fee-bump of `inner` paying `fee` in total, fee source and signer `sponsor`. */
 export function feeBumpBytes(inner: InnerBytes, sponsor: Keypair, fee: bigint, passphrase: string): Signed {
-  const k = nativeKey(sponsor);
+  const k = signingKey(sponsor);
   const n = inner.envelope.length;
   // envelope type | feeSource (type + key) | fee | inner | ext | 1 signature (hint, length, 64 bytes)
   const out = Buffer.allocUnsafe(4 + 36 + 8 + n + 4 + 4 + 4 + 4 + 64);
@@ -111,6 +131,6 @@ export function feeBumpBytes(inner: InnerBytes, sponsor: Keypair, fee: bigint, p
   out.writeUInt32BE(1, txEnd);
   k.hint.copy(out, txEnd + 4);
   out.writeUInt32BE(64, txEnd + 8);
-  sign(null, hash, k.key).copy(out, txEnd + 12);
+  k.sign(hash).copy(out, txEnd + 12);
   return { xdr: out.toString("base64"), hash };
 }

@@ -35,6 +35,7 @@ import { Localnet } from "../../src/localnet/ledger.ts";
 import { createLogger } from "../../src/kernel/log.ts";
 import { ChannelPool } from "../../src/features/pool/channel-pool.ts";
 import { SecretBox } from "../../src/kernel/secret-box.ts";
+import { channelKeys } from "../../src/features/pool/channel-keys.ts";
 import { ChannelsRepo } from "../../src/store/channels.repo.ts";
 import { channels } from "../../src/store/schema.ts";
 import { resultSummary } from "../../src/stellar/xdr.ts";
@@ -764,7 +765,7 @@ describe.each(databaseKinds)("a relay restarted on %s", (kind) => {
       submitter: undefined as never,
       funder: funderOf(r),
       repo: new ChannelsRepo(r.database),
-      box: SecretBox.open(wrongKey, r.env.DATA_DIR!),
+      keys: channelKeys(SecretBox.open(wrongKey, r.env.DATA_DIR!), null, "sealed"),
       log: createLogger("silent"),
       config: {
         channels: 1,

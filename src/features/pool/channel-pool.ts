@@ -3,7 +3,11 @@
  * sequence numbers from the network), hands out leases to sponsor requests (leases.ts) and keeps
  * the pool at its target with the reconciler (reconciler.ts), every few seconds and on a change.
  */
-import { Keypair } from "@stellar/stellar-sdk";
+import type { Keypair } from "@stellar/stellar-sdk";
+import { TokenKeypair } from "../../stellar/token-keypair.ts";
+
+/** How a key signs: from its seed, sealed in the database, or in a PKCS#11 token (its label). */
+export type KeySigner = { kind: "seed" | "sealed" } | { kind: "pkcs11"; token: string };
 import { createActor } from "xstate";
 import { channelMachine } from "../../../actors/pool/channel.machine.ts";
 import type { PoolView } from "./pool.model.ts";
@@ -122,16 +126,17 @@ export class ChannelPool {
     return this.deps.cluster?.coordination.id ?? null;
   }
 
-  /** A channel's key (unsealed once); null if CHANNEL_ENCRYPTION_KEY is not the one it was sealed with. */
+  /** A channel's key (opened once); null if it cannot be (another CHANNEL_ENCRYPTION_KEY, not in the token). */
   private unseal(r: ChannelRow): Keypair | null {
     const known = this.channels.keys.get(r.publicKey);
     if (known) return known;
     try {
-      const kp = Keypair.fromSecret(this.deps.box.open(r.secret, `${this.network}:${r.publicKey}`));
+      const kp = this.deps.keys.open(this.network, r);
       this.channels.keys.set(r.publicKey, kp);
       return kp;
-    } catch {
-      this.deps.log.error({ network: this.network, channel: r.publicKey }, "a channel key cannot be unsealed");
+    } catch (e) {
+      const err = e instanceof Error ? e.message : String(e);
+      this.deps.log.error({ network: this.network, channel: r.publicKey, err }, "a channel key cannot be opened");
       return null;
     }
   }
@@ -150,6 +155,16 @@ export class ChannelPool {
 
   get funder(): string {
     return this.deps.funder.publicKey();
+  }
+
+  /** What signs: the funder (its seed, or a PKCS#11 token) and new channels (sealed keys, or a token's). */
+  get signer(): { funder: KeySigner; channels: KeySigner } {
+    const f = this.deps.funder;
+    const k = this.deps.keys;
+    return {
+      funder: f instanceof TokenKeypair ? { kind: "pkcs11", token: f.token.label } : { kind: "seed" },
+      channels: k.kind === "pkcs11" ? { kind: "pkcs11", token: k.tokenLabel! } : { kind: "sealed" },
+    };
   }
 
   /** The last failure to start or reconcile, shown to operators. */
@@ -195,23 +210,14 @@ export class ChannelPool {
    * once (creating the channels of a new pool) and every few seconds after.
    */
   async start(): Promise<void> {
-    const { repo, box, network, log } = this.deps;
+    const { repo, keys, network, log } = this.deps;
     const { channels } = this;
     this.target = (await repo.target(network)) ?? this.deps.config.channels;
     const max = await repo.maximum(network);
     if (max !== null) this.demand.setMaximum(max);
     const rows = await repo.live(network);
     for (const pk of await repo.merged(network)) channels.merged.add(pk);
-    for (const r of rows) {
-      try {
-        channels.keys.set(r.publicKey, Keypair.fromSecret(box.open(r.secret, `${network}:${r.publicKey}`)));
-      } catch {
-        throw new Error(
-          `the ${network} channel ${r.publicKey} cannot be decrypted: ` +
-            "CHANNEL_ENCRYPTION_KEY is not the key it was sealed with",
-        );
-      }
-    }
+    for (const r of rows) channels.keys.set(r.publicKey, keys.open(network, r));
     if (this.ownership) return await this.startShared();
     const accounts = await this.deps.gateway.accounts([this.funder, ...rows.map((r) => r.publicKey)]);
     const funder = accounts.get(this.funder);

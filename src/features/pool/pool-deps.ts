@@ -1,11 +1,11 @@
 /** What a network's channel pool is built from: its settings, its collaborators, its notices to other instances. */
 import type { Keypair } from "@stellar/stellar-sdk";
 import type { Logger } from "../../kernel/log.ts";
-import type { SecretBox } from "../../kernel/secret-box.ts";
 import type { FeePercentile, Gateway, NetworkName } from "../../network/gateway.ts";
 import type { Submitter } from "../../network/submitter.ts";
 import type { ChannelsRepo } from "../../store/channels.repo.ts";
 import type { Coordination } from "./ownership.ts";
+import type { ChannelKeys } from "./channel-keys.ts";
 
 /** A change to a network's pool that every instance applies (several instances share Redis). */
 export type PoolNotice =
@@ -33,7 +33,8 @@ export interface PoolDeps {
   submitter: Submitter;
   funder: Keypair;
   repo: ChannelsRepo;
-  box: SecretBox;
+  /** Where the channels' keys are kept (sealed, or in a PKCS#11 token). */
+  keys: ChannelKeys;
   config: PoolConfig;
   log: Logger;
   /** Waits for a channel, for GET /metrics. */

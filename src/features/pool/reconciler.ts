@@ -5,7 +5,7 @@
  * funder). One run at a time; a kick during a run runs it again after. Its transactions go through
  * the network's submitter like any other.
  */
-import { Account, Asset, Keypair, Operation, TransactionBuilder, type xdr } from "@stellar/stellar-sdk";
+import { Account, Asset, type Keypair, Operation, TransactionBuilder, type xdr } from "@stellar/stellar-sdk";
 import { idle, type ChannelReply } from "../../../actors/pool/channel.machine.ts";
 import { ask } from "../../../actors/ask.ts";
 import type { PoolDeps } from "./pool-deps.ts";
@@ -156,16 +156,20 @@ export class Reconciler {
       .filter((c) => c.balance < this.deps.config.topUpThreshold);
   }
 
-  /** Creates `n` channels: keys sealed in Postgres first (state creating), then createAccount from the funder. */
+  /**
+   * Creates `n` channels: keys made (sealed, or in the PKCS#11 token: channel-keys.ts) and written first
+   * (state creating), then createAccount from the funder.
+   */
   private async create(n: number): Promise<void> {
-    const { repo, box, network, config, channels } = this.deps;
+    const { repo, keys, network, config, channels } = this.deps;
     for (let left = n; left > 0; left -= MAX_OPS_PER_TX) {
-      const batch = Array.from({ length: Math.min(left, MAX_OPS_PER_TX) }, () => Keypair.random());
+      const made = keys.make(network, Math.min(left, MAX_OPS_PER_TX));
+      const batch = made.map((m) => m.keypair);
       await repo.insert(
-        batch.map((kp) => ({
+        made.map(({ keypair, stored }) => ({
           network,
-          publicKey: kp.publicKey(),
-          secret: box.seal(kp.secret(), `${network}:${kp.publicKey()}`),
+          publicKey: keypair.publicKey(),
+          secret: stored,
           state: "creating" as const,
         })),
       );
