@@ -309,18 +309,24 @@ export class ChannelPool {
     const c = this.deps.cluster?.coordination;
     if (!c) return this.list();
     const { network, repo, gateway } = this.deps;
-    return await wholePool(this.list(), { network, repo, gateway, holders: (names) => c.holders(names) });
+    const signerOf = (row: { secret: string }) => this.deps.keys.kindOf(row);
+    return await wholePool(this.list(), { network, repo, gateway, holders: (names) => c.holders(names), signerOf });
   }
 
   /** The channels this instance holds. */
   list(): Omit<PoolView, "channels"> & { channels: HeldChannel[] } {
     const holder = this.instance;
-    const channels = Object.entries(this.channels.refs()).map(([pk, ref]) => heldChannel(pk, ref, holder));
+    const signer = (pk: string) => (this.channels.keys.get(pk) instanceof TokenKeypair ? "pkcs11" : "sealed");
+    const channels = Object.entries(this.channels.refs()).map(([pk, ref]) => heldChannel(pk, ref, holder, signer(pk)));
     const funderBalance = this.channels.funderActor?.getSnapshot().context.balance ?? 0n;
     return {
       network: this.network,
       instance: this.instance,
-      funder: { publicKey: this.funder, balance: funderBalance.toString() },
+      funder: {
+        publicKey: this.funder,
+        balance: funderBalance.toString(),
+        signer: this.deps.funder instanceof TokenKeypair ? "pkcs11" : "seed",
+      },
       target: this.wanted,
       max: this.demand.maximum(this.target),
       waiting: this.leases.waitingCount,

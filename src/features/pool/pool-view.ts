@@ -17,6 +17,8 @@ export interface PoolViewDeps {
   gateway: Gateway;
   /** The holders of leases by name (Redis: one MGET). */
   holders(names: string[]): Promise<(string | null)[]>;
+  /** Where a channel row's key is (channel-keys.ts). */
+  signerOf(row: { secret: string }): "sealed" | "pkcs11";
 }
 
 /** The lease of a channel (ownership.ts names them so). */
@@ -44,6 +46,7 @@ export async function wholePool(local: PoolView, deps: PoolViewDeps): Promise<Po
       sequence: a ? a.seq.toString() : null,
       inFlight: null,
       holder: holders[i] ?? null,
+      signer: deps.signerOf(r),
     };
   });
   const channels = [...local.channels, ...others];
@@ -64,7 +67,7 @@ export function countsOf(channels: { state: string; balance: string | null }[]) 
 }
 
 /** A channel this instance holds: everything about it is known here (from its actor). */
-export function heldChannel(pk: string, ref: ChannelRef, holder: string | null) {
+export function heldChannel(pk: string, ref: ChannelRef, holder: string | null, signer: "sealed" | "pkcs11") {
   const s = ref.getSnapshot();
   return {
     publicKey: pk,
@@ -74,6 +77,7 @@ export function heldChannel(pk: string, ref: ChannelRef, holder: string | null) 
     sequence: s.context.seq.toString(),
     inFlight: { count: s.context.holds.size, fees: s.context.held.toString() },
     holder,
+    signer,
   };
 }
 export type HeldChannel = ReturnType<typeof heldChannel>;

@@ -29,6 +29,9 @@ export const ChannelView = Type.Object(
     holder: Type.Union([Type.String(), Type.Null()], {
       description: "the instance holding the channel (several instances); null: the only instance, or none right now",
     }),
+    signer: Type.Union([Type.Literal("sealed"), Type.Literal("pkcs11")], {
+      description: "where its key is: sealed in the database, or in the PKCS#11 token (CHANNEL_SIGNER)",
+    }),
   },
   { $id: "Channel" },
 );
@@ -40,7 +43,13 @@ export const PoolView = Type.Object(
     instance: Type.Union([Type.String(), Type.Null()], {
       description: "the answering instance (any instance lists every channel, with its holder); null: the only one",
     }),
-    funder: Type.Object({ publicKey: Type.String(), balance: poolStroops }),
+    funder: Type.Object({
+      publicKey: Type.String(),
+      balance: poolStroops,
+      signer: Type.Union([Type.Literal("seed"), Type.Literal("pkcs11")], {
+        description: "where its key is: its seed in the settings, or a PKCS#11 token (*_FUNDER_SIGNER)",
+      }),
+    }),
     target: Type.Number({ description: "the channel count asked for (the operator's, and more while requests wait)" }),
     max: Type.Optional(Type.Number({ description: "the most channels demand may grow the pool to" })),
     waiting: Type.Optional(Type.Number({ description: "requests waiting for a channel now (this instance)" })),

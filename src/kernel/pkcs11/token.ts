@@ -77,6 +77,8 @@ export interface TokenKey {
   label: string;
   publicKey: Buffer;
   handle: Buffer;
+  /** The session its handle was found in (a reopened session finds it again before it signs). */
+  session: number;
 }
 
 const modules = new Map<string, Binding>();
@@ -111,6 +113,8 @@ const codeOf = (e: unknown): string => (e instanceof Error ? e.message.split(/[:
 
 export class Pkcs11Token {
   private session: Buffer;
+  /** Sessions opened so far: a key's handle from an earlier one is found again. */
+  private sessions = 1;
   private readonly keys = new Map<string, TokenKey>();
 
   private constructor(
@@ -174,7 +178,7 @@ export class Pkcs11Token {
         { type: CKA_SIGN, value: true },
       ],
     );
-    const key = { id, label, publicKey: this.publicKeyOf(CKA_ID, id), handle: privateKey };
+    const key = { id, label, publicKey: this.publicKeyOf(CKA_ID, id), handle: privateKey, session: this.sessions };
     this.keys.set(id.toString("hex"), key);
     return key;
   }
@@ -182,13 +186,12 @@ export class Pkcs11Token {
   /** Signs `data` with `key` (CKM_EDDSA); after a failure, once more on a new session; then 503. */
   sign(key: TokenKey, data: Buffer): Buffer {
     try {
+      if (key.session !== this.sessions) this.refind(key);
       return this.signOnce(key, data);
     } catch {
       try {
         this.reopen();
-        const again = this.find(CKA_ID, key.id);
-        if (!again) throw new Error(`the key "${key.label}" is gone from the token`);
-        key.handle = again.handle;
+        this.refind(key);
         return this.signOnce(key, data);
       } catch (e) {
         throw unavailable(
@@ -233,7 +236,18 @@ export class Pkcs11Token {
     return session;
   }
 
+  /** The key's handle in the current session. */
+  private refind(key: TokenKey): void {
+    const again = this.find(CKA_ID, key.id);
+    if (!again) throw new Error(`CKR_KEY_HANDLE_INVALID (the key "${key.label}" is not in the token)`);
+    key.handle = again.handle;
+    key.session = this.sessions;
+  }
+
+  /** A new session, logged in (the PIN read again); the keys' handles are found again as they are used. */
   private reopen(): void {
+    this.keys.clear();
+    this.sessions++;
     try {
       this.p.C_CloseSession(this.session);
     } catch {
@@ -268,7 +282,7 @@ export class Pkcs11Token {
     const idBytes = Buffer.from((id?.value as Buffer | undefined) ?? Buffer.alloc(0));
     const labelText = Buffer.isBuffer(label?.value) ? label.value.toString("utf8") : String(label?.value ?? "");
     const publicKey = this.publicKeyOf(type, value);
-    const key = { id: idBytes, label: labelText, publicKey, handle };
+    const key = { id: idBytes, label: labelText, publicKey, handle, session: this.sessions };
     if (idBytes.length) this.keys.set(idBytes.toString("hex"), key);
     return key;
   }

@@ -6,6 +6,10 @@ import { badge, h, short, table, xlm } from "./dom.js";
 import { field, form } from "./forms.js";
 import { every } from "./view.js";
 
+/** Where a key is, in words: its seed held by the relay, sealed in the database, or in the HSM. */
+const signerText = (kind) =>
+  ({ seed: "seed held by the relay", sealed: "sealed key", pkcs11: "key in the HSM" })[kind] ?? "unknown key";
+
 export async function channels(view) {
   const network = h(
     "select",
@@ -72,7 +76,8 @@ export async function channels(view) {
           h(
             "p",
             { class: "muted" },
-            `Funder ${short(p.funder.publicKey)} · ${xlm(p.funder.balance)} · channels ${xlm(p.totals.balance)}`,
+            `Funder ${short(p.funder.publicKey)} (${signerText(p.funder.signer)}) · ${xlm(p.funder.balance)} · ` +
+              `channels ${xlm(p.totals.balance)}`,
             p.instance ? ` · seen from ${p.instance}` : "",
           ),
           h(
@@ -87,6 +92,7 @@ export async function channels(view) {
               ["State", (c) => badge(c.state)],
               ["Balance", (c) => xlm(c.balance), "num"],
               ["In flight", (c) => (c.inFlight ? `${c.inFlight.count} (${xlm(c.inFlight.fees)})` : "–"), "num"],
+              ["Key", (c) => signerText(c.signer)],
               ["Holder", (c) => c.holder ?? (p.instance ? "none" : "this relay")],
             ],
             p.channels,
