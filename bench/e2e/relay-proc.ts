@@ -88,7 +88,8 @@ export async function startRelay(opts: RelayOpts): Promise<RelayProc> {
     env.MAINNET_PASSPHRASE = opts.upstream.passphrase;
     env.MAINNET_FUNDER_SECRET = opts.upstream.funderSecret;
   } else env.LEDGER_CLOSE_MS = String(opts.embeddedLedgerMs ?? 1000);
-  Object.assign(env, opts.env);
+  // BENCH_RELAY_ENV: settings added to the relay's (a JSON object; bench:hsm's channel keys in a token)
+  Object.assign(env, opts.env, JSON.parse(process.env.BENCH_RELAY_ENV || "{}"));
   const dropSchema = async () => {
     if (opts.db !== "postgres" || opts.schema) return;
     const sql = postgres(PG_URL, { onnotice: () => {}, max: 1 });

@@ -1,0 +1,83 @@
+/**
+ * bench:e2e's `fast` step run as a whole from another script (bench:compare, bench:hsm): one run with
+ * a given relay (another checkout's, or this tree's with extra settings), its phases read from its
+ * JSON results; and the table and ratio of medians they print.
+ */
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+
+const ROOT = join(import.meta.dir, "..", "..");
+
+export interface Phase {
+  db: string;
+  /** The phase whose requests carry idempotency keys. */
+  keyed?: boolean;
+  rate: number;
+  okPerSecond: number;
+  answered: number;
+  scheduled: number;
+  latencyMs: { p50: number; p99: number };
+  relayCpuMsPerAnswer: number;
+  relayMainCpuMsPerAnswer: number;
+}
+export type Row = { who: string; phases: Phase[] };
+
+/**
+ * One bench:e2e run of the `fast` step (Postgres, BENCH_RATES default 1000 req/s for BENCH_SECONDS,
+ * default 10): with the relay of `relayDir` (absent: this tree's) and `relayEnv` added to its settings.
+ */
+export async function fastRun(who: string, o: { relayDir?: string; relayEnv?: Record<string, string> } = {}) {
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    BENCH_DB: process.env.BENCH_DB ?? "postgres",
+    BENCH_STEPS: "fast",
+    BENCH_RATES: process.env.BENCH_RATES ?? "1000",
+    BENCH_SECONDS: process.env.BENCH_SECONDS ?? "10",
+    BENCH_PROFILE: "0",
+    BENCH_RELAY_ENV: JSON.stringify(o.relayEnv ?? {}),
+  };
+  if (o.relayDir) env.BENCH_RELAY_DIR = o.relayDir;
+  else delete env.BENCH_RELAY_DIR;
+  console.error(`${who}: bench:e2e …`);
+  const p = Bun.spawn([process.execPath, "bench/e2e.bench.ts"], { cwd: ROOT, env, stdout: "pipe", stderr: "inherit" });
+  const out = await new Response(p.stdout).text();
+  if ((await p.exited) !== 0) throw new Error(`bench:e2e failed for ${who}:\n${out.slice(-3000)}`);
+  const file = /JSON results: (.*)$/m.exec(out)?.[1];
+  if (!file) throw new Error(`no results from bench:e2e for ${who}`);
+  const json = JSON.parse(readFileSync(file.trim(), "utf8")) as { phases: Phase[] };
+  rmSync(join(file.trim(), ".."), { recursive: true, force: true });
+  return { who, phases: json.phases } satisfies Row;
+}
+
+export const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+/** Each run's phases, a line each. */
+export function printRows(rows: Row[]): void {
+  console.log(
+    "run                db            rate  answered/s  p50 ms   p99 ms  CPU ms/answer  main thread ms/answer",
+  );
+  for (const r of rows)
+    for (const p of r.phases)
+      console.log(
+        `${r.who.padEnd(18)} ${(p.keyed ? `${p.db}+key` : p.db).padEnd(12)} ${String(p.rate).padStart(5)}` +
+          ` ${p.okPerSecond.toFixed(0).padStart(11)}` +
+          ` ${p.latencyMs.p50.toFixed(0).padStart(7)} ${p.latencyMs.p99.toFixed(0).padStart(8)}` +
+          ` ${p.relayCpuMsPerAnswer.toFixed(3).padStart(14)} ${p.relayMainCpuMsPerAnswer.toFixed(3).padStart(22)}`,
+      );
+}
+
+/** The ratio of the medians of the relay's CPU per answer, `after` beside `before`, per rate (and keyed). */
+export function printRatios(before: Phase[], after: Phase[], names: { after: string; before: string }): void {
+  for (const keyed of [false, true])
+    for (const rate of [...new Set(after.filter((p) => !!p.keyed === keyed).map((p) => p.rate))]) {
+      const cpu = (ps: Phase[]) =>
+        median(ps.filter((p) => p.rate === rate && !!p.keyed === keyed).map((p) => p.relayCpuMsPerAnswer));
+      console.log(
+        `${rate} req/s${keyed ? " with idempotency keys" : ""}: relay CPU per answer, ${names.after} / ${names.before}: ` +
+          `${(cpu(after) / cpu(before)).toFixed(2)}x (medians ${cpu(after).toFixed(3)} and ${cpu(before).toFixed(3)} ms)`,
+      );
+    }
+}
