@@ -3,8 +3,8 @@
  * with pkcs11-tool and funded on a standalone network, and the relay started with only PKCS#11 URIs
  * (MAINNET_FUNDER_SIGNER, CHANNEL_KEYS=pkcs11, CHANNEL_SIGNER). Its channels are created by the
  * token's funder with keys generated in the token (sensitive, never extractable); a sponsorship is
- * paid by one of them; it starts again after kill -9; no Stellar seed is in its data directory, its
- * database or its output. A wrong PIN and a missing key end `bun run start` non-zero within 15 s,
+ * paid by one of them; it starts again after kill -9, and with the funder rotated to a new key of the
+ * token it keeps its channels; no Stellar seed is in its data directory, its database or its output. A wrong PIN and a missing key end `bun run start` non-zero within 15 s,
  * naming the token (and the key), never the PIN.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -217,6 +217,20 @@ test.skipIf(!softhsmAvailable)(
     const second = await sponsor();
     expect(second.status).toBe(200);
     expect(channels).toContain(await paidBy(second.body.hash));
+
+    // the funder rotated to a new key in the token (a new object=): the same channels go on paying
+    token.keypairgen("funder-2027", "02");
+    const rotated = publicKeyOf("funder-2027");
+    expect((await fetch(`${net.url}/friendbot?addr=${rotated}`)).ok).toBe(true);
+    await relay.kill("SIGTERM");
+    relay = await spawnRelay(env({ MAINNET_FUNDER_SIGNER: token.uri({ object: "funder-2027" }) }));
+    relays.push(relay);
+    const after = await poolReady();
+    expect(after.funder.publicKey).toBe(rotated);
+    expect(after.channels.map((c: { publicKey: string }) => c.publicKey).sort()).toEqual(channels);
+    const third = await sponsor();
+    expect(third.status).toBe(200);
+    expect(channels).toContain(await paidBy(third.body.hash));
     await relay.kill("SIGTERM");
 
     // no seed of the relay anywhere: its data directory (PGlite's pages too), its database, its output
@@ -253,10 +267,10 @@ test.skipIf(!softhsmAvailable)(
 test.skipIf(!softhsmAvailable)(
   "a key the token does not have ends the start non-zero, naming it exactly",
   async () => {
-    const r = await failedStart({ MAINNET_FUNDER_SIGNER: token.uri({ object: "funder-2027" }) });
+    const r = await failedStart({ MAINNET_FUNDER_SIGNER: token.uri({ object: "no-such-funder" }) });
     expect(r.code).not.toBe(0);
     expect(r.ms).toBeLessThan(15_000);
-    expect(r.output).toContain(`no Ed25519 key labelled "funder-2027"`);
+    expect(r.output).toContain(`no Ed25519 key labelled "no-such-funder"`);
     expect(r.output).toContain(`"${token.label}"`);
     expect(r.output).not.toContain(token.pin);
   },
