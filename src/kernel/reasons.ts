@@ -77,7 +77,9 @@ export const REASONS = {
   channels_busy: "every channel account is busy with a transaction of its own (details.waiting: how many wait)",
   channel_balance: "no channel account has the fee free now (they are being topped up)",
   funder_balance: "the funder cannot top up or create channel accounts: fund it",
-  stopping: "the relay is stopping: a transaction held for its predecessor was not sent",
+  stopping:
+    "the relay is stopping: a transaction held for its predecessor was not sent yet (it is kept, and sent when the relay resumes)",
+  signer_unavailable: "the relay's PKCS#11 signer (details.signer) could not sign; nothing was sent",
   // order flow (SUBMISSION_FAILED with result_codes.transaction tx_bad_seq; RATE_LIMIT_EXCEEDED)
   sequence_gap: "held for its predecessor, which never came (details.waitingFor)",
   predecessor_rejected: "its predecessor was refused before any ledger (details.rejected)",

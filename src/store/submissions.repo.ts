@@ -264,6 +264,10 @@ export class SubmissionsRepo implements SubmissionStore {
     return { projectId: row.project_id, account: row.end_user, day: hold.day, grant: BigInt(hold.grant) };
   }
 
+  async clearHeld(id: string): Promise<void> {
+    await this.db.update(submissions).set({ held: null }).where(eq(submissions.id, id));
+  }
+
   async recordAccepted(id: string, hash: string, answer: string): Promise<void> {
     await this.accepted.run({ id, hash, answer });
     this.wrote();
@@ -306,7 +310,14 @@ export class SubmissionsRepo implements SubmissionStore {
     const rows = await this.db
       .select()
       .from(submissions)
-      .where(and(eq(submissions.network, network), isNotNull(submissions.held), isNull(submissions.outcomeKind)))
+      .where(
+        and(
+          eq(submissions.network, network),
+          isNotNull(submissions.held),
+          isNull(submissions.outcomeKind),
+          isNull(submissions.releasedAt),
+        ),
+      )
       .orderBy(asc(submissions.createdAt))
       .limit(limit);
     return rows.map((r) => ({ ...record(r), held: r.held! }));

@@ -90,7 +90,8 @@ export const changedRow = (s: SQL, changed: SQL) =>
 /**
  * Upserts the rows of `input` (a resumed intent keeps its project while its reservation is
  * outstanding; a rejected or expired one sent again is pending again), and records each as an attempt
- * (a held one, nothing of it sent, has none: its `held` is set, and cleared by the intent that sends it).
+ * (a held one, nothing of it sent, has none). A held transaction's `held` stays when it is sent: the
+ * relay owes it an outcome until one is recorded (or its run answers 504, clearHeld).
  */
 const intentUpsert = sql`insert into ${submissions}
     (id, network, inner_hash, hash, caller, project_id, end_user, user_hold, max_fee, envelope, sent_ledger, held)
@@ -99,7 +100,8 @@ const intentUpsert = sql`insert into ${submissions}
       else jsonb_build_object('transaction', held_tx, 'account', held_account, 'sequence', held_sequence) end
   from input
   on conflict (id) do update set status = ${statusAfter("SEND", sql`${submissions}.status`)}, hash = excluded.hash, max_fee = excluded.max_fee, envelope = excluded.envelope,
-    sent_ledger = excluded.sent_ledger, held = excluded.held, released_at = null, updated_at = now(),
+    sent_ledger = excluded.sent_ledger, held = coalesce(excluded.held, ${submissions}.held), released_at = null,
+    updated_at = now(),
     outcome = null, outcome_kind = null, fee_charged = null,
     user_hold = coalesce(${submissions}.user_hold, excluded.user_hold),
     project_id = case when ${outstanding(sql`excluded.id`)} = 0 then excluded.project_id else ${submissions}.project_id end`;

@@ -117,8 +117,13 @@ export interface SubmissionStore {
   byInnerHash(network: string, innerHash: string): Promise<SubmissionRecord | null>;
   /** Submissions with no outcome, not released, last written before `before` (oldest first); none held. */
   unsettled(network: string, before: Date, limit: number): Promise<SubmissionRecord[]>;
-  /** Submissions held for their predecessors, nothing of them sent (oldest first). */
+  /**
+   * Submissions held for their predecessors that the relay still owes a send or an outcome (oldest
+   * first): never sent (no envelope), or sent by a run that ended without answering (a crash).
+   */
   held(network: string, limit: number): Promise<(SubmissionRecord & { held: HeldTx })[]>;
+  /** A held submission's run answered 504: it is an unsettled submission like any other from now. */
+  clearHeld(id: string): Promise<void>;
 }
 
 export interface IdempotencyRecord {

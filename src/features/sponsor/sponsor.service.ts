@@ -302,14 +302,14 @@ export class SponsorService {
         { reason: "another_project" },
       );
     // an earlier run (with no outcome, or one that does not stand) may have been applied since (one held
-    // was never sent: it can be in no ledger through the relay)
-    if (prior && !prior.held) {
+    // and never sent can be in no ledger through the relay)
+    if (prior && !(prior.held && !prior.envelope)) {
       const outcome = await this.settlement.resolved(gw, prior, reservation);
       if (outcome) return outcome;
     }
     const id = prior?.id ?? crypto.randomUUID();
     // its last envelope may still be queued: it is sent again first, and errors are checked against the network
-    const resume = prior && !prior.outcome && !prior.releasedAt && !prior.held ? prior : null;
+    const resume = prior && !prior.outcome && !prior.releasedAt && prior.envelope ? prior : null;
     try {
       return await this.sending.send({ ...a, submission: { id, resume, fresh: prior === null } });
     } catch (e) {
@@ -321,6 +321,8 @@ export class SponsorService {
       const o = outcomeOf(e);
       // retryable errors are not final: the intent stays for a retry or recovery (the reservation stays journaled)
       if (o.kind === "success" || !isRetryable(o.error.code)) await this.settlement.reject(gw.name, reservation, id, o);
+      // a held one answered 504 is owed no more than any submission answered so: recovery resolves it as one
+      else if (o.error.code === "SUBMISSION_TIMEOUT" && job.order) await this.deps.submissions.clearHeld(id);
       return o;
     }
   }

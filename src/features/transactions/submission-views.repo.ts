@@ -57,7 +57,7 @@ export class SubmissionViews {
   /** The submission whose inner hash, or last fee-bump hash, is `hash` (one probe of each index). */
   async byHash(hash: string): Promise<FoundSubmission | null> {
     const r = await this.db.execute(sql`select s.id, s.project_id, submission_json(s) as view,
-        s.held->>'account' as account, s.held->>'sequence' as sequence
+        case when s.envelope is null then s.held->>'account' end as account, s.held->>'sequence' as sequence
       from ${submissions} s
       where (s.network in ${this.networks} and s.inner_hash = ${hash}) or s.hash = ${hash}
       order by s.created_at desc limit 1`);
