@@ -32,6 +32,13 @@ import {
 } from "./submissions.sql.ts";
 import type { HeldTx, Outcome, SettledCredits, SubmissionIntent, SubmissionRecord, SubmissionStore } from "./types.ts";
 
+/** A network's submissions with no outcome whose reservation was not given back. */
+const owed = (network: string) => [
+  eq(submissions.network, network),
+  isNull(submissions.outcomeKind),
+  isNull(submissions.releasedAt),
+];
+
 /** Bytes of held transactions one intents' batch writes at most (its copies on the way are transient memory). */
 const HELD_BYTES_PER_BATCH = 256 * 1024;
 
@@ -292,15 +299,7 @@ export class SubmissionsRepo implements SubmissionStore {
     const rows = await this.db
       .select()
       .from(submissions)
-      .where(
-        and(
-          eq(submissions.network, network),
-          isNull(submissions.outcomeKind),
-          isNull(submissions.releasedAt),
-          isNull(submissions.held),
-          lt(submissions.updatedAt, before),
-        ),
-      )
+      .where(and(...owed(network), isNull(submissions.held), lt(submissions.updatedAt, before)))
       .orderBy(asc(submissions.updatedAt))
       .limit(limit);
     return rows.map(record);
@@ -310,14 +309,7 @@ export class SubmissionsRepo implements SubmissionStore {
     const rows = await this.db
       .select()
       .from(submissions)
-      .where(
-        and(
-          eq(submissions.network, network),
-          isNotNull(submissions.held),
-          isNull(submissions.outcomeKind),
-          isNull(submissions.releasedAt),
-        ),
-      )
+      .where(and(...owed(network), isNotNull(submissions.held)))
       .orderBy(asc(submissions.createdAt))
       .limit(limit);
     return rows.map((r) => ({ ...record(r), held: r.held! }));

@@ -21,7 +21,7 @@ import {
 } from "@stellar/stellar-sdk";
 import postgres from "postgres";
 import { seedPglite } from "../support/pglite.ts";
-import { type Proc, spawnLocalnet, spawnRelay, tempDir } from "../support/processes.ts";
+import { adminOf, jsonOf, type Proc, spawnLocalnet, spawnRelay, tempDir } from "../support/processes.ts";
 import { TEST_ADMIN_TOKEN } from "../support/relay.ts";
 import { makeToken, SOFTHSM_MODULE, softhsmAvailable, type TestToken } from "../support/softhsm.ts";
 
@@ -100,10 +100,7 @@ const env = (over: Record<string, string> = {}): Record<string, string> => ({
   ...over,
 });
 
-const json = async (url: string, init?: RequestInit) => {
-  const r = await fetch(url, init);
-  return { status: r.status, body: (await r.json().catch(() => null)) as any };
-};
+const json = jsonOf;
 
 /** Every file under `dir`, read as bytes (latin1 text, so that a seed in a binary page shows). */
 function filesUnder(dir: string): { path: string; text: string }[] {
@@ -138,22 +135,8 @@ test.skipIf(!softhsmAvailable)(
   async () => {
     let relay = await spawnRelay(env());
     relays.push(relay);
-    const admin = (method: string, path: string, body?: unknown) =>
-      json(`${relay.url}/v1/admin${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${TEST_ADMIN_TOKEN}`,
-          ...(body ? { "content-type": "application/json" } : {}),
-        },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-    const poolReady = async () => {
-      for (let i = 0; (await admin("GET", "/channels?network=mainnet")).body?.totals?.active !== 2; i++) {
-        if (i > 600) throw new Error("the mainnet pool did not start");
-        await Bun.sleep(50);
-      }
-      return (await admin("GET", "/channels?network=mainnet")).body;
-    };
+    const { admin, poolReady: ready } = adminOf(() => relay.url, TEST_ADMIN_TOKEN);
+    const poolReady = () => ready("mainnet", 2);
     const pool = await poolReady();
     expect(pool.funder.publicKey).toBe(funder);
 

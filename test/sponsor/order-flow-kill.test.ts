@@ -10,7 +10,7 @@ import postgres from "postgres";
 import { resultSummary } from "../../src/stellar/xdr.ts";
 import { hex, S } from "../support/localnet.ts";
 import { seedPglite } from "../support/pglite.ts";
-import { type Proc, spawnLocalnet, spawnRelay, tempDir } from "../support/processes.ts";
+import { adminOf, jsonOf, type Proc, spawnLocalnet, spawnRelay, tempDir } from "../support/processes.ts";
 import { TEST_ADMIN_TOKEN } from "../support/relay.ts";
 
 const N = 8;
@@ -31,10 +31,7 @@ afterAll(async () => {
   for (const done of cleanups) await done();
 });
 
-const json = async (url: string, init?: RequestInit) => {
-  const r = await fetch(url, init);
-  return { status: r.status, body: (await r.json().catch(() => null)) as any };
-};
+const json = jsonOf;
 
 /**
  * A relay on its own data (folder, schema) whose mainnet is the localnet process, with a project,
@@ -74,19 +71,8 @@ async function relayWithProject() {
   };
   const it = { relay: await spawnRelay(env), key: "", projectId: "" };
   relays.push(it.relay);
-  const admin = (method: string, path: string, body?: unknown) =>
-    json(`${it.relay.url}/v1/admin${path}`, {
-      method,
-      headers: { authorization: `Bearer ${TEST_ADMIN_TOKEN}`, ...(body ? { "content-type": "application/json" } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-  const poolReady = async () => {
-    for (let i = 0; (await admin("GET", "/channels?network=mainnet")).body?.totals?.active !== 2; i++) {
-      if (i > 400) throw new Error("the mainnet pool did not start");
-      await Bun.sleep(50);
-    }
-  };
-  await poolReady();
+  const { admin, poolReady } = adminOf(() => it.relay.url, TEST_ADMIN_TOKEN);
+  await poolReady("mainnet", 2);
   const project = (await admin("POST", "/projects", { name: "order flow kill" })).body;
   it.projectId = project.id;
   it.key = (await admin("POST", `/projects/${project.id}/keys`, { environment: "live" })).body.key as string;

@@ -118,3 +118,31 @@ export function tempDir(prefix: string): { path: string; done: () => void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
   return { path, done: () => rmSync(path, { recursive: true, force: true }) };
 }
+
+/** An answer's status and JSON body (null when it has none). */
+export async function jsonOf(url: string, init?: RequestInit): Promise<{ status: number; body: any }> {
+  const r = await fetch(url, init);
+  return { status: r.status, body: (await r.json().catch(() => null)) as any };
+}
+
+/**
+ * The admin API of a spawned relay (`url()`: its current address, which a restart changes), and a wait
+ * for a network's pool to have `active` channels (answers its view).
+ */
+export function adminOf(url: () => string, token: string) {
+  const admin = (method: string, path: string, body?: unknown) =>
+    jsonOf(`${url()}/v1/admin${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { "content-type": "application/json" } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+  const poolReady = async (network: string, active: number) => {
+    for (let i = 0; ; i++) {
+      const view = (await admin("GET", `/channels?network=${network}`)).body;
+      if (view?.totals?.active === active) return view;
+      if (i > 600) throw new Error(`the ${network} pool did not start`);
+      await Bun.sleep(50);
+    }
+  };
+  return { admin, poolReady };
+}
