@@ -69,6 +69,7 @@ export class SubmissionStage {
     }
     let result: Submitted | null = null;
     let recorded = 0; // intents of this submission written (or tried) by this run
+    let accepting: Promise<void> | undefined; // the last acceptance's write
     try {
       const steps = this.submitter(gw.name).steps({
         innerHash: job.feeBump ? job.innerHash : undefined,
@@ -84,10 +85,12 @@ export class SubmissionStage {
         build: (rate) => sender.envelope(rate),
         record: (envelope, hash, rate) =>
           this.record(a, envelope, hash, rate, sender.channel, fresh && recorded++ === 0),
-        accepted: (hash, answer) => this.accept(a, hash, answer),
+        accepted: (hash, answer) => void (accepting = this.accept(a, hash, answer)),
         resync: sender.badSeq,
         lookup: (hash) => this.settlement.found(gw, job.innerHash, hash),
       });
+      // the acceptance is written before the outcome: its status event (submitted) comes first
+      await accepting;
       return await this.outcomeOf(a, result, cap, { written: recorded > 0, resumed: Boolean(sender.resumed) });
     } finally {
       // a transaction answered 504 may still be queued: its channel keeps the hold (a fee-bump's fee) or the
@@ -138,10 +141,10 @@ export class SubmissionStage {
    * The network took a fee-bump of a run: its submission is submitted, and the run's requests are
    * told once that is written (an asynchronous answer is never ahead of a look-up).
    */
-  private accept(a: Attempt, hash: string, answer: string): void {
+  private accept(a: Attempt, hash: string, answer: string): Promise<void> {
     const { innerHash } = a.job;
     const tell = () => a.run.accept({ hash, innerHash });
-    this.deps.submissions.recordAccepted(a.submission.id, hash, answer).then(tell, (e) => {
+    return this.deps.submissions.recordAccepted(a.submission.id, hash, answer).then(tell, (e) => {
       const { name: network } = a.network;
       this.deps.log.warn(
         { network, submission: a.submission.id, err: String(e) },
