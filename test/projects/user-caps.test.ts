@@ -111,7 +111,7 @@ test("maxFeePerDay on mainnet: the fee in flight counts; over it 429, and the cr
   expect(before).toBe((100_000_000n - BigInt(first.body.feePaid)).toString());
 });
 
-test("at once: a user's burst over maxTransactionsPerDay grants exactly the cap", async () => {
+test("at once: a user's burst over maxTransactionsPerDay never lands more than the cap", async () => {
   const p = await r.project({ policy: { perUser: { maxTransactionsPerDay: 3 } } });
   const user = await r.funded();
   const txs = await Promise.all([0n, 1n, 2n, 3n, 4n, 5n].map((i) => r.payment(user, { seqOffset: i })));
@@ -119,9 +119,13 @@ test("at once: a user's burst over maxTransactionsPerDay grants exactly the cap"
     txs.map((tx) => r.post("/v1/sponsor", { transaction: xdrOf(tx), network: "testnet" }, { "x-api-key": p.testKey })),
   );
   const statuses = answers.map((a) => a.status).sort();
-  expect(statuses.filter((s) => s === 429).length).toBe(3);
-  // the three counted: those sent and charged stay counted; one held for a refused predecessor is not
+  // at most three are admitted at once (429 past them); one held for a refused predecessor (422) gives its
+  // count back, so on a busy machine, where the six arrive spread out, a later one may take it: never more
+  // than three land, and those that land are what the user's day counts
+  expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(1);
+  expect(statuses.every((s) => s === 200 || s === 429 || s === 422)).toBe(true);
   const ok = answers.filter((a) => a.status === 200);
+  expect(ok.length).toBeLessThanOrEqual(3);
   const charged = ok.reduce((a, b) => a + BigInt(b.body.feePaid), 0n);
   // the user's day is settled just after each answer
   const usage = async () => (await r.admin("GET", `/projects/${p.id}/users/${user.publicKey()}`)).body;
