@@ -43,8 +43,8 @@ export const submissions = pgTable(
     sentLedger: integer("sent_ledger"),
     /**
      * A transaction held for its predecessor (order flow), not sent yet: the client's transaction as it
-     * came (base64), its source account and sequence number. Cleared when an envelope of it is sent;
-     * after a crash, the relay (or another instance) sends the held ones in order.
+     * came (base64), its source account and sequence number. Cleared with its outcome (or when its run
+     * answers 504); after a crash, the relay (or another instance) sends the held ones in order.
      */
     held: jsonb("held").$type<HeldTx>(),
     /** Set by recovery when no wrapping can be in a queue any more and the reservation was given back. */

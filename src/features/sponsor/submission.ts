@@ -167,7 +167,8 @@ export class SubmissionStage {
   /**
    * A transaction held for its predecessor (order flow) is a submission from then: written pending, with
    * what recovery needs to send it (`held`), its reservation journaled; then its requests are told (202
-   * under respond-async). Nothing of it is sent yet: the intent that sends it clears `held`.
+   * under respond-async). Nothing of it is sent yet; `held` stays until its outcome is recorded (or its
+   * run answers 504), so that recovery sends it again after a crash.
    */
   async hold(a: Attempt): Promise<void> {
     const { job, reservation } = a;
