@@ -48,10 +48,13 @@ const untilText = (text: string, timeout = 20_000, on: Page = page) =>
   // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is meant
   on.waitForFunction((t) => document.body.innerText.includes(t), { timeout, polling: 100 }, text);
 const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) as `${string}.png` });
-/** Clicks a control once it is shown. */
+/**
+ * Clicks a control once it is shown and its page has drawn every section (a section drawn later
+ * moves the ones below it: a click aimed before that lands elsewhere on a busy machine).
+ */
 async function press(selector: string) {
-  const el = await page.waitForSelector(selector, { visible: true });
-  await el!.click();
+  await page.waitForSelector("#view:not([aria-busy])");
+  await page.locator(selector).setVisibility("visible").click();
 }
 async function fill(label: string, value: string) {
   const el = await page.waitForSelector(input(label));

@@ -31,5 +31,9 @@ export function render() {
     if (a.getAttribute("href") === `#/${section}`) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   view.append(h("p", { id: "view-error", class: "error", role: "alert" }));
-  fn(view, ...(re.exec(hash) ?? []).slice(1)).catch(showError);
+  // busy while the page draws its sections (a screen reader waits; so does a click on a control below)
+  view.setAttribute("aria-busy", "true");
+  fn(view, ...(re.exec(hash) ?? []).slice(1))
+    .catch(showError)
+    .finally(() => view.removeAttribute("aria-busy"));
 }
