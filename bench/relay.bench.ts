@@ -49,7 +49,7 @@ await admin(`/projects/${project.id}/credits`, { amount: String(BigInt(N) * 10_0
 
 /** One run: N users of `network` send one payment each, with the project's key for that network. */
 async function phase(network: "testnet" | "mainnet"): Promise<boolean> {
-  const net = relay.localnets[network]!;
+  const net = relay.networks.get(network).localnet!;
   const { key } = await admin(`/projects/${project.id}/keys`, { environment: network === "mainnet" ? "live" : "test" });
   // users funded in-process by one createAccount transaction per 100
   const users = Array.from({ length: N }, fastKey);

@@ -7,21 +7,18 @@
 import type { Config } from "../config.ts";
 import type { createApp } from "../app.ts";
 import type { Logger } from "../kernel/log.ts";
-import type { Localnet } from "../localnet/ledger.ts";
-import type { Gateway, NetworkName } from "../network/gateway.ts";
 import type { Db } from "../store/db.ts";
 import { lockDataDir } from "../store/instance-lock.ts";
 import type { EventFeed } from "../features/transactions/events/event-feed.ts";
-import type { Networks } from "../features/networks/networks.ts";
-import type { ChannelPool } from "../features/pool/channel-pool.ts";
+import type { Network, Networks } from "../features/networks/networks.ts";
 import { Closers } from "./closers.ts";
 import { buildNetworks, startNetworks } from "./build-networks.ts";
-import { embeddedParts, networkSettings, singleInstance } from "./networks.ts";
+import { embeddedParts, settingsOf, singleInstance } from "./networks.ts";
 import { openShared, openStore, startEvents, startProjects } from "./parts.ts";
 import { startBackground, wireFeatures } from "./features.ts";
 import { checkPortFree } from "./steps.ts";
 import { openSigners } from "./signers.ts";
-import { readyLine } from "./start-summary.ts";
+import { type NetworkFacts, readyLine } from "./start-summary.ts";
 
 export { localFunder } from "./networks.ts";
 
@@ -32,10 +29,6 @@ export interface Relay {
   url: string;
   app: ReturnType<typeof createApp>;
   networks: Networks;
-  /** By name, from `networks` (for operators' tooling and tests). */
-  localnets: Partial<Record<NetworkName, Localnet>>;
-  gateways: Partial<Record<NetworkName, Gateway>>;
-  pools: Partial<Record<NetworkName, ChannelPool>>;
   /** The relay's database (for operators' tooling and tests). */
   database: Db;
   /** The feed of GET /v1/events (a writer of events pokes it). */
@@ -86,9 +79,7 @@ export async function startRelay(config: Config, log: Logger, signal?: AbortSign
     await startNetworks(networks, { config, log, url, signal: signal ?? new AbortController().signal });
     startBackground(config, log, features, networks, closers);
     log.info({ port: app.server!.port }, "relay listening");
-    const keys = Object.fromEntries(networks.all().flatMap((n) => (n.pool ? [[n.name, n.pool.signer]] : [])));
-    const facts = { url, networks: shownNetworks(networks, url), channels: counts(config), signers: keys };
-    log.info({ url }, readyLine(config, facts));
+    log.info({ url }, readyLine(config, { url, networks: networks.all().map((n) => factsOf(config, n, url)) }));
     return relay(url, app, networks, store.database.db, events, closers);
   } catch (e) {
     await closers.close(); // a relay that cannot start leaves nothing running
@@ -96,12 +87,13 @@ export async function startRelay(config: Config, log: Logger, signal?: AbortSign
   }
 }
 
-const shownNetworks = (networks: Networks, url: string) =>
-  Object.fromEntries(
-    networks.all().map((n) => [n.name, { embedded: !n.rpc, rpc: n.rpc ?? `${url}/localnet/${n.name}/rpc` }]),
-  );
-
-const counts = (config: Config) => networkSettings(config).channelCounts;
+const factsOf = (config: Config, n: Network, url: string): NetworkFacts => ({
+  name: n.name,
+  embedded: !n.rpc,
+  rpc: n.rpc ?? `${url}/localnet/${n.name}/rpc`,
+  channels: n.pool && settingsOf(config, n.name).channels,
+  signer: n.pool?.signer,
+});
 
 function relay(
   url: string,
@@ -111,15 +103,10 @@ function relay(
   events: EventFeed,
   closers: Closers,
 ): Relay {
-  const by = <T>(pick: (n: ReturnType<Networks["all"]>[number]) => T | undefined) =>
-    Object.fromEntries(networks.all().flatMap((n) => (pick(n) ? [[n.name, pick(n)]] : [])));
   return {
     url,
     app,
     networks,
-    localnets: by((n) => n.localnet),
-    gateways: by((n) => n.gateway),
-    pools: by((n) => n.pool),
     database,
     events,
     stop: () => closers.close(),

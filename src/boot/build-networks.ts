@@ -11,7 +11,8 @@ import type { RelayMetrics } from "../kernel/metrics.ts";
 import type { SecretBox } from "../kernel/secret-box.ts";
 import { Localnet } from "../localnet/ledger.ts";
 import { createRpcMethods, inProcessTransport } from "../localnet/rpc.ts";
-import { Gateway, type NetworkName } from "../network/gateway.ts";
+import { Gateway } from "../network/gateway.ts";
+import { type NetworkName, specOf } from "../stellar/networks.ts";
 import { RETRY_POLICY } from "../network/submit-protocol.ts";
 import { Submitter } from "../network/submitter.ts";
 import type { ChannelsRepo } from "../store/channels.repo.ts";
@@ -20,7 +21,7 @@ import { type Network, Networks } from "../features/networks/networks.ts";
 import { ChannelPool } from "../features/pool/channel-pool.ts";
 import { channelKeys } from "../features/pool/channel-keys.ts";
 import type { Signers } from "./signers.ts";
-import { LOCAL_FUNDER_STROOPS, PUBLIC_PASSPHRASES, localFunder, networkSettings, servedNetworks } from "./networks.ts";
+import { LOCAL_FUNDER_STROOPS, localFunder, servedNetworks, settingsOf } from "./networks.ts";
 import { calledOff, startLocalPool, startUpstreamPool } from "./steps.ts";
 
 export interface NetworkParts {
@@ -47,23 +48,24 @@ export async function buildNetworks(parts: NetworkParts, built: (n: Network) => 
 
 async function buildNetwork(name: NetworkName, parts: NetworkParts): Promise<Network> {
   const { config, log, metrics } = parts;
-  const { upstream, secrets, passphrases } = networkSettings(config);
-  const localnet = upstream[name]
+  const spec = specOf(name);
+  const { upstream, secret, passphrase } = settingsOf(config, name);
+  const localnet = upstream
     ? undefined
     : new Localnet({
-        passphrase: PUBLIC_PASSPHRASES[name],
+        passphrase: spec.publicPassphrase,
         ledgerCloseMs: config.LEDGER_CLOSE_MS,
         maxTxSetSize: config.LOCALNET_MAX_TX_SET_SIZE,
         dataDir: join(config.DATA_DIR, "localnet"),
-        genesisAccounts: [{ id: localFunder(PUBLIC_PASSPHRASES[name]).publicKey(), balance: LOCAL_FUNDER_STROOPS }],
+        genesisAccounts: [{ id: localFunder(spec.publicPassphrase).publicKey(), balance: LOCAL_FUNDER_STROOPS }],
       });
   const gateway = new Gateway({
     name,
-    rpcUrl: upstream[name] ?? `in-process:${name}`,
+    rpcUrl: upstream ?? `in-process:${name}`,
     // an embedded network is called in-process: no loopback HTTP on the request path
     transport: localnet ? inProcessTransport(createRpcMethods(localnet)) : undefined,
-    upstream: localnet ? "localnet" : new URL(upstream[name]!).host,
-    passphrase: localnet ? localnet.passphrase : passphrases[name],
+    upstream: localnet ? "localnet" : new URL(upstream!).host,
+    passphrase: localnet ? localnet.passphrase : passphrase,
     pollMs: config.WATCHER_POLL_MS,
     fastPollMs: config.WATCHER_FAST_POLL_MS,
     timeoutMs: config.RPC_TIMEOUT_MS,
@@ -72,16 +74,16 @@ async function buildNetwork(name: NetworkName, parts: NetworkParts): Promise<Net
   });
   await gateway.start().catch((e) => {
     throw new Error(
-      `cannot read the ${name} network's passphrase from ${upstream[name]}: ` +
-        `set ${name.toUpperCase()}_PASSPHRASE or make it reachable (${e instanceof Error ? e.message : e})`,
+      `cannot read the ${name} network's passphrase from ${upstream}: ` +
+        `set ${spec.settings}_PASSPHRASE or make it reachable (${e instanceof Error ? e.message : e})`,
     );
   });
   const submitter = new Submitter(gateway, log, { ...RETRY_POLICY, tryAgainLaterMs: config.TRY_AGAIN_LATER_MS });
   const funder = localnet
     ? localFunder(localnet.passphrase)
-    : (parts.signers.funder(name) ?? (secrets[name] ? Keypair.fromSecret(secrets[name]!) : null));
+    : (parts.signers.funder(name) ?? (secret ? Keypair.fromSecret(secret) : null));
   const pool = funder ? buildPool(name, gateway, submitter, funder, parts) : undefined;
-  return { name, passphrase: gateway.passphrase, gateway, submitter, pool, localnet, rpc: upstream[name] ?? null };
+  return { spec, name, passphrase: gateway.passphrase, gateway, submitter, pool, localnet, rpc: upstream ?? null };
 }
 
 function buildPool(
@@ -91,7 +93,7 @@ function buildPool(
   funder: Keypair,
   { config, log, metrics, channels, box, cluster, signers }: NetworkParts,
 ): ChannelPool {
-  const { channelCounts, channelMax } = networkSettings(config);
+  const { channels: count, channelMax } = settingsOf(config, name);
   const startingBalance = BigInt(config.CHANNEL_STARTING_BALANCE);
   return new ChannelPool({
     network: name,
@@ -106,8 +108,8 @@ function buildPool(
       topUpThreshold: config.CHANNEL_TOPUP_THRESHOLD ? BigInt(config.CHANNEL_TOPUP_THRESHOLD) : startingBalance / 2n,
       waitMs: config.CHANNEL_WAIT_MS,
       feePercentile: config.FEE_PERCENTILE,
-      channels: channelCounts[name],
-      max: channelMax[name],
+      channels: count,
+      max: channelMax,
       idleMs: config.POOL_IDLE_MS,
     },
     metrics,
@@ -157,11 +159,11 @@ export async function startNetworks(
     } else {
       log.error(
         { network: name },
-        `no ${name.toUpperCase()}_FUNDER_SECRET: sponsoring on ${name} answers NETWORK_UNAVAILABLE`,
+        `no ${specOf(name).settings}_FUNDER_SECRET: sponsoring on ${name} answers NETWORK_UNAVAILABLE`,
       );
       continue;
     }
-    const channels = networkSettings(config).channelCounts[name];
+    const { channels } = settingsOf(config, name);
     log.info(
       { network: name, channels },
       `starting the ${name} channel pool: ${channels} channel accounts (a first start funds them, a few ledgers)`,

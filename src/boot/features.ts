@@ -7,7 +7,7 @@ import { createApp } from "../app.ts";
 import type { Config } from "../config.ts";
 import type { Logger } from "../kernel/log.ts";
 import { MemoryCheckpoints } from "../store/checkpoints.ts";
-import { NETWORKS } from "../network/gateway.ts";
+import { NETWORKS } from "../stellar/networks.ts";
 import { AdminStatsRepo } from "../store/admin-stats.repo.ts";
 import { SubmissionViews } from "../features/transactions/submission-views.repo.ts";
 import { UserDaysRepo } from "../store/user-days.repo.ts";

@@ -7,6 +7,7 @@ import { anonymousPolicyPatch, type Config } from "../config.ts";
 import type { Logger } from "../kernel/log.ts";
 import { RelayMetrics } from "../kernel/metrics.ts";
 import { SecretBox } from "../kernel/secret-box.ts";
+import { NETWORKS } from "../stellar/networks.ts";
 import { ChannelsRepo } from "../store/channels.repo.ts";
 import { openCheckpoints } from "../store/checkpoints.ts";
 import type { Cluster } from "../store/cluster.ts";
@@ -35,7 +36,7 @@ export type Shared = Awaited<ReturnType<typeof openShared>>;
 
 /** The database and its repositories (one of each), the metrics, the sealing of secrets. */
 export async function openStore(config: Config, log: Logger, closers: Closers) {
-  const metrics = new RelayMetrics();
+  const metrics = new RelayMetrics(NETWORKS);
   metrics.collectProcessMetrics();
   log.info({ store: storeOf(config) }, databaseStep(config));
   const database = await openDatabase({

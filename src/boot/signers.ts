@@ -8,9 +8,9 @@ import type { Config } from "../config.ts";
 import type { Logger } from "../kernel/log.ts";
 import { Pkcs11Error, Pkcs11Token } from "../kernel/pkcs11/token.ts";
 import { parsePkcs11Uri, type Pkcs11Uri } from "../kernel/pkcs11/uri.ts";
-import type { NetworkName } from "../network/gateway.ts";
+import type { NetworkName } from "../stellar/networks.ts";
 import { TokenKeypair } from "../stellar/token-keypair.ts";
-import { networkSettings, servedNetworks } from "./networks.ts";
+import { servedNetworks, settingsOf } from "./networks.ts";
 
 export interface Signers {
   /** A network's funder key in a token, if its *_FUNDER_SIGNER is set. */
@@ -33,8 +33,7 @@ export async function openSigners(config: Config, log: Logger): Promise<Signers>
   };
   const funders = new Map<NetworkName, TokenKeypair>();
   for (const network of servedNetworks(config)) {
-    const setting = `${network.toUpperCase()}_FUNDER_SIGNER`;
-    const value = networkSettings(config).signers[network];
+    const { signer: value, signerSetting: setting } = settingsOf(config, network);
     if (!value) continue;
     const uri = parsePkcs11Uri(setting, value, "object");
     const token = await open(setting, uri);

@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../config.ts";
 import type { KeySigner } from "../features/pool/channel-pool.ts";
-import type { NetworkName } from "../network/gateway.ts";
+import type { NetworkName } from "../stellar/networks.ts";
 
 /** A URL without its credentials or query: host, port and path. */
 export function shownUrl(raw: string): string {
@@ -46,28 +46,36 @@ export function databaseStep(config: Config): string {
     : `opening the database: ${storeOf(config)}`;
 }
 
+/** What the ready line says of one served network. */
+export interface NetworkFacts {
+  name: NetworkName;
+  /** Its embedded localnet, or its upstream RPC. */
+  embedded: boolean;
+  rpc: string;
+  /** Its pool's channel count (none: it has no funder). */
+  channels?: number;
+  /** What signs for it: its funder and new channels (seed, sealed, or a token). */
+  signer?: { funder: KeySigner; channels: KeySigner };
+}
+
 export interface StartFacts {
   url: string;
-  /** Each network served: its embedded localnet, or its upstream RPC URL. */
-  networks: Partial<Record<NetworkName, { embedded: boolean; rpc: string }>>;
-  channels: Partial<Record<NetworkName, number>>;
-  /** What signs for each network with a pool: its funder and new channels (seed, sealed, or a token). */
-  signers?: Partial<Record<NetworkName, { funder: KeySigner; channels: KeySigner }>>;
+  networks: NetworkFacts[];
 }
 
 const shownSigner = (k: KeySigner) => (k.kind === "pkcs11" ? `pkcs11 token "${k.token}"` : k.kind);
 
 /** The line a person acts on once the relay is ready. */
 export function readyLine(config: Config, f: StartFacts): string {
-  const networks = Object.entries(f.networks)
-    .map(([name, n]) => `${name}: ${n!.embedded ? `embedded localnet (${n!.rpc})` : rpcOrigin(n!.rpc)}`)
+  const networks = f.networks
+    .map((n) => `${n.name}: ${n.embedded ? `embedded localnet (${n.rpc})` : rpcOrigin(n.rpc)}`)
     .join(", ");
-  const pools = Object.entries(f.channels)
-    .map(([name, n]) => `${name} ${n}`)
-    .join(", ");
+  const pools = f.networks.flatMap((n) => (n.channels === undefined ? [] : [`${n.name} ${n.channels}`])).join(", ");
   const redis = config.REDIS_URL ? `Redis ${shownUrl(config.REDIS_URL)}` : "in-memory limits (no Redis)";
-  const keys = Object.entries(f.signers ?? {})
-    .map(([name, s]) => `${name} funder ${shownSigner(s!.funder)}, channels ${shownSigner(s!.channels)}`)
+  const keys = f.networks
+    .flatMap((n) =>
+      n.signer ? [`${n.name} funder ${shownSigner(n.signer.funder)}, channels ${shownSigner(n.signer.channels)}`] : [],
+    )
     .join("; ");
   return [
     `relay ready on ${f.url}`,

@@ -70,7 +70,6 @@ export interface MetricSources {
   pending?: (network: string) => number;
 }
 
-const NETWORKS = ["testnet", "mainnet"] as const;
 const STATEMENTS = new Set(["select", "insert", "update", "delete", "with"]);
 const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 const RPC_METHODS = new Set([
@@ -85,7 +84,6 @@ const RPC_METHODS = new Set([
 ]);
 /** Result codes are fixed vocabularies (the relay's error codes, stellar-core's result names); anything else is "other". */
 const code = (s: unknown): string => (typeof s === "string" && /^[A-Za-z_]{1,48}$/.test(s) ? s : "other");
-const network = (s: string): string => ((NETWORKS as readonly string[]).includes(s) ? s : "other");
 const num = (s: string): number => Number(s);
 
 /** Request durations: sponsor requests may wait up to SUBMISSION_TIMEOUT_MS (30 s by default). */
@@ -209,7 +207,8 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
     registers: [this.registry],
   });
 
-  constructor() {
+  /** The networks' names, the only values of a `network` label (anything else is "other"). */
+  constructor(private readonly networks: readonly string[]) {
     for (const scope of ["project", "anonymous"]) this.rateLimitedTotal.inc({ scope }, 0); // both series exist from the start
     const self = this;
     const pools = () => (this.sources.pools?.() ?? []).map(([n, p]) => [n, p.list()] as const);
@@ -317,32 +316,36 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
     const codes = error?.details?.result_codes as { transaction?: unknown } | undefined;
     const txResult = error ? codes?.transaction : "tx_success";
     this.sponsorOutcomes.inc({
-      network: network(net),
+      network: this.network(net),
       outcome: error ? code(error.code) : "success",
       tx_result: txResult === undefined ? "none" : code(txResult),
     });
   }
 
   feePaid(net: string, stroops: bigint): void {
-    if (stroops > 0n) this.feesPaid.inc({ network: network(net) }, Number(stroops));
+    if (stroops > 0n) this.feesPaid.inc({ network: this.network(net) }, Number(stroops));
   }
 
   confirmationDelay(net: string, seconds: number): void {
-    if (Number.isFinite(seconds)) this.confirmations.observe({ network: network(net) }, Math.max(0, seconds));
+    if (Number.isFinite(seconds)) this.confirmations.observe({ network: this.network(net) }, Math.max(0, seconds));
   }
 
   ledgerRead(net: string, seconds: number): void {
-    this.ledgerReads.observe({ network: network(net) }, seconds);
+    this.ledgerReads.observe({ network: this.network(net) }, seconds);
   }
 
   rpcRequest(net: string, method: string, calls: number): void {
     const m = RPC_METHODS.has(method) ? method : "other";
-    this.rpcRequests.inc({ network: network(net), method: m, batch: String(calls > 1) });
-    this.rpcCalls.inc({ network: network(net), method: m }, calls);
+    this.rpcRequests.inc({ network: this.network(net), method: m, batch: String(calls > 1) });
+    this.rpcCalls.inc({ network: this.network(net), method: m }, calls);
   }
 
   statement(sql: string, seconds: number): void {
     const kind = /^\s*([a-z]+)/i.exec(sql)?.[1]?.toLowerCase() ?? "";
     this.dbDuration.observe({ statement: STATEMENTS.has(kind) ? kind : "other" }, seconds);
+  }
+
+  private network(s: string): string {
+    return this.networks.includes(s) ? s : "other";
   }
 }

@@ -21,9 +21,7 @@ import type { Logger } from "../kernel/log.ts";
 import { BASE_RESERVE } from "../stellar/protocol.ts";
 import type { RpcMetrics, WatcherMetrics } from "../kernel/metrics.ts";
 import { RelayError } from "../kernel/errors.ts";
-
-export type NetworkName = "testnet" | "mainnet";
-export const NETWORKS: readonly NetworkName[] = ["testnet", "mainnet"];
+import type { NetworkName } from "../stellar/networks.ts";
 
 export interface GatewayOptions {
   name: NetworkName;

@@ -6,9 +6,9 @@ import type { Db } from "./db.ts";
 import type { ProjectStatus } from "../../actors/projects/project.machine.ts";
 import type { PolicyOverrides } from "./policy-overrides.ts";
 import type { KeyScope } from "../kernel/scopes.ts";
+import type { KeyEnvironment } from "../stellar/networks.ts";
 
 export type { ProjectStatus };
-export type KeyEnvironment = "test" | "live";
 
 export interface ProjectRow {
   id: string;

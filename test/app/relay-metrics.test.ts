@@ -53,7 +53,7 @@ describe("GET /metrics", () => {
   test(
     "sponsor requests (200, 400, 422, 429): counts, outcomes, fees paid, rate-limit rejections, channel gauges, pending submissions",
     async () => {
-      const net = r.localnets.testnet!;
+      const net = r.networks.get("testnet").localnet!;
       const feesPaid: bigint[] = [];
 
       // 200, watched while it waits for its ledger: one pending submission, one lease in flight

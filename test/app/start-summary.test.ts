@@ -21,11 +21,10 @@ test("rpcOrigin: scheme, host and port only", () => {
 test("the ready line shows an upstream RPC by scheme, host and port; an embedded one by its URL", () => {
   const line = readyLine(loadConfig({}), {
     url: "http://127.0.0.1:3917",
-    networks: {
-      mainnet: { embedded: false, rpc: KEYED },
-      testnet: { embedded: true, rpc: "http://127.0.0.1:3917/localnet/testnet/rpc" },
-    },
-    channels: { mainnet: 4, testnet: 4 },
+    networks: [
+      { name: "mainnet", embedded: false, rpc: KEYED, channels: 4 },
+      { name: "testnet", embedded: true, rpc: "http://127.0.0.1:3917/localnet/testnet/rpc", channels: 4 },
+    ],
   });
   expect(line).toContain("mainnet: https://rpc.provider.example:8443,");
   expect(line).toContain("testnet: embedded localnet (http://127.0.0.1:3917/localnet/testnet/rpc)");

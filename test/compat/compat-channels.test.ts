@@ -138,13 +138,13 @@ describe("submissions (testnet, anonymous: the client's apiKey is not one of the
   test("func + auth: a SAC transfer authorised by the sender's signed entry, run from a relay channel", async () => {
     const [from, to] = [await r.funded(), await r.funded()];
     const { func, auth } = await signedTransfer(from, to, 5_000_000n);
-    const before = r.localnets.testnet!.account(to.publicKey())!.balance;
+    const before = r.networks.get("testnet").localnet!.account(to.publicKey())!.balance;
     const res = await anonymous().submitSorobanTransaction({ func, auth });
     expect(res.status).toBe("confirmed");
     expect(res.transactionId).toMatch(HASH);
     const chain = await onChain(res.hash!);
     expect(chain.status).toBe(rpc.Api.GetTransactionStatus.SUCCESS);
-    expect(r.localnets.testnet!.account(to.publicKey())!.balance - before).toBe(5_000_000n);
+    expect(r.networks.get("testnet").localnet!.account(to.publicKey())!.balance - before).toBe(5_000_000n);
     const looked = await anonymous().getTransaction({ transactionId: res.transactionId! });
     expect(looked).toEqual({ transactionId: res.transactionId, hash: res.hash, status: "confirmed" });
   });

@@ -95,7 +95,7 @@ describe("a func+auth transaction answered 504", () => {
       SUBMISSION_TIMEOUT_MS: "300",
       RECOVERY_INTERVAL_MS: "100",
     });
-    const net = r.localnets.testnet!;
+    const net = r.networks.get("testnet").localnet!;
     const [from, to] = [await r.funded(), await r.funded()];
     const [op1, op2, op3] = await Promise.all([1, 2, 3].map(() => signedTransfer(r, from, to)));
     const first = await sponsorOp(r, op1!);

@@ -410,7 +410,12 @@ describe("a pool of three that the tests leave as it is", () => {
       expect(res.status).toBe(404);
       expect(res.body.error.code).toBe("NOT_FOUND");
     }
-    expect(r.pools.testnet!.list().channels.filter((c) => c.state === "active")).toHaveLength(3);
+    expect(
+      r.networks
+        .get("testnet")
+        .pool!.list()
+        .channels.filter((c) => c.state === "active"),
+    ).toHaveLength(3);
   });
 
   test("secrets at rest: rows hold sealed secrets bound to their channel and DATA_DIR's key; GET never shows a secret", async () => {

@@ -76,7 +76,12 @@ describe("approval", () => {
       innerHash: Buffer.from(tx.hash()).toString("hex"),
       source: user.publicKey(),
       operations: [
-        { type: "payment", destination: r.localnets.testnet!.root.publicKey(), asset: "native", amount: "7.0000000" },
+        {
+          type: "payment",
+          destination: r.networks.get("testnet").localnet!.root.publicKey(),
+          asset: "native",
+          amount: "7.0000000",
+        },
       ],
     });
     expect(BigInt(a.body.data.estimatedFee)).toBeGreaterThan(0n);

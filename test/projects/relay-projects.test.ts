@@ -52,7 +52,11 @@ async function payments(r: TestRelay, from: Keypair, ops: number): Promise<Trans
   });
   for (let i = 0; i < ops; i++)
     b.addOperation(
-      Operation.payment({ destination: r.localnets.testnet!.root.publicKey(), asset: Asset.native(), amount: "1" }),
+      Operation.payment({
+        destination: r.networks.get("testnet").localnet!.root.publicKey(),
+        asset: Asset.native(),
+        amount: "1",
+      }),
     );
   const tx = b.setTimeout(60).build();
   tx.sign(from);

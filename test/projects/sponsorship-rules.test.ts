@@ -83,10 +83,10 @@ describe("allowlists", () => {
     expectViolation(create, "allow.destinations", fresh);
     const merge = await sponsor(p.testKey, {
       transaction: xdrOf(
-        await tx(user, Operation.accountMerge({ destination: r.localnets.testnet!.root.publicKey() })),
+        await tx(user, Operation.accountMerge({ destination: r.networks.get("testnet").localnet!.root.publicKey() })),
       ),
     });
-    expectViolation(merge, "allow.destinations", r.localnets.testnet!.root.publicKey());
+    expectViolation(merge, "allow.destinations", r.networks.get("testnet").localnet!.root.publicKey());
   });
 
   test("allow.assets: an unlisted asset is refused", async () => {
@@ -226,7 +226,7 @@ describe("a time window", () => {
         await tx(
           user,
           Operation.payment({
-            destination: r.localnets.testnet!.root.publicKey(),
+            destination: r.networks.get("testnet").localnet!.root.publicKey(),
             asset: Asset.native(),
             amount: String(++amount),
           }),

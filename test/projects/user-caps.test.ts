@@ -26,10 +26,14 @@ async function mainnetFunded(): Promise<Keypair> {
 async function mainnetPayment(from: Keypair): Promise<Transaction> {
   const tx = new TransactionBuilder(await mainnet.getAccount(from.publicKey()), {
     fee: "100",
-    networkPassphrase: r.localnets.mainnet!.passphrase,
+    networkPassphrase: r.networks.get("mainnet").localnet!.passphrase,
   })
     .addOperation(
-      Operation.payment({ destination: r.localnets.mainnet!.root.publicKey(), asset: Asset.native(), amount: "1" }),
+      Operation.payment({
+        destination: r.networks.get("mainnet").localnet!.root.publicKey(),
+        asset: Asset.native(),
+        amount: "1",
+      }),
     )
     .setTimeout(60)
     .build();

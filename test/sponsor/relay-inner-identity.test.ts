@@ -66,7 +66,7 @@ for (const otherChannel of [false, true]) {
     }
     const retry = r.post("/v1/sponsor", body, headers);
     await Bun.sleep(150); // the retry reaches the network before the ledger closes
-    r.localnets.mainnet!.closeLedger();
+    r.networks.get("mainnet").localnet!.closeLedger();
     const answer = await retry;
     expect(answer.status).toBe(200);
     expect(answer.body.hash).toBe(queued); // the first fee-bump, found by its inner hash
@@ -97,7 +97,7 @@ test("recovery settles an unanswered submission the network applied, without a c
     { "x-api-key": p.liveKey },
   );
   expect(first.status).toBe(504);
-  r.localnets.mainnet!.closeLedger();
+  r.networks.get("mainnet").localnet!.closeLedger();
   let j = await journal(r, p.id);
   for (let i = 0; i < 50 && j.balance !== CREDITS - 200n; i++) {
     await Bun.sleep(100);
@@ -172,7 +172,7 @@ test("recovery gives back the reservation of a fee-bump the network dropped; a l
     MAINNET_CHANNELS: "1",
   });
   const p = await r.project({ credits: CREDITS, policy: { maxFee: "400", requestsPerSecond: 1000, burst: 1000 } });
-  const net = r.localnets.mainnet!;
+  const net = r.networks.get("mainnet").localnet!;
   const { tx } = await signedMainnetPayment(r);
   const rival = (await signedMainnetPayment(r)).user;
   const compete = () => {

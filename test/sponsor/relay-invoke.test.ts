@@ -38,7 +38,7 @@ beforeAll(async () => {
 afterAll(() => r.stop());
 
 const HASH = /^[0-9a-f]{64}$/;
-const net = (n: NetName = "testnet") => r.localnets[n]!;
+const net = (n: NetName = "testnet") => r.networks.get(n).localnet!;
 const server = (n: NetName = "testnet") => (n === "testnet" ? r.rpc : mainRpc);
 const balance = (pk: string, n: NetName = "testnet") => net(n).account(pk)!.balance;
 const seqOf = (pk: string, n: NetName = "testnet") => net(n).account(pk)!.seqNum;
@@ -224,7 +224,7 @@ describe("func+auth: a transfer authorised by the sender's address credentials",
       .resourceFee;
     // the inclusion bid (fee less the declared resource fee) is the fee strategy's: on this quiet
     // network fast bids 10x the Soroban lane's recent rate (the fee statistic), so at least 1,000
-    const gw = r.gateways.testnet!;
+    const gw = r.networks.get("testnet").gateway!;
     const expected = planBid("fast", await gw.market("p70", true), 100n, 100_000n).rate;
     expect(expected).toBeGreaterThanOrEqual(1_000n);
     expect({ inclusionBid: BigInt(tx.fee) - declared, declared }).toEqual({ inclusionBid: expected, declared });

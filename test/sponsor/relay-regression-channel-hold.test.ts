@@ -20,12 +20,12 @@ test("after a 504 the channel keeps its fee hold while the fee-bump is queued, a
   const tx = await r.payment(user);
   const res = await r.post("/v1/sponsor", { transaction: tx.toEnvelope().toXDR("base64"), network: "testnet" });
   expect(res.status).toBe(504); // queued, no ledger yet
-  const pool = r.pools.testnet!;
+  const pool = r.networks.get("testnet").pool!;
   const [ch] = pool.list().channels;
   const inFlightWhileQueued = ch!.inFlight.count; // the queued fee-bump may still be charged to it
 
   r.close(); // it lands: the network charges the channel
-  const onNetwork = r.localnets.testnet!.account(ch!.publicKey)!.balance;
+  const onNetwork = r.networks.get("testnet").localnet!.account(ch!.publicKey)!.balance;
   const actor = () => BigInt(pool.list().channels[0]!.balance);
   // recovery settles the submission (every 100 ms): the actor's balance is lowered by the fee, or never is
   for (let i = 0; i < 150 && actor() !== onNetwork; i++) await Bun.sleep(20);

@@ -21,7 +21,7 @@ test("a channel retired while its 504 fee-bump is queued keeps the hold until re
     ...AFTER_504_ENV,
     MAINNET_CHANNELS: "2",
   });
-  const net = r.localnets.mainnet!;
+  const net = r.networks.get("mainnet").localnet!;
   const p = await r.project({ credits: CREDITS, policy: { requestsPerSecond: 1000, burst: 1000 } });
   const user = await fundedMainnetUser(r);
   const { innerHash, body } = mainnetPayment(r, user, { timeoutSeconds: 600 });
@@ -37,7 +37,11 @@ test("a channel retired while its 504 fee-bump is queued keeps the hold until re
 
   // the operator retires that channel: it drains, but its hold for the queued fee-bump stays
   expect((await r.admin("DELETE", `/channels/${channel}?network=mainnet`)).status).toBe(202);
-  const state = () => r.pools.mainnet!.list().channels.find((c) => c.publicKey === channel);
+  const state = () =>
+    r.networks
+      .get("mainnet")
+      .pool!.list()
+      .channels.find((c) => c.publicKey === channel);
   await Bun.sleep(300);
   expect(state()).toMatchObject({ state: "draining", inFlight: { count: 1 } });
   net.closeLedger(); // the fee-bump applies

@@ -19,14 +19,14 @@ test.skipIf(!process.env.TEST_DATABASE_URL)(
   { timeout: 30_000 },
   async () => {
     r = await startTestRelay(AFTER_504_ENV);
-    const net = r.localnets.mainnet!;
+    const net = r.networks.get("mainnet").localnet!;
     const p = await r.project({ credits: CREDITS, policy: { requestsPerSecond: 1000, burst: 1000 } });
     const user = await fundedMainnetUser(r);
     const { innerHash, body } = mainnetPayment(r, user, { timeoutSeconds: 300 });
     const headers = { "x-api-key": p.liveKey };
 
     // hold getTransaction lookups of this inner hash until two callers (recovery, then the retry) have asked
-    const gw = r.gateways.mainnet!;
+    const gw = r.networks.get("mainnet").gateway!;
     const find = gw.find.bind(gw);
     let callers = 0;
     let open!: () => void;

@@ -21,13 +21,13 @@ test("recovery does not release a submission a concurrent retry has just resent;
   timeout: 30_000,
 }, async () => {
   r = await startTestRelay(AFTER_504_ENV);
-  const net = r.localnets.mainnet!;
+  const net = r.networks.get("mainnet").localnet!;
   const p = await r.project({ credits: CREDITS, policy: { requestsPerSecond: 1000, burst: 1000 } });
   const user = await fundedMainnetUser(r);
   const { innerHash, body } = mainnetPayment(r, user, { timeoutSeconds: 600 });
   const headers = { "x-api-key": p.liveKey };
 
-  const gw = r.gateways.mainnet!;
+  const gw = r.networks.get("mainnet").gateway!;
   const find = gw.find.bind(gw);
   const send = gw.send.bind(gw);
   let recoveryAsked = false;

@@ -17,7 +17,7 @@ test("a submission retried after a non-final 422 is recovered, and a retry answe
   timeout: 30_000,
 }, async () => {
   r = await startTestRelay(AFTER_504_ENV);
-  const net = r.localnets.mainnet!;
+  const net = r.networks.get("mainnet").localnet!;
   const p = await r.project({ credits: CREDITS, policy: { requestsPerSecond: 1000, burst: 1000 } });
   const user = await fundedMainnetUser(r);
   const seq = net.account(user.publicKey())!.seqNum;

@@ -579,7 +579,7 @@ describe.each(databaseKinds)("a relay restarted on %s", (kind) => {
         // a project's rate-limit bucket emptied and checkpointed to Redis
         const p = await first.project({ policy: { requestsPerSecond: 0.01, burst: 2 }, credits: 300_000n });
         const kp = Keypair.random();
-        const net = first.localnets.mainnet!;
+        const net = first.networks.get("mainnet").localnet!;
         const tx = new TransactionBuilder(new Account(kp.publicKey(), "1"), {
           fee: "100",
           networkPassphrase: net.passphrase,

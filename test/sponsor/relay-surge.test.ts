@@ -106,7 +106,7 @@ test("economy: the fee statistic's median; under surge it waits behind better bi
 });
 
 test("credits (mainnet) are charged what the network charged, the clearing rate, never the bid", async () => {
-  const net = r.localnets.mainnet!;
+  const net = r.networks.get("mainnet").localnet!;
   const { id, liveKey } = await r.project({ credits: 10_000_000n });
   const users = [];
   for (let i = 0; i < 5; i++) users.push(await fundedMainnetUser(r)); // funding closes ledgers: all of it first

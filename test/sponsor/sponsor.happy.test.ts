@@ -10,7 +10,7 @@ beforeAll(async () => {
 });
 afterAll(() => r.stop());
 
-const balance = (id: string) => r.localnets.testnet!.account(id)!.balance;
+const balance = (id: string) => r.networks.get("testnet").localnet!.account(id)!.balance;
 
 describe("success", () => {
   test("a payment is wrapped, paid by the relay, and confirmed with hash, fee, ledger and result", async () => {

@@ -14,7 +14,7 @@ beforeAll(async () => {
 afterAll(() => r.stop());
 
 const key = (k: string) => ({ "x-api-key": k });
-const balance = (id: string) => r.localnets.testnet!.account(id)!.balance;
+const balance = (id: string) => r.networks.get("testnet").localnet!.account(id)!.balance;
 
 /** A signed testnet payment and its source's balance before it is sent. */
 async function payment() {

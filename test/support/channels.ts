@@ -9,7 +9,7 @@ import type { TestRelay } from "./relay.ts";
 export const STARTING = 100_000_000n;
 
 /** The relay's embedded testnet. */
-export const testnetOf = (r: TestRelay) => r.localnets.testnet!;
+export const testnetOf = (r: TestRelay) => r.networks.get("testnet").localnet!;
 /** The embedded network's funder (the pool creates and tops up channels from it). */
 export const funderOf = (r: TestRelay) => localFunder(r.passphrase);
 /** An account's balance on the embedded testnet (undefined: no such account). */

@@ -12,7 +12,7 @@ import type { TestRelay } from "./relay.ts";
 
 /** The embedded mainnet of a relay whose ledgers close by themselves: funded accounts, payments, sponsoring with a key, the fee the network charged. */
 export function mainnetOf(r: TestRelay) {
-  const net = r.localnets.mainnet!;
+  const net = r.networks.get("mainnet").localnet!;
   const server = new rpc.Server(`${r.url}/localnet/mainnet/rpc`, { allowHttp: true });
   return {
     net,
@@ -61,14 +61,14 @@ export async function fundedMainnetUser(relay: TestRelay): Promise<Keypair> {
   const user = Keypair.random();
   const funding = fetch(`${relay.url}/localnet/mainnet/friendbot?addr=${user.publicKey()}`);
   await Bun.sleep(20);
-  relay.localnets.mainnet!.closeLedger();
+  relay.networks.get("mainnet").localnet!.closeLedger();
   expect((await funding).status).toBe(200);
   return user;
 }
 
 /** A signed 1 XLM payment from `user` to the funder with sequence number `seq` + 1 (default: the next one). */
 export function mainnetPayment(relay: TestRelay, user: Keypair, opts: { seq?: bigint; timeoutSeconds?: number } = {}) {
-  const net = relay.localnets.mainnet!;
+  const net = relay.networks.get("mainnet").localnet!;
   const seq = opts.seq ?? net.account(user.publicKey())!.seqNum;
   const tx: Transaction = new TransactionBuilder(new Account(user.publicKey(), seq.toString()), {
     fee: "100",

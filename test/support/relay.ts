@@ -117,7 +117,7 @@ export async function startTestRelay(
   if (fresh && !full.DATABASE_URL) await seedPglite(full.DATA_DIR!);
   const relay = await startRelay(loadConfig(full), log);
   const http = inProcess(relay.app, full.ADMIN_TOKEN);
-  const net = relay.localnets.testnet;
+  const net = relay.networks.get("testnet").localnet;
   const server = new rpc.Server(net ? `${relay.url}/localnet/testnet/rpc` : full.TESTNET_RPC_URL!, { allowHttp: true });
   const friendbot = async (kp: Keypair) => {
     const r = await fetch(`${relay.url}/localnet/testnet/friendbot?addr=${kp.publicKey()}`);

@@ -187,7 +187,7 @@ test("under surge, estimate bids what sponsor would: the network's rate capped a
   const relay = await startTestRelay({ MAX_FEE_RATE: "150" });
   try {
     // the fee statistics say 1,000 per operation; the relay never bids over its cap of 150
-    const gw = relay.gateways.testnet!;
+    const gw = relay.networks.get("testnet").gateway!;
     gw.feeRate = async () => 1_000n;
     const user = await relay.funded();
     const tx = await relay.payment(user);

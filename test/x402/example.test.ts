@@ -28,7 +28,7 @@ test("docs/x402.md's paid endpoint and client: 200 with the settlement; the paye
     expect(doc).toContain(readFileSync(`${root}examples/x402/${f}`, "utf8").trim());
   const [merchant, payer] = [await r.funded(), await r.funded()];
   const key = (await r.project({ x402PayTo: [merchant.publicKey()] })).testKey;
-  const balance = (pk: string) => r.localnets.testnet!.account(pk)!.balance;
+  const balance = (pk: string) => r.networks.get("testnet").localnet!.account(pk)!.balance;
   const before = { payer: balance(payer.publicKey()), merchant: balance(merchant.publicKey()) };
   const server = Bun.spawn(["bun", "examples/x402/server.ts"], {
     cwd: root,

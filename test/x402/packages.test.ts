@@ -41,7 +41,7 @@ afterAll(async () => {
   await r?.stop();
 });
 
-const balance = (pk: string) => r.localnets.testnet!.account(pk)!.balance;
+const balance = (pk: string) => r.networks.get("testnet").localnet!.account(pk)!.balance;
 /** The payment header the client sent (the second request: the one with the payment). */
 const paymentHeader = (sent: Headers[]) => sent.map((h) => h.get("payment-signature")).find(Boolean)!;
 const get = (header?: string) => fetch(`${stack.url}/paid`, { headers: header ? { "payment-signature": header } : {} });

@@ -39,7 +39,7 @@ export interface Net {
 export const testnet = (r: TestRelay): Net => ({ rpc: r.rpc, passphrase: r.passphrase, caip2: "stellar:testnet" });
 export const mainnet = (r: TestRelay): Net => ({
   rpc: new rpc.Server(`${r.url}/localnet/mainnet/rpc`, { allowHttp: true }),
-  passphrase: r.localnets.mainnet!.passphrase,
+  passphrase: r.networks.get("mainnet").localnet!.passphrase,
   caip2: "stellar:pubnet",
 });
 

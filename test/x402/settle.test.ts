@@ -23,7 +23,7 @@ beforeAll(async () => {
 afterAll(() => r.stop());
 
 const PRICE = 3_000_000n;
-const balance = (pk: string) => r.localnets.mainnet!.account(pk)!.balance;
+const balance = (pk: string) => r.networks.get("mainnet").localnet!.account(pk)!.balance;
 async function fund(): Promise<Keypair> {
   const kp = Keypair.random();
   const res = await fetch(`${r.url}/localnet/mainnet/friendbot?addr=${kp.publicKey()}`);
@@ -93,7 +93,11 @@ test("/x402/supported lists the relay's signers for each network it settles on",
   const { testKey } = await r.project();
   const res = await r.http.get("/x402/supported", { authorization: `Bearer ${testKey}` });
   expect(res.status).toBe(200);
-  const channels = (n: "mainnet" | "testnet") => r.pools[n]!.list().channels.map((c) => c.publicKey);
+  const channels = (n: "mainnet" | "testnet") =>
+    r.networks
+      .get(n)
+      .pool!.list()
+      .channels.map((c) => c.publicKey);
   expect(Object.keys(res.body.signers)).toEqual(["stellar:*"]);
   expect(res.body.signers["stellar:*"].sort()).toEqual([...channels("mainnet"), ...channels("testnet")].sort());
 });
@@ -156,7 +160,7 @@ test("a claim left by an instance that died mid-settlement: refused as running u
     const claims = new IdempotencyRepo(short.database);
     expect(await claims.claim(CLAIM_SCOPE, `mainnet:${innerHash}`, innerHash, ttl)).toBeNull();
     const claimedAt = Date.now();
-    const payer0 = short.localnets.mainnet!.account(payer.publicKey())!.balance;
+    const payer0 = short.networks.get("mainnet").localnet!.account(payer.publicKey())!.balance;
     const refused = await short.post("/x402/settle", body(transaction, req), { authorization: `Bearer ${p.liveKey}` });
     expect(refused.body).toMatchObject({
       success: false,
@@ -174,7 +178,7 @@ test("a claim left by an instance that died mid-settlement: refused as running u
       250,
     );
     expect(Date.now() - claimedAt).toBeGreaterThanOrEqual(ttl - 250);
-    expect(short.localnets.mainnet!.account(payer.publicKey())!.balance).toBe(payer0 - PRICE);
+    expect(short.networks.get("mainnet").localnet!.account(payer.publicKey())!.balance).toBe(payer0 - PRICE);
     // the relay's own claim of that settlement lapses as soon: three submission timeouts, not a day
     const [row] = await short.database
       .select({ expiresAt: idempotencyKeys.expiresAt })

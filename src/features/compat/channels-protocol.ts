@@ -12,7 +12,7 @@
 import { Operation, TransactionBuilder, xdr, type FeeBumpTransaction, type Transaction } from "@stellar/stellar-sdk";
 import { type ErrorCode, type ErrorData, RelayError } from "../../kernel/errors.ts";
 import type { SubmissionStatus } from "../../../actors/sponsor/submission.machine.ts";
-import type { NetworkName } from "../../network/gateway.ts";
+import type { NetworkName } from "../../stellar/networks.ts";
 
 /** The path the protocol is served under; the network follows (`/compat/channels/testnet`). */
 export const CHANNELS_PREFIX = "/compat/channels";

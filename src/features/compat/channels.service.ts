@@ -12,7 +12,7 @@
  */
 import { Account, TransactionBuilder, xdr } from "@stellar/stellar-sdk";
 import { RelayError } from "../../kernel/errors.ts";
-import type { NetworkName } from "../../network/gateway.ts";
+import type { NetworkName } from "../../stellar/networks.ts";
 import { BASE_FEE } from "../../stellar/protocol.ts";
 import type { Outcome } from "../../store/types.ts";
 import type { Payer } from "../projects/principal.ts";

@@ -15,7 +15,7 @@ import { SignInLimiter } from "../console/console-session.ts";
 import { requestContext } from "../../http/errors.plugin.ts";
 import type { ErrorDialect } from "../../http/errors.plugin.ts";
 import { checkNetwork, requireScope, type Principal } from "../projects/principal.ts";
-import type { NetworkName } from "../../network/gateway.ts";
+import type { NetworkName } from "../../stellar/networks.ts";
 import {
   CHANNELS_PREFIX,
   ChannelsError,

@@ -11,7 +11,7 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import { RelayError } from "../../kernel/errors.ts";
-import type { NetworkName } from "../../network/gateway.ts";
+import type { NetworkName } from "../../stellar/networks.ts";
 import type { Networks } from "../networks/networks.ts";
 import type { ChannelPool } from "../pool/channel-pool.ts";
 import { BASE_FEE } from "../../stellar/protocol.ts";

@@ -11,7 +11,7 @@ export type KeySigner = { kind: "seed" | "sealed" } | { kind: "pkcs11"; token: s
 import { createActor } from "xstate";
 import { channelMachine } from "../../../actors/pool/channel.machine.ts";
 import type { PoolView } from "./pool.model.ts";
-import type { NetworkName } from "../../network/gateway.ts";
+import type { NetworkName } from "../../stellar/networks.ts";
 import { AccountSync } from "./account-sync.ts";
 import { Channels } from "./channels.ts";
 import { type ChannelWait, type FeeLease, Leases, type OwnLease } from "./leases.ts";

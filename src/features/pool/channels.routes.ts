@@ -6,7 +6,7 @@ import { adminSecurity } from "../../http/openapi-refs.ts";
 import { RelayError, validationError } from "../../kernel/errors.ts";
 import type { Networks } from "../networks/networks.ts";
 import { PoolView } from "./pool.model.ts";
-import { NETWORKS, type NetworkName } from "../../network/gateway.ts";
+import { NETWORKS, type NetworkName, specOf } from "../../stellar/networks.ts";
 
 const network = t.Union([t.Literal("testnet"), t.Literal("mainnet")], { error: "network must be testnet or mainnet" });
 /** Any channel route: bad input (400), no or a wrong token (401), a bug (500), no pool for the network (503). */
@@ -38,7 +38,7 @@ export function channelRoutes(deps: { networks: Networks }) {
     if (p) return p;
     throw new RelayError(
       "NETWORK_UNAVAILABLE",
-      `${n} has no channel pool: set ${n.toUpperCase()}_FUNDER_SECRET`,
+      `${n} has no channel pool: set ${specOf(n).settings}_FUNDER_SECRET (or _FUNDER_SIGNER)`,
       { network: n, reason: "not_configured" },
       { retryAfter: 30 },
     );

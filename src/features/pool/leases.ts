@@ -10,7 +10,7 @@ import type { PoolReply } from "../../../actors/pool/pool.machine.ts";
 import type { ChannelEvent } from "../../../actors/pool/channel.machine.ts";
 import { ask } from "../../../actors/ask.ts";
 import { unavailable } from "../../kernel/errors.ts";
-import type { NetworkName } from "../../network/gateway.ts";
+import type { NetworkName } from "../../stellar/networks.ts";
 import type { AccountSync } from "./account-sync.ts";
 import type { Channels } from "./channels.ts";
 import { type Waiter, Waiting } from "./waiting.ts";

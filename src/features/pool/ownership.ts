@@ -11,7 +11,8 @@
  */
 import type { Keypair } from "@stellar/stellar-sdk";
 import type { Logger } from "../../kernel/log.ts";
-import type { Gateway, NetworkName } from "../../network/gateway.ts";
+import type { Gateway } from "../../network/gateway.ts";
+import type { NetworkName } from "../../stellar/networks.ts";
 import type { ChannelRow, ChannelsRepo } from "../../store/channels.repo.ts";
 import type { Channels } from "./channels.ts";
 import { idle } from "../../../actors/pool/channel.machine.ts";

@@ -1,7 +1,8 @@
 /** What a network's channel pool is built from: its settings, its collaborators, its notices to other instances. */
 import type { Keypair } from "@stellar/stellar-sdk";
 import type { Logger } from "../../kernel/log.ts";
-import type { FeePercentile, Gateway, NetworkName } from "../../network/gateway.ts";
+import type { FeePercentile, Gateway } from "../../network/gateway.ts";
+import type { NetworkName } from "../../stellar/networks.ts";
 import type { Submitter } from "../../network/submitter.ts";
 import type { ChannelsRepo } from "../../store/channels.repo.ts";
 import type { Coordination } from "./ownership.ts";

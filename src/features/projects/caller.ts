@@ -4,7 +4,7 @@
  * the route's context; the network a request is about, checked against the key.
  */
 import { Elysia } from "elysia";
-import type { NetworkName } from "../../network/gateway.ts";
+import type { NetworkName } from "../../stellar/networks.ts";
 import { checkNetwork, defaultNetwork, type Principal } from "./principal.ts";
 
 /** What the auth plugin's onRequest puts on the context of a /v1 request (not the admin API's): its caller. */

@@ -3,9 +3,7 @@
  * who pays for it, and the networks it may use.
  */
 import { RelayError } from "../../kernel/errors.ts";
-import type { NetworkName } from "../../network/gateway.ts";
-import type { KeyEnvironment } from "../../store/projects.repo.ts";
-import { KEY_NETWORK } from "./keys/api-keys.ts";
+import { type KeyEnvironment, type NetworkName, networkOfKeys } from "../../stellar/networks.ts";
 import type { ProjectActor } from "./project-actor.ts";
 import type { Policy, SpendRequest } from "./rules/policy.ts";
 import type { FeeStrategy } from "../tx/fee-strategy.ts";
@@ -48,7 +46,7 @@ export function checkNetwork(p: Principal, network: NetworkName): void {
       throw new RelayError("UNAUTHORIZED", "mainnet requires an API key: send X-API-Key with an sr_live_ key");
     return;
   }
-  const allowed = KEY_NETWORK[p.environment];
+  const allowed = networkOfKeys(p.environment);
   if (allowed !== network) {
     throw new RelayError(
       "FORBIDDEN",
@@ -68,4 +66,4 @@ export function requireScope(p: Principal, scope: KeyScope): void {
 }
 
 /** The network a principal's requests go to when they name none. */
-export const defaultNetwork = (p: Principal): NetworkName => (p.environment ? KEY_NETWORK[p.environment] : "testnet");
+export const defaultNetwork = (p: Principal): NetworkName => (p.environment ? networkOfKeys(p.environment) : "testnet");

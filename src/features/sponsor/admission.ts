@@ -5,7 +5,8 @@
  */
 import { Account, TransactionBuilder } from "@stellar/stellar-sdk";
 import { RelayError } from "../../kernel/errors.ts";
-import type { Gateway, NetworkName } from "../../network/gateway.ts";
+import type { Gateway } from "../../network/gateway.ts";
+import { chargesCredits } from "../../stellar/networks.ts";
 import { BASE_FEE } from "../../stellar/protocol.ts";
 import { type DecodedOperation, usedSigner, withoutAuth } from "../tx/invoke.ts";
 import { jobFee, type Job } from "./jobs.ts";
@@ -18,9 +19,6 @@ import type { UserCaps, UserHold } from "../projects/rules/user-caps.ts";
 import type { SubmissionStore } from "../../store/types.ts";
 import { finalOutcome } from "./outcomes.ts";
 import { withAssetContracts } from "../projects/rules/touches.ts";
-
-/** Sponsoring draws on credits on mainnet only. */
-export const CREDIT_NETWORK: NetworkName = "mainnet";
 
 /** One request's reservation, settled exactly once. */
 export interface Reservation {
@@ -76,7 +74,7 @@ export class Admission {
   ): Promise<{ reservation: Reservation; plan: FeePlan }> {
     // at least `floor`, at most MAX_FEE_RATE; the policy's strategy (fast or economy)
     const plan = await this.deps.fees.plan(gw, want.floor, want.soroban, payer.feeStrategy?.());
-    const credits = gw.name === CREDIT_NETWORK && payer.projectId !== null;
+    const credits = chargesCredits(gw.name) && payer.projectId !== null;
     const id = crypto.randomUUID();
     // what it touches, operation by operation, when an allowlist asks (decoding it costs on the hot path)
     const policy = payer.policy?.();

@@ -6,7 +6,7 @@
  * be in a queue any more has its reservation given back (no outcome is recorded: the transaction may
  * still be sent again).
  */
-import type { NetworkName } from "../../network/gateway.ts";
+import type { NetworkName } from "../../stellar/networks.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { SettledCredits, SubmissionStore } from "../../store/types.ts";
 import type { Network, Networks } from "../networks/networks.ts";

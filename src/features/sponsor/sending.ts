@@ -5,7 +5,7 @@
  * while a predecessor is still to come is held again and sent when it may.
  */
 import { RelayError } from "../../kernel/errors.ts";
-import type { NetworkName } from "../../network/gateway.ts";
+import type { NetworkName } from "../../stellar/networks.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { Outcome, SubmissionStore } from "../../store/types.ts";
 import type { Approvals } from "../projects/rules/approval.ts";

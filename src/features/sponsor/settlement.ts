@@ -3,14 +3,15 @@
  * through the lifecycle machine) and the project's actor told what the journal released and charged,
  * for this request's reservation or for the project whose submission it resumed.
  */
-import type { Gateway, NetworkName } from "../../network/gateway.ts";
+import type { Gateway } from "../../network/gateway.ts";
+import { type NetworkName, chargesCredits } from "../../stellar/networks.ts";
 import type { Confirmed } from "../../network/ledger-watcher.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { SponsorMetrics } from "../../kernel/metrics.ts";
 import type { Outcome, SettledCredits, SubmissionRecord, SubmissionStore } from "../../store/types.ts";
 import { submissionFailed } from "./outcome.ts";
 import type { Networks } from "../networks/networks.ts";
-import { CREDIT_NETWORK, type Reservation } from "./admission.ts";
+import type { Reservation } from "./admission.ts";
 import { outcomeOf } from "./outcomes.ts";
 import type { ParkedLeases } from "./parked-leases.ts";
 import type { UserCaps } from "../projects/rules/user-caps.ts";
@@ -80,7 +81,7 @@ export class Settlement {
     this.parked.unpark(id, c);
     this.deps.metrics?.feePaid(network, c.feeCharged);
     this.settleUserHold(id, c.feeCharged, reservation);
-    const written = this.deps.submissions.recordOutcome(id, outcome, c.feeCharged, network === CREDIT_NETWORK);
+    const written = this.deps.submissions.recordOutcome(id, outcome, c.feeCharged, chargesCredits(network));
     // several instances: written first, so that every instance's views show it once it is answered
     if (!reservation || !fresh || this.deps.shared) {
       this.applySettlement(network, reservation, await written, c.feeCharged);
@@ -109,7 +110,7 @@ export class Settlement {
    * its reservation settled as the journal did.
    */
   async reject(network: NetworkName, reservation: Reservation, id: string, o: Outcome): Promise<void> {
-    const s = await this.deps.submissions.recordOutcome(id, o, null, network === CREDIT_NETWORK);
+    const s = await this.deps.submissions.recordOutcome(id, o, null, chargesCredits(network));
     this.settleUserHold(id, 0n, reservation);
     this.applySettlement(network, reservation, s, 0n);
   }
@@ -137,7 +138,7 @@ export class Settlement {
    * was told and what the journal did (`s`; null: nothing was written, recovery settles it later).
    */
   private correct(network: NetworkName, id: string, told: SettledCredits, s: SettledCredits | null): void {
-    if (network !== CREDIT_NETWORK || !told.projectId) return;
+    if (!chargesCredits(network) || !told.projectId) return;
     const released = (s?.released ?? 0n) - told.released;
     const charged = (s?.charged ?? 0n) - told.charged;
     if (released === 0n && charged === 0n) return;
@@ -156,14 +157,14 @@ export class Settlement {
     feeCharged: bigint,
   ): void {
     const owner = s.projectId ?? null;
-    if (reservation && network !== CREDIT_NETWORK)
+    if (reservation && !chargesCredits(network))
       this.endReservation(
         reservation,
         { released: 0n, charged: owner === reservation.payer.projectId ? feeCharged : 0n },
         feeCharged,
       );
     else if (reservation && owner === reservation.payer.projectId) this.endReservation(reservation, s, feeCharged);
-    else if (owner && network === CREDIT_NETWORK) this.deps.projects.settleJournaled(owner, s);
+    else if (owner && chargesCredits(network)) this.deps.projects.settleJournaled(owner, s);
   }
   /**
    * The end user's hold a submission carries (perUser caps), settled once with what the network charged
@@ -211,7 +212,7 @@ export class Settlement {
  * and the fee charged (credits), or nothing (another network: the fee counts toward the daily spend).
  */
 function expectedSettlement(network: NetworkName, r: Reservation, feeCharged: bigint): SettledCredits {
-  const journal = network === CREDIT_NETWORK && r.journaled;
+  const journal = chargesCredits(network) && r.journaled;
   return {
     projectId: r.payer.projectId,
     released: journal ? r.grant : 0n,

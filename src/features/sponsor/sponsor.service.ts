@@ -16,7 +16,8 @@
  * and the requests' answers; recovery.ts resolves what a crash left (and sends what was held).
  */
 import { RelayError, isRetryable, type ErrorCode } from "../../kernel/errors.ts";
-import type { Gateway, NetworkName } from "../../network/gateway.ts";
+import type { Gateway } from "../../network/gateway.ts";
+import type { NetworkName } from "../../stellar/networks.ts";
 import type { Outcome, SettledCredits, SubmissionStore } from "../../store/types.ts";
 import type { Logger } from "../../kernel/log.ts";
 import { decodeTransaction, sdkInner } from "../tx/decode.ts";

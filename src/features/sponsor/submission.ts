@@ -5,7 +5,7 @@
  * and what the network did becomes the outcome: settled, rejected, 504 or 503.
  */
 import { type RelayError, unavailable } from "../../kernel/errors.ts";
-import type { NetworkName } from "../../network/gateway.ts";
+import type { NetworkName } from "../../stellar/networks.ts";
 import type { Submitter } from "../../network/submitter.ts";
 import type { Networks } from "../networks/networks.ts";
 import type { Attempt } from "./attempt.ts";

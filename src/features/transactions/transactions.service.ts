@@ -8,7 +8,7 @@ import { RelayError, validationError } from "../../kernel/errors.ts";
 import type { Static } from "@sinclair/typebox";
 import type { FoundSubmission, SubmissionViews, SubmissionView } from "./submission-views.repo.ts";
 import type { TransactionList, TransactionView } from "./transaction.model.ts";
-import type { NetworkName } from "../../network/gateway.ts";
+import type { NetworkName } from "../../stellar/networks.ts";
 import { WaiterSlots, Waker } from "./waiters.ts";
 
 export const MAX_WAIT_SECONDS = 30;

@@ -1,5 +1,5 @@
 /** The x402 facilitator, built from the relay's services (src/boot/features.ts) and mounted by the app (app.ts). */
-import type { NetworkName } from "../../network/gateway.ts";
+import { NETWORKS, type NetworkName } from "../../stellar/networks.ts";
 import type { IdempotencyStore, SubmissionStore } from "../../store/types.ts";
 import type { Networks } from "../networks/networks.ts";
 import type { SponsorService } from "../sponsor/sponsor.service.ts";
@@ -34,7 +34,7 @@ export function createX402(deps: {
       claimTtlMs: deps.claimTtlMs,
       payTo: deps.payTo,
     }),
-    served: () => (["mainnet", "testnet"] as const).filter((n) => networks.find(n)?.pool),
+    served: () => NETWORKS.filter((n) => networks.find(n)?.pool),
     signers: (n) =>
       networks
         .find(n)

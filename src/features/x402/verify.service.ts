@@ -9,12 +9,12 @@
 import { Account, StrKey, TransactionBuilder, scValToNative, xdr } from "@stellar/stellar-sdk";
 import { X, fromB64, type ContractEventW } from "../../stellar/xdr.ts";
 import { BASE_FEE } from "../../stellar/protocol.ts";
-import type { Gateway, NetworkName } from "../../network/gateway.ts";
+import type { Gateway } from "../../network/gateway.ts";
+import { type NetworkName, networkOfCaip2 } from "../../stellar/networks.ts";
 import type { ChannelPool } from "../pool/channel-pool.ts";
 import type { SubmissionStore } from "../../store/types.ts";
 import type { PaymentPayload, PaymentRequirements } from "./x402.model.ts";
 import { readPayment, type Payment, type Refusal } from "./payment.ts";
-import { networkOf } from "./networks.ts";
 
 /** The scheme's fallback ledger time: the bound on how far entries may expire. */
 const LEDGER_SECONDS = 5;
@@ -58,7 +58,7 @@ export class X402Verifier {
       return no("unsupported_scheme", "only the exact scheme is supported");
     if (payload.accepted.network !== req.network)
       return no("network_mismatch", "the payload's accepted network is not the requirements' network");
-    const network = networkOf(req.network);
+    const network = networkOfCaip2(req.network);
     const gateway = network && this.deps.gateway(network);
     const pool = network && this.deps.pool(network);
     if (!network || !gateway || !pool) return no("invalid_network", `this relay does not serve ${req.network}`);

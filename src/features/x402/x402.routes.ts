@@ -9,9 +9,8 @@ import { Elysia } from "elysia";
 import { callerContext } from "../projects/caller.ts";
 import { V1_ERRORS } from "../../http/schemas.ts";
 import { checkNetwork } from "../projects/principal.ts";
-import type { NetworkName } from "../../network/gateway.ts";
+import { type NetworkName, networkOfCaip2, specOf } from "../../stellar/networks.ts";
 import { SettleResponse, SupportedResponse, VerifyResponse, X402Request } from "./x402.model.ts";
-import { CAIP2, networkOf } from "./networks.ts";
 import type { X402Verifier } from "./verify.service.ts";
 import type { X402Settlement } from "./settle.service.ts";
 
@@ -37,7 +36,7 @@ export function x402Routes(deps: X402Deps) {
         kinds: deps.served().map((n) => ({
           x402Version: 2,
           scheme: "exact",
-          network: CAIP2[n],
+          network: specOf(n).caip2,
           extra: { areFeesSponsored: true },
         })),
         extensions: [],
@@ -53,7 +52,7 @@ export function x402Routes(deps: X402Deps) {
     .post(
       "/x402/verify",
       async ({ body, principal }) => {
-        const network = networkOf(body.paymentRequirements.network);
+        const network = networkOfCaip2(body.paymentRequirements.network);
         if (network) checkNetwork(principal, network);
         const v = await deps.verifier.verify(body.x402Version, body.paymentPayload, body.paymentRequirements);
         if (v.ok) return { isValid: true, payer: v.verified.payment.payer };
@@ -73,7 +72,7 @@ export function x402Routes(deps: X402Deps) {
     .post(
       "/x402/settle",
       async ({ body, principal }) => {
-        const network = networkOf(body.paymentRequirements.network);
+        const network = networkOfCaip2(body.paymentRequirements.network);
         if (network) checkNetwork(principal, network);
         return await deps.settlement.settle(
           body.x402Version,

@@ -4,13 +4,10 @@
  * the hash, never on how much of a stored key the presented one matches.
  */
 import basex from "base-x";
-import type { KeyEnvironment } from "../../../store/projects.repo.ts";
-import type { NetworkName } from "../../../network/gateway.ts";
+import type { KeyEnvironment } from "../../../stellar/networks.ts";
 
 const base62 = basex("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz");
 const FORMAT = /^sr_(test|live)_[0-9A-Za-z]{32,128}$/;
-
-export const KEY_NETWORK: Record<KeyEnvironment, NetworkName> = { test: "testnet", live: "mainnet" };
 
 export function generateKey(environment: KeyEnvironment): string {
   return `sr_${environment}_${base62.encode(crypto.getRandomValues(new Uint8Array(32)))}`;

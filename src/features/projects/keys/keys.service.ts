@@ -12,7 +12,8 @@
 import { RelayError, validationError } from "../../../kernel/errors.ts";
 import type { Logger } from "../../../kernel/log.ts";
 import { KEY_SCOPES, type CreatedKeyView, type KeyScope, type KeyView } from "./key.model.ts";
-import type { KeyEnvironment, KeyRow, ProjectsRepo } from "../../../store/projects.repo.ts";
+import type { KeyRow, ProjectsRepo } from "../../../store/projects.repo.ts";
+import type { KeyEnvironment } from "../../../stellar/networks.ts";
 import { generateKey, hashKey, keyEnvironment, keyPrefix } from "./api-keys.ts";
 import { expired, KeyCache } from "./key-cache.ts";
 

@@ -5,10 +5,10 @@
  * the row, and its reservation the one the row journaled (its credits settle through the project's
  * journal, as any recovered submission's).
  */
-import type { NetworkName } from "../../../network/gateway.ts";
+import { type NetworkName, chargesCredits } from "../../../stellar/networks.ts";
 import type { HeldTx, SettledCredits, SubmissionRecord } from "../../../store/types.ts";
 import { decodeTransaction } from "../../tx/decode.ts";
-import { CREDIT_NETWORK, type Reservation } from "../admission.ts";
+import type { Reservation } from "../admission.ts";
 import { feeBumpJob, type Job } from "../jobs.ts";
 import { innerRate } from "../../tx/fee-bump.ts";
 import { BASE_FEE } from "../../../stellar/protocol.ts";
@@ -47,7 +47,7 @@ export function heldReservation(
   projects: { settleJournaled(projectId: string, s: SettledCredits): void },
 ): Reservation {
   const { projectId } = row;
-  const credits = network === CREDIT_NETWORK && projectId !== null;
+  const credits = chargesCredits(network) && projectId !== null;
   return {
     id: crypto.randomUUID(),
     payer: {

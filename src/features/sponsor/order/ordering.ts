@@ -3,7 +3,8 @@
  * a submission's outcome means for the transactions after it in its account's order.
  */
 import { RelayError } from "../../../kernel/errors.ts";
-import type { Gateway, NetworkName } from "../../../network/gateway.ts";
+import type { Gateway } from "../../../network/gateway.ts";
+import type { NetworkName } from "../../../stellar/networks.ts";
 import type { Logger } from "../../../kernel/log.ts";
 import type { Outcome } from "../../../store/types.ts";
 import { type HeldView, type OrderLimits, type OrderResult, type OrderedTx, SequenceGate } from "./sequence-gate.ts";

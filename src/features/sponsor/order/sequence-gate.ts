@@ -18,7 +18,8 @@ import { unavailable } from "../../../kernel/errors.ts";
 import { neverCame, predecessorRejected } from "./refusals.ts";
 import { type HeldView, Holds, type OrderLimits, type OrderedTx, type Waiter } from "./holds.ts";
 import type { Logger } from "../../../kernel/log.ts";
-import type { AccountState, NetworkName } from "../../../network/gateway.ts";
+import type { AccountState } from "../../../network/gateway.ts";
+import type { NetworkName } from "../../../stellar/networks.ts";
 
 export interface OrderDeps {
   network: NetworkName;
