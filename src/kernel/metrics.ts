@@ -207,7 +207,9 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
     registers: [this.registry],
   });
 
-  /** The networks' names, the only values of a `network` label (anything else is "other"). */
+  /** A `network` label: one of the networks' names, anything else "other". */
+  private readonly network = (s: string): string => (this.networks.includes(s) ? s : "other");
+
   constructor(private readonly networks: readonly string[]) {
     for (const scope of ["project", "anonymous"]) this.rateLimitedTotal.inc({ scope }, 0); // both series exist from the start
     const self = this;
@@ -343,9 +345,5 @@ export class RelayMetrics implements SponsorMetrics, WatcherMetrics, DatabaseMet
   statement(sql: string, seconds: number): void {
     const kind = /^\s*([a-z]+)/i.exec(sql)?.[1]?.toLowerCase() ?? "";
     this.dbDuration.observe({ statement: STATEMENTS.has(kind) ? kind : "other" }, seconds);
-  }
-
-  private network(s: string): string {
-    return this.networks.includes(s) ? s : "other";
   }
 }

@@ -19,6 +19,8 @@ export interface NetworkSpec {
   readonly chargesCredits: boolean;
   /** The environment of the keys that reach it. */
   readonly keyEnvironment: KeyEnvironment;
+  /** Whether a caller without an API key may use it (the open relay). */
+  readonly keyless: boolean;
   /** Its settings: <prefix>_RPC_URL, _PASSPHRASE, _FUNDER_SECRET, _FUNDER_SIGNER, _CHANNELS, _CHANNELS_MAX. */
   readonly settings: "TESTNET" | "MAINNET";
 }
@@ -30,6 +32,7 @@ export const NETWORK_SPECS: readonly NetworkSpec[] = [
     caip2: "stellar:testnet",
     chargesCredits: false,
     keyEnvironment: "test",
+    keyless: true,
     settings: "TESTNET",
   },
   {
@@ -38,6 +41,7 @@ export const NETWORK_SPECS: readonly NetworkSpec[] = [
     caip2: "stellar:pubnet",
     chargesCredits: true,
     keyEnvironment: "live",
+    keyless: false,
     settings: "MAINNET",
   },
 ];
@@ -55,6 +59,12 @@ export const chargesCredits = (name: NetworkName): boolean => specOf(name).charg
 /** The network a CAIP-2 id names (null: not a Stellar network the relay knows). */
 export const networkOfCaip2 = (caip2: string): NetworkName | null =>
   NETWORK_SPECS.find((s) => s.caip2 === caip2)?.name ?? null;
+
+/** Whether `name` is a network's name. */
+export const isNetworkName = (name: string): name is NetworkName => BY_NAME.has(name as NetworkName);
+
+/** The network a caller without an API key reaches. */
+export const KEYLESS_NETWORK: NetworkName = NETWORK_SPECS.find((s) => s.keyless)!.name;
 
 /** The network an API key of `environment` reaches. */
 export const networkOfKeys = (environment: KeyEnvironment): NetworkName =>

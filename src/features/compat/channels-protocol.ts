@@ -12,7 +12,7 @@
 import { Operation, TransactionBuilder, xdr, type FeeBumpTransaction, type Transaction } from "@stellar/stellar-sdk";
 import { type ErrorCode, type ErrorData, RelayError } from "../../kernel/errors.ts";
 import type { SubmissionStatus } from "../../../actors/sponsor/submission.machine.ts";
-import type { NetworkName } from "../../stellar/networks.ts";
+import { type NetworkName, isNetworkName } from "../../stellar/networks.ts";
 
 /** The path the protocol is served under; the network follows (`/compat/channels/testnet`). */
 export const CHANNELS_PREFIX = "/compat/channels";
@@ -97,7 +97,7 @@ export function parseChannelsParams(params: unknown): ChannelsRequest {
 
 /** The network named in the path (the plugin's baseUrl ends with it). */
 export function channelsNetwork(name: string | undefined): NetworkName {
-  if (name === "testnet" || name === "mainnet") return name;
+  if (name && isNetworkName(name)) return name;
   throw new ChannelsError(
     "UNSUPPORTED_NETWORK",
     400,

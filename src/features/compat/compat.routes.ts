@@ -15,7 +15,7 @@ import { SignInLimiter } from "../console/console-session.ts";
 import { requestContext } from "../../http/errors.plugin.ts";
 import type { ErrorDialect } from "../../http/errors.plugin.ts";
 import { checkNetwork, requireScope, type Principal } from "../projects/principal.ts";
-import type { NetworkName } from "../../stellar/networks.ts";
+import { type NetworkName, specOf } from "../../stellar/networks.ts";
 import {
   CHANNELS_PREFIX,
   ChannelsError,
@@ -101,7 +101,7 @@ const detail = {
 
 /** The caller may use the network: no key on mainnet is the plugin's API_KEY_REQUIRED. */
 function checkCaller(principal: Principal, network: NetworkName): void {
-  if (principal.environment === null && network === "mainnet")
+  if (principal.environment === null && !specOf(network).keyless)
     throw new ChannelsError(
       "API_KEY_REQUIRED",
       401,

@@ -6,9 +6,9 @@ import { adminSecurity } from "../../http/openapi-refs.ts";
 import { RelayError, validationError } from "../../kernel/errors.ts";
 import type { Networks } from "../networks/networks.ts";
 import { PoolView } from "./pool.model.ts";
+import { network } from "../tx/tx.model.ts";
 import { NETWORKS, type NetworkName, specOf } from "../../stellar/networks.ts";
 
-const network = t.Union([t.Literal("testnet"), t.Literal("mainnet")], { error: "network must be testnet or mainnet" });
 /** Any channel route: bad input (400), no or a wrong token (401), a bug (500), no pool for the network (503). */
 const errors = errorResponses(400, 401, 500, 503);
 const detail = (summary: string, description?: string) => ({

@@ -3,7 +3,13 @@
  * who pays for it, and the networks it may use.
  */
 import { RelayError } from "../../kernel/errors.ts";
-import { type KeyEnvironment, type NetworkName, networkOfKeys } from "../../stellar/networks.ts";
+import {
+  KEYLESS_NETWORK,
+  type KeyEnvironment,
+  type NetworkName,
+  networkOfKeys,
+  specOf,
+} from "../../stellar/networks.ts";
 import type { ProjectActor } from "./project-actor.ts";
 import type { Policy, SpendRequest } from "./rules/policy.ts";
 import type { FeeStrategy } from "../tx/fee-strategy.ts";
@@ -42,8 +48,11 @@ export interface Payer {
 /** Which networks a principal may use; no key means the open testnet relay. */
 export function checkNetwork(p: Principal, network: NetworkName): void {
   if (p.environment === null) {
-    if (network !== "testnet")
-      throw new RelayError("UNAUTHORIZED", "mainnet requires an API key: send X-API-Key with an sr_live_ key");
+    if (!specOf(network).keyless)
+      throw new RelayError(
+        "UNAUTHORIZED",
+        `${network} requires an API key: send X-API-Key with an sr_${specOf(network).keyEnvironment}_ key`,
+      );
     return;
   }
   const allowed = networkOfKeys(p.environment);
@@ -66,4 +75,5 @@ export function requireScope(p: Principal, scope: KeyScope): void {
 }
 
 /** The network a principal's requests go to when they name none. */
-export const defaultNetwork = (p: Principal): NetworkName => (p.environment ? networkOfKeys(p.environment) : "testnet");
+export const defaultNetwork = (p: Principal): NetworkName =>
+  p.environment ? networkOfKeys(p.environment) : KEYLESS_NETWORK;

@@ -12,6 +12,7 @@ import { requestContext } from "../../http/errors.plugin.ts";
 import { TransactionList, TransactionView } from "./transaction.model.ts";
 import { MAX_WAIT_SECONDS, type TransactionsService } from "./transactions.service.ts";
 import { defaultNetwork } from "../projects/principal.ts";
+import { network } from "../tx/tx.model.ts";
 
 export function transactionRoutes(deps: { transactions: TransactionsService }) {
   return new Elysia({ name: "transactions.routes" })
@@ -76,7 +77,7 @@ export function adminTransactionRoutes(deps: { transactions: TransactionsService
         {
           project: t.Optional(t.String({ minLength: 1 })),
           status: t.Optional(t.String({ description: "pending, submitted, success, failed, rejected or expired" })),
-          network: t.Optional(t.Union([t.Literal("testnet"), t.Literal("mainnet")])),
+          network: t.Optional(network),
           limit: t.Optional(t.Numeric({ minimum: 1, maximum: 200, default: 50 })),
           cursor: t.Optional(t.String({ description: "nextCursor of the previous page" })),
         },

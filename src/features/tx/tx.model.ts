@@ -9,6 +9,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { t } from "elysia";
 import { nullableString, stroops } from "../../kernel/wire.ts";
+import { NETWORKS } from "../../stellar/networks.ts";
 
 /** A diagnostic event of a simulation: topics and data stay base64 ScVal XDR; `xdr` is the whole event. */
 export const SimulationEvent = Type.Object(
@@ -82,10 +83,10 @@ export type EstimateResult = Static<typeof EstimateResult>;
 
 // ---- request bodies (Elysia's `t`: its `error` is the validation message) ----
 
-export const network = t.Union([t.Literal("testnet"), t.Literal("mainnet")], {
-  error: "network must be testnet or mainnet",
-  description: "Target network",
-});
+export const network = t.Union(
+  NETWORKS.map((n) => t.Literal(n)),
+  { error: `network must be ${NETWORKS.join(" or ")}`, description: "Target network" },
+);
 export const transaction = t.String({
   minLength: 1,
   error: "transaction must be a base64 XDR TransactionEnvelope",
