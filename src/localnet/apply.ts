@@ -158,7 +158,8 @@ export function applyTransactions(
       bumpSeq(store, f, ctx);
       const overlay = new Overlay(store);
       let failed = false;
-      const opResults: OperationResultW[] = f.inner.ops.map((op, opIndex) => {
+      const sponsorships = new Map<string, string>();
+      const opResults: OperationResultW[] = f.inner.ops.map((op) => {
         const source = op.sourceAccount ? muxedToAddress(op.sourceAccount) : f.inner.source;
         if (SOROBAN_OPS.has(op.body.type)) {
           const r = applySorobanOp(overlay, f.inner, op, source, {
@@ -175,20 +176,24 @@ export function applyTransactions(
           returnValue = r.returnValue;
           return r.result;
         }
-        const opId = new Uint8Array([...f.inner.hash, opIndex]);
+        const opEvents: ContractEventW[] = [];
         const r = applyClassicOp(overlay, source, op, {
           ledgerSeq: ctx.ledgerSeq,
           closeTime: ctx.closeTime,
           baseReserve: ctx.baseReserve,
           startingSeq: BigInt(ctx.ledgerSeq) << 32n,
-          opId,
+          networkId: ctx.networkId,
+          sponsorships,
+          events: opEvents,
         });
-        events.push([]);
+        events.push(opEvents);
         if (!opSucceeded(r)) failed = true;
         return r;
       });
-      if (failed) {
-        outcome = { code: Tx.failed, opResults };
+      // a sponsorship begun and never ended fails the whole transaction (CAP-33)
+      const badSponsorship = !failed && sponsorships.size > 0;
+      if (failed || badSponsorship) {
+        outcome = badSponsorship ? { code: Tx.badSponsorship } : { code: Tx.failed, opResults };
         consumed = 0n;
         events.length = 0;
         returnValue = null;

@@ -7,6 +7,7 @@ import { fromB64 } from "../stellar/xdr.ts";
 import { resultCodes } from "../stellar/result-codes.ts";
 import type { Localnet } from "./ledger.ts";
 import type { TxRecord } from "./history.ts";
+import { TrustFlags, type TrustLine } from "./state.ts";
 import { PROTOCOL_VERSION, VERSION } from "./ledger.ts";
 
 export interface HorizonReply {
@@ -26,6 +27,25 @@ const problem = (
   problem: true,
   body: { type: `https://stellar.org/horizon-errors/${type}`, title, status, detail, ...(extras ? { extras } : {}) },
 });
+
+/** A trustline as Horizon lists it among an account's balances. */
+function trustlineBalance(t: TrustLine, lastModified: number) {
+  const [code, issuer] = t.asset.split(":");
+  return {
+    balance: formatXlm(t.balance),
+    limit: formatXlm(t.limit),
+    buying_liabilities: "0.0000000",
+    selling_liabilities: "0.0000000",
+    last_modified_ledger: lastModified,
+    is_authorized: (t.flags & TrustFlags.authorized) !== 0,
+    is_authorized_to_maintain_liabilities: (t.flags & (TrustFlags.authorized | TrustFlags.maintainLiabilities)) !== 0,
+    is_clawback_enabled: (t.flags & TrustFlags.clawbackEnabled) !== 0,
+    asset_type: code.length <= 4 ? "credit_alphanum4" : "credit_alphanum12",
+    asset_code: code,
+    asset_issuer: issuer,
+    ...(t.sponsor ? { sponsor: t.sponsor } : {}),
+  };
+}
 
 const iso = (seconds: bigint) => new Date(Number(seconds) * 1000).toISOString().replace(".000Z", "Z");
 
@@ -216,6 +236,7 @@ export class Horizon {
           auth_clawback_enabled: (a.flags & 8) !== 0,
         },
         balances: [
+          ...[...a.trustlines.values()].map((t) => trustlineBalance(t, a.lastModified)),
           {
             balance: formatXlm(a.balance),
             buying_liabilities: "0.0000000",
@@ -224,12 +245,18 @@ export class Horizon {
           },
         ],
         signers: [
-          ...a.signers.map((s) => ({ weight: s.weight, key: s.key, type: "ed25519_public_key" })),
+          ...a.signers.map((s) => ({
+            weight: s.weight,
+            key: s.key,
+            type: "ed25519_public_key",
+            ...(s.sponsor ? { sponsor: s.sponsor } : {}),
+          })),
           { weight: a.thresholds[0], key: a.id, type: "ed25519_public_key" },
         ],
         data: Object.fromEntries([...a.data].map(([k, v]) => [k, Buffer.from(v).toString("base64")])),
-        num_sponsoring: 0,
-        num_sponsored: 0,
+        num_sponsoring: a.numSponsoring,
+        num_sponsored: a.numSponsored,
+        ...(a.sponsor ? { sponsor: a.sponsor } : {}),
         // js-stellar-sdk reads `data` as `data_attr` only when a `data` link exists (checkMemoRequired needs it)
         _links: {
           self: { href: `${this.basePath}/accounts/${a.id}` },

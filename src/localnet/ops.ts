@@ -1,35 +1,26 @@
 /**
- * Classic operations localnet applies with their state effects (createAccount, native payment,
- * bumpSequence, setOptions, manageData, accountMerge). Every other classic operation succeeds
- * without effect ("not modelled"). Each function returns the operation's result.
+ * Classic operations localnet applies with their state effects: accounts (createAccount, setOptions,
+ * manageData, accountMerge, bumpSequence), payments and path payments in one asset (payments.ts),
+ * trustlines (trust.ts) and reserve sponsorship (sponsorship.ts). What it does not model (offers,
+ * path payments across assets aside, claimable balances, clawbacks, liquidity pools, inflation) is
+ * refused with opNOT_SUPPORTED: never a success without effect. Each function returns the result.
  */
-import {
-  Op,
-  publicKeyW,
-  rawToAddress,
-  muxedToAddress,
-  sha256,
-  xdrText,
-  type OperationW,
-  type OperationResultW,
-} from "../stellar/xdr.ts";
-import { availableBalance, newAccount, type Account, type Overlay } from "./state.ts";
+import { Op, rawToAddress, muxedToAddress, xdrText, type OperationW, type OperationResultW } from "../stellar/xdr.ts";
+import { minBalance, newAccount, type Account, type Overlay } from "./state.ts";
 import { opInner, opOuter, OpOuter } from "./results.ts";
+import type { OpContext } from "./op-context.ts";
+import { checkPaymentValid, payment, pathPaymentStrictReceive, pathPaymentStrictSend } from "./payments.ts";
+import { allowTrust, changeTrust, checkTrustValid, setTrustLineFlags } from "./trust.ts";
+import { beginSponsoring, endSponsoring, releaseReserve, revokeSponsorship, takeReserve } from "./sponsorship.ts";
+import { movementEvent } from "./classic-events.ts";
 
-export interface OpContext {
-  ledgerSeq: number;
-  closeTime: bigint;
-  baseReserve: number;
-  /** Sequence number ledgerSeq << 32, the starting sequence of new accounts. */
-  startingSeq: bigint;
-  /** Seed for ids an operation creates (claimable balances). */
-  opId: Uint8Array;
-}
+export type { OpContext };
 
 const INT64_MAX = (1n << 63n) - 1n;
 const MAX_SIGNERS = 20;
 const ok = (t: number, extra?: Record<string, unknown>) => opInner(t, 0, extra);
 
+/** createAccount: a sponsored one (CAP-33) may start with 0; its sponsor pays its two base reserves. */
 function createAccount(
   o: Overlay,
   src: Account,
@@ -37,37 +28,26 @@ function createAccount(
   ctx: OpContext,
 ): OperationResultW {
   const T = Op.createAccount;
-  if (op.startingBalance <= 0n) return opInner(T, -1);
+  if (op.startingBalance < 0n) return opInner(T, -1);
   const dest = rawToAddress(op.destination.ed25519);
   if (o.account(dest)) return opInner(T, -4);
-  if (op.startingBalance < 2n * BigInt(ctx.baseReserve)) return opInner(T, -3);
-  if (availableBalance(src, ctx.baseReserve) < op.startingBalance) return opInner(T, -2);
+  const account = newAccount(dest, op.startingBalance, ctx.startingSeq, ctx.ledgerSeq);
+  if (ctx.sponsorships.has(dest)) {
+    const sponsor = takeReserve(o, account, 2, ctx);
+    if (sponsor === false) return opInner(T, -3);
+    account.sponsor = sponsor;
+  } else if (op.startingBalance < minBalance(account, ctx.baseReserve)) return opInner(T, -3);
+  if (src.balance - op.startingBalance < minBalance(src, ctx.baseReserve)) return opInner(T, -2);
   src.balance -= op.startingBalance;
-  o.putAccount(newAccount(dest, op.startingBalance, ctx.startingSeq, ctx.ledgerSeq));
-  return ok(T);
-}
-
-function payment(
-  o: Overlay,
-  src: Account,
-  op: Extract<OperationW["body"], { type: 1 }>["paymentOp"],
-  ctx: OpContext,
-): OperationResultW {
-  const T = Op.payment;
-  if (op.amount <= 0n) return opInner(T, -1);
-  if (op.asset.type !== 0) return ok(T); // credit assets: not modelled
-  const destId = muxedToAddress(op.destination);
-  const dest = o.loadAccount(destId);
-  if (!dest) return opInner(T, -5);
-  if (dest.id === src.id) return ok(T);
-  if (availableBalance(src, ctx.baseReserve) < op.amount) return opInner(T, -2);
-  if (dest.balance + op.amount > INT64_MAX) return opInner(T, -8);
-  src.balance -= op.amount;
-  dest.balance += op.amount;
+  o.putAccount(account);
+  ctx.events.push(
+    movementEvent({ from: src.id, to: dest, asset: "native", amount: op.startingBalance }, ctx.networkId),
+  );
   return ok(T);
 }
 
 function setOptions(
+  o: Overlay,
   src: Account,
   op: Extract<OperationW["body"], { type: 5 }>["setOptionsOp"],
   ctx: OpContext,
@@ -84,15 +64,17 @@ function setOptions(
     const i = src.signers.findIndex((s) => s.key === key);
     if (op.signer.weight === 0) {
       if (i >= 0) {
-        src.signers.splice(i, 1);
+        const [gone] = src.signers.splice(i, 1);
         src.numSubEntries--;
+        releaseReserve(o, src, gone.sponsor ?? null, 1);
       }
     } else if (i >= 0) {
       src.signers[i].weight = op.signer.weight;
     } else {
       if (src.signers.length >= MAX_SIGNERS) return opInner(T, -2);
-      if (src.balance < BigInt(3 + src.numSubEntries) * BigInt(ctx.baseReserve)) return opInner(T, -1);
-      src.signers.push({ key, weight: op.signer.weight });
+      const sponsor = takeReserve(o, src, 1, ctx);
+      if (sponsor === false) return opInner(T, -1);
+      src.signers.push({ key, weight: op.signer.weight, sponsor });
       src.signers.sort((a, b) => (a.key < b.key ? -1 : 1));
       src.numSubEntries++;
     }
@@ -108,6 +90,7 @@ function setOptions(
 }
 
 function manageData(
+  o: Overlay,
   src: Account,
   op: Extract<OperationW["body"], { type: 10 }>["manageDataOp"],
   ctx: OpContext,
@@ -118,10 +101,14 @@ function manageData(
   if (op.dataValue === null) {
     if (!src.data.delete(name)) return opInner(T, -2);
     src.numSubEntries--;
+    releaseReserve(o, src, src.dataSponsors.get(name) ?? null, 1);
+    src.dataSponsors.delete(name);
     return ok(T);
   }
   if (!src.data.has(name)) {
-    if (src.balance < BigInt(3 + src.numSubEntries) * BigInt(ctx.baseReserve)) return opInner(T, -3);
+    const sponsor = takeReserve(o, src, 1, ctx);
+    if (sponsor === false) return opInner(T, -3);
+    if (sponsor) src.dataSponsors.set(name, sponsor);
     src.numSubEntries++;
   }
   src.data.set(name, op.dataValue);
@@ -139,12 +126,17 @@ function accountMerge(
   if (destId === src.id) return opInner(T, -1);
   const dest = o.loadAccount(destId);
   if (!dest) return opInner(T, -2);
-  if (src.numSubEntries > 0) return opInner(T, -4);
+  if ((src.flags & 4) !== 0) return opInner(T, -3); // AUTH_IMMUTABLE
+  if (src.numSubEntries !== src.signers.length) return opInner(T, -4); // signers go with it, nothing else
   if (src.seqNum >= ctx.startingSeq) return opInner(T, -5);
   if (dest.balance + src.balance > INT64_MAX) return opInner(T, -6);
+  if (src.numSponsoring > 0) return opInner(T, -7); // IS_SPONSOR
+  for (const s of src.signers) releaseReserve(o, src, s.sponsor ?? null, 1);
+  releaseReserve(o, src, src.sponsor, 2);
   const moved = src.balance;
   dest.balance += moved;
   o.deleteAccount(src.id);
+  ctx.events.push(movementEvent({ from: src.id, to: destId, asset: "native", amount: moved }, ctx.networkId));
   return ok(T, { sourceAccountBalance: moved });
 }
 
@@ -171,7 +163,17 @@ export function checkOpValid(op: OperationW, sourceId: string): OperationResultW
         ? opInner(b.type, -1)
         : null;
     case Op.payment:
-      return b.paymentOp.amount <= 0n ? opInner(b.type, -1) : null;
+    case Op.pathPaymentStrictReceive:
+    case Op.pathPaymentStrictSend:
+      return checkPaymentValid(op);
+    case Op.changeTrust:
+    case Op.allowTrust:
+    case Op.setTrustLineFlags:
+      return checkTrustValid(op, sourceId);
+    case Op.beginSponsoringFutureReserves:
+      return rawToAddress(b.beginSponsoringFutureReservesOp.sponsoredId.ed25519) === sourceId
+        ? opInner(b.type, -1)
+        : null;
     case Op.accountMerge:
       return muxedToAddress(b.destination) === sourceId ? opInner(b.type, -1) : null;
     case Op.bumpSequence:
@@ -197,71 +199,46 @@ export function checkOpValid(op: OperationW, sourceId: string): OperationResultW
   }
 }
 
-/** The result an operation holds when another operation made a transaction invalid (its success shape). */
+/** The result an operation holds when another operation made a transaction invalid. */
 export function defaultOpResult(op: OperationW): OperationResultW {
-  return op.body.type === Op.accountMerge
-    ? opInner(op.body.type, 0, { sourceAccountBalance: 0n })
-    : notModelled(op, { opId: new Uint8Array(32) } as OpContext);
-}
-
-/** Success results of operations that are accepted without state effect. */
-function notModelled(op: OperationW, ctx: Pick<OpContext, "opId">): OperationResultW {
-  const b = op.body;
-  switch (b.type) {
-    case Op.pathPaymentStrictReceive:
-      return ok(b.type, {
-        success: {
-          offers: [],
-          last: {
-            destination: publicKeyW(muxedToAddress(b.pathPaymentStrictReceiveOp.destination)),
-            asset: b.pathPaymentStrictReceiveOp.destAsset,
-            amount: b.pathPaymentStrictReceiveOp.destAmount,
-          },
-        },
-      });
-    case Op.pathPaymentStrictSend:
-      return ok(b.type, {
-        success: {
-          offers: [],
-          last: {
-            destination: publicKeyW(muxedToAddress(b.pathPaymentStrictSendOp.destination)),
-            asset: b.pathPaymentStrictSendOp.destAsset,
-            amount: b.pathPaymentStrictSendOp.destMin,
-          },
-        },
-      });
-    case Op.manageSellOffer:
-    case Op.createPassiveSellOffer:
-    case Op.manageBuyOffer:
-      return ok(b.type, { success: { offersClaimed: [], offer: { effect: 2 } } });
-    case Op.inflation:
-      return ok(b.type, { payouts: [] });
-    case Op.createClaimableBalance:
-      return ok(b.type, { balanceId: { type: 0, v0: sha256(ctx.opId) } });
-    default:
-      return ok(b.type);
-  }
+  return op.body.type === Op.accountMerge ? ok(op.body.type, { sourceAccountBalance: 0n }) : ok(op.body.type);
 }
 
 /** Applies one classic operation of `sourceId` in the overlay. */
 export function applyClassicOp(o: Overlay, sourceId: string, op: OperationW, ctx: OpContext): OperationResultW {
+  const b = op.body;
+  // the new account a sponsorship began for ends it, before it exists for anything else
+  if (b.type === Op.endSponsoringFutureReserves) return endSponsoring(sourceId, ctx);
   const src = o.loadAccount(sourceId);
   if (!src) return opOuter(OpOuter.noAccount);
-  const b = op.body;
   switch (b.type) {
     case Op.createAccount:
       return createAccount(o, src, b.createAccountOp, ctx);
     case Op.payment:
       return payment(o, src, b.paymentOp, ctx);
+    case Op.pathPaymentStrictReceive:
+      return pathPaymentStrictReceive(o, src, b.pathPaymentStrictReceiveOp, ctx);
+    case Op.pathPaymentStrictSend:
+      return pathPaymentStrictSend(o, src, b.pathPaymentStrictSendOp, ctx);
     case Op.setOptions:
-      return setOptions(src, b.setOptionsOp, ctx);
+      return setOptions(o, src, b.setOptionsOp, ctx);
+    case Op.changeTrust:
+      return changeTrust(o, src, b.changeTrustOp, ctx);
+    case Op.allowTrust:
+      return allowTrust(o, src, b.allowTrustOp);
+    case Op.setTrustLineFlags:
+      return setTrustLineFlags(o, src, b.setTrustLineFlagsOp);
     case Op.manageData:
-      return manageData(src, b.manageDataOp, ctx);
+      return manageData(o, src, b.manageDataOp, ctx);
     case Op.accountMerge:
       return accountMerge(o, src, b.destination, ctx);
     case Op.bumpSequence:
       return bumpSequence(src, b.bumpSequenceOp.bumpTo, ctx);
+    case Op.beginSponsoringFutureReserves:
+      return beginSponsoring(sourceId, rawToAddress(b.beginSponsoringFutureReservesOp.sponsoredId.ed25519), ctx);
+    case Op.revokeSponsorship:
+      return revokeSponsorship(o, sourceId, b.revokeSponsorshipOp, ctx);
     default:
-      return notModelled(op, ctx);
+      return opOuter(OpOuter.notSupported); // offers, claimable balances, clawbacks, pools, inflation
   }
 }

@@ -3,9 +3,9 @@
  * document: getHealth, getNetwork, getVersionInfo, getLatestLedger, getLedgerEntries, getFeeStats,
  * sendTransaction, getTransaction, getTransactions, simulateTransaction.
  */
-import { X, fromB64, toB64, rawToAddress } from "../stellar/xdr.ts";
+import { X, fromB64, toB64 } from "../stellar/xdr.ts";
 import { toFrame, decodeEnvelope } from "./frame.ts";
-import { accountEntryData } from "./entries.ts";
+import { accountKeyEntry } from "./entries.ts";
 import { simulate, type SimulateOptions } from "./soroban/simulate.ts";
 import { type Localnet, VERSION, PROTOCOL_VERSION } from "./ledger.ts";
 import type { TxRecord } from "./history.ts";
@@ -109,13 +109,13 @@ export function createRpcMethods(
           throw invalidParams(`cannot unmarshal key value ${k}`);
         }
         if (key.type === 9) throw invalidParams("ledger ttl entries cannot be queried directly");
-        if (key.type === 0) {
-          const a = net.account(rawToAddress(key.account.accountId.ed25519));
-          if (a)
+        if (key.type === 0 || key.type === 1 || key.type === 3) {
+          const found = accountKeyEntry(net, key);
+          if (found)
             entries.push({
               key: String(k),
-              xdr: toB64(X.ledgerEntryData.encode(accountEntryData(a))),
-              lastModifiedLedgerSeq: a.lastModified,
+              xdr: toB64(X.ledgerEntryData.encode(found.data)),
+              lastModifiedLedgerSeq: found.lastModified,
             });
         } else {
           const d = net.contractData(toB64(X.ledgerKey.encode(key)));

@@ -4,6 +4,20 @@
  * overlay on top of it used to apply one transaction atomically.
  */
 
+/** TrustLineFlags. */
+export const TrustFlags = { authorized: 1, maintainLiabilities: 2, clawbackEnabled: 4 } as const;
+
+/** A trustline (a subentry of its account): a credit asset's balance and limit. */
+export interface TrustLine {
+  /** "CODE:ISSUER". */
+  asset: string;
+  balance: bigint;
+  limit: bigint;
+  flags: number;
+  /** The account that pays its reserve (CAP-33), or null: its owner. */
+  sponsor: string | null;
+}
+
 /** A classic account, as far as localnet models it. */
 export interface Account {
   id: string; // G-address
@@ -12,8 +26,18 @@ export interface Account {
   numSubEntries: number;
   /** [master weight, low, medium, high]. */
   thresholds: [number, number, number, number];
-  signers: { key: string; weight: number }[]; // ed25519 signers, sorted by key
+  /** Ed25519 signers, sorted by key; `sponsor` pays the signer's reserve (CAP-33). */
+  signers: { key: string; weight: number; sponsor?: string | null }[];
   data: Map<string, Uint8Array>;
+  /** The sponsors of data entries that have one (by name). */
+  dataSponsors: Map<string, string>;
+  /** Trustlines by asset ("CODE:ISSUER"). */
+  trustlines: Map<string, TrustLine>;
+  /** Reserves this account pays for others' entries, and others pay for its own (CAP-33). */
+  numSponsoring: number;
+  numSponsored: number;
+  /** Who paid the account entry's reserve (a sponsored createAccount), or null. */
+  sponsor: string | null;
   homeDomain: string;
   flags: number;
   /** Ledger and close time of the last sequence number change (AccountEntryExtensionV3). */
@@ -50,8 +74,20 @@ export function cloneAccount(a: Account): Account {
     thresholds: [...a.thresholds] as Account["thresholds"],
     signers: a.signers.map((s) => ({ ...s })),
     data: new Map(a.data),
+    dataSponsors: new Map(a.dataSponsors),
+    trustlines: new Map([...a.trustlines].map(([k, t]) => [k, { ...t }])),
   };
 }
+
+/** An account as stored before trustlines and sponsorship were modelled, with their empty defaults. */
+export const withDefaults = (a: Account): Account => ({
+  ...a,
+  dataSponsors: a.dataSponsors ?? new Map(),
+  trustlines: a.trustlines ?? new Map(),
+  numSponsoring: a.numSponsoring ?? 0,
+  numSponsored: a.numSponsored ?? 0,
+  sponsor: a.sponsor ?? null,
+});
 
 /** A new account: like stellar-core's createAccount it has no sequence ledger/time yet (0). */
 export function newAccount(id: string, balance: bigint, seqNum: bigint, ledger: number): Account {
@@ -63,6 +99,11 @@ export function newAccount(id: string, balance: bigint, seqNum: bigint, ledger: 
     thresholds: [1, 0, 0, 0],
     signers: [],
     data: new Map(),
+    dataSponsors: new Map(),
+    trustlines: new Map(),
+    numSponsoring: 0,
+    numSponsored: 0,
+    sponsor: null,
     homeDomain: "",
     flags: 0,
     seqLedger: 0,
@@ -100,7 +141,7 @@ export class RootState implements LedgerStore {
 
   /** Sets entries without counting them as changes (a snapshot loaded, genesis accounts). */
   load(accounts: Iterable<Account>, data: Iterable<ContractData> = []): void {
-    for (const a of accounts) this.accounts.set(a.id, a);
+    for (const a of accounts) this.accounts.set(a.id, withDefaults(a));
     for (const d of data) this.data.set(d.key, d);
   }
 
@@ -197,8 +238,8 @@ export class Overlay implements StateReader {
   }
 }
 
-/** Minimum balance: (2 + subentries) base reserves. */
-export const minBalance = (a: Account, baseReserve: number): bigint =>
-  BigInt(2 + a.numSubEntries) * BigInt(baseReserve);
+/** Minimum balance: (2 + subentries + reserves it sponsors - reserves sponsored for it) base reserves. */
+export const minBalance = (a: Account, baseReserve: number, more = 0): bigint =>
+  BigInt(2 + a.numSubEntries + a.numSponsoring - a.numSponsored + more) * BigInt(baseReserve);
 /** Balance above the reserve. */
 export const availableBalance = (a: Account, baseReserve: number): bigint => a.balance - minBalance(a, baseReserve);

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
   Account,
   Asset,
+  Claimant,
   Keypair,
   Memo,
   Operation,
@@ -92,14 +93,22 @@ describe("successful classic operations", () => {
     await expect(t.rpc.getAccount(fresh.publicKey())).rejects.toThrow(/Account not found/);
   });
 
-  test("operations localnet does not model are applied without state effect", async () => {
+  test("operations localnet does not model are refused (opNOT_SUPPORTED), never applied as a success", async () => {
     const a = await t.funded();
+    const usd = new Asset("USD", a.publicKey());
     const before = balanceOf(a);
-    const r = await t.submit(
-      await signed(a, [Operation.changeTrust({ asset: new Asset("USD", Keypair.random().publicKey()) })]),
-    );
-    expect(r.status).toBe(S.SUCCESS);
-    expect(balanceOf(a)).toBe(before - 100n);
+    const offer = Operation.manageSellOffer({ selling: usd, buying: Asset.native(), amount: "1", price: "1" });
+    const claimable = Operation.createClaimableBalance({
+      asset: Asset.native(),
+      amount: "1",
+      claimants: [new Claimant(a.publicKey())],
+    });
+    for (const op of [offer, claimable]) {
+      const r = applied(await t.submit(await signed(a, [op])));
+      expect(r.status).toBe(S.FAILED);
+      expect(opCodes(r.resultXdr)).toEqual(["opNotSupported"]);
+    }
+    expect(balanceOf(a)).toBe(before - 200n); // the fees only
   });
 
   test("a V0 envelope is accepted and hashed as V1", async () => {
