@@ -1,11 +1,12 @@
 /**
  * Stellar RPC (JSON-RPC 2.0) over a Localnet, with the result shapes of the official OpenRPC
  * document: getHealth, getNetwork, getVersionInfo, getLatestLedger, getLedgerEntries, getFeeStats,
- * sendTransaction, getTransaction, getTransactions, simulateTransaction.
+ * sendTransaction, getTransaction, getTransactions, getEvents, simulateTransaction.
  */
 import { X, fromB64, toB64 } from "../stellar/xdr.ts";
 import { toFrame, decodeEnvelope } from "./frame.ts";
 import { accountKeyEntry } from "./entries.ts";
+import { EventsError, getEvents } from "./events.ts";
 import { simulate, type SimulateOptions } from "./soroban/simulate.ts";
 import { type Localnet, VERSION, PROTOCOL_VERSION } from "./ledger.ts";
 import type { TxRecord } from "./history.ts";
@@ -155,6 +156,13 @@ export function createRpcMethods(
       const r = net.records.get(hash.toLowerCase());
       if (!r) return { status: "NOT_FOUND", ...base };
       return { ...base, ...txInfo(r), createdAt: r.createdAt.toString() };
+    },
+    getEvents: (p) => {
+      try {
+        return getEvents(net, p);
+      } catch (e) {
+        throw e instanceof EventsError ? invalidParams(e.message) : e;
+      }
     },
     getTransactions: (p) => {
       const pg = (p.pagination ?? {}) as { cursor?: string; limit?: number };

@@ -5,11 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
+  Address,
   Asset,
   AuthRequiredFlag,
   AuthRevocableFlag,
   Keypair,
+  nativeToScVal,
   Operation,
+  scValToNative,
   xdr,
   type Transaction,
 } from "@stellar/stellar-sdk";
@@ -249,5 +252,72 @@ describe("reserve sponsorship (CAP-33)", () => {
     expect((await line(a, usd))!.sponsor).toBeUndefined();
     expect([(await account(sponsor)).num_sponsoring, (await account(a)).num_sponsored]).toEqual([0, 0]);
     expect((await account(a)).subentry_count).toBe(1);
+  });
+});
+
+describe("getEvents: classic payments' events (CAP-67)", () => {
+  test("a mint, a transfer and a burn at the asset's contract, filtered by contract and topic, paged by cursor", async () => {
+    const [issuer, a, b] = [await t.funded(), await t.funded(), await t.funded()];
+    const usd = new Asset("USD", issuer.publicKey());
+    const startLedger = (await t.rpc.getLatestLedger()).sequence + 1; // after the funding ledgers
+    await run(a, [trust(usd)]);
+    await run(b, [trust(usd)]);
+    await run(issuer, [pay(a, usd, "100")]);
+    await run(a, [pay(b, usd, "30"), pay(issuer, usd, "5")]);
+    await run(a, [pay(b, usd, "1"), pay(Keypair.random(), usd, "1")]); // failed: no events
+    const sac = usd.contractId(t.passphrase);
+    const all = await t.rpc.getEvents({ startLedger, filters: [{ type: "contract", contractIds: [sac] }] });
+    const seen = all.events.map((e) => [
+      scValToNative(e.topic[0]),
+      ...e.topic.slice(1, -1).map((x) => scValToNative(x)),
+      scValToNative(e.value),
+    ]);
+    expect(seen).toEqual([
+      ["mint", a.publicKey(), 1_000_000_000n],
+      ["transfer", a.publicKey(), b.publicKey(), 300_000_000n],
+      ["burn", a.publicKey(), 50_000_000n],
+    ]);
+    expect(all.events.every((e) => scValToNative(e.topic.at(-1)!) === `USD:${issuer.publicKey()}`)).toBe(true);
+    expect(all.events[1].operationIndex).toBe(0);
+    expect(all.events[2].operationIndex).toBe(1);
+    expect(all.events[1].id < all.events[2].id).toBe(true);
+    // a topic filter: transfers to b only
+    const toB = [
+      nativeToScVal("transfer", { type: "symbol" }),
+      "*",
+      nativeToScVal(Address.fromString(b.publicKey())),
+      "*",
+    ];
+    const filtered = await t.rpc.getEvents({
+      startLedger,
+      filters: [{ contractIds: [sac], topics: [toB.map((x) => (typeof x === "string" ? x : x.toXDR("base64")))] }],
+    });
+    expect(filtered.events.map((e) => e.id)).toEqual([all.events[1].id]);
+    // one at a time, by cursor
+    const first = await t.rpc.getEvents({ startLedger, filters: [{ contractIds: [sac] }], limit: 1 });
+    const next = await t.rpc.getEvents({ cursor: first.cursor, filters: [{ contractIds: [sac] }], limit: 2 });
+    expect([...first.events, ...next.events].map((e) => e.id)).toEqual(all.events.map((e) => e.id));
+    // native lumens' transfers are at the native asset's contract
+    const native = await t.rpc.getEvents({
+      startLedger,
+      filters: [{ contractIds: [Asset.native().contractId(t.passphrase)] }],
+    });
+    expect(native.events).toHaveLength(0);
+    await run(a, [Operation.payment({ destination: b.publicKey(), asset: Asset.native(), amount: "2" })]);
+    const lumens = await t.rpc.getEvents({
+      startLedger,
+      filters: [{ contractIds: [Asset.native().contractId(t.passphrase)] }],
+    });
+    expect(lumens.events.map((e) => scValToNative(e.value))).toEqual([20_000_000n]);
+  });
+
+  test("the network's refusals: a start outside the ledgers kept, a bad filter type", async () => {
+    const latest = (await t.rpc.getLatestLedger()).sequence;
+    await expect(t.rpc.getEvents({ startLedger: latest + 10, filters: [] })).rejects.toThrow(
+      /startLedger must be between/,
+    );
+    await expect(t.rpc.getEvents({ startLedger: latest, filters: [{ type: "diagnostic" as never }] })).rejects.toThrow(
+      /type must be either/,
+    );
   });
 });

@@ -6,7 +6,7 @@ import { afterEach, expect, test } from "bun:test";
 import { appendFileSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Account, Keypair, Networks, Operation, TransactionBuilder } from "@stellar/stellar-sdk";
+import { Account, Asset, Keypair, Networks, Operation, TransactionBuilder } from "@stellar/stellar-sdk";
 import { Localnet } from "../../src/localnet/ledger.ts";
 
 const dirs: string[] = [];
@@ -76,4 +76,44 @@ test("a deleted account stays deleted after a restart", () => {
   expect(a.account(u.publicKey())).toBeUndefined();
   a.stop();
   expect(open(dir).account(u.publicKey())).toBeUndefined();
+});
+
+test("trustlines, their balances and sponsorships survive a restart", () => {
+  const dir = mkdtempSync(join(tmpdir(), "localnet-persist-"));
+  dirs.push(dir);
+  const a = open(dir);
+  const [issuer, holder] = [Keypair.random(), Keypair.random()];
+  create(a, issuer.publicKey(), "100");
+  create(a, holder.publicKey(), "100");
+  const usd = new Asset("USD", issuer.publicKey());
+  const send = (source: Keypair, ops: ReturnType<typeof Operation.payment>[], signers = [source]) => {
+    const acc = a.account(source.publicKey())!;
+    const b = new TransactionBuilder(new Account(source.publicKey(), acc.seqNum.toString()), {
+      fee: "100",
+      networkPassphrase: a.passphrase,
+    });
+    for (const op of ops) b.addOperation(op);
+    const tx = b.setTimeout(0).build();
+    for (const s of signers) tx.sign(s);
+    a.submitXdr(tx.toEnvelope().toXdr());
+    a.closeLedger();
+  };
+  send(
+    issuer,
+    [
+      Operation.beginSponsoringFutureReserves({ sponsoredId: holder.publicKey() }),
+      Operation.changeTrust({ asset: usd, source: holder.publicKey() }),
+      Operation.endSponsoringFutureReserves({ source: holder.publicKey() }),
+    ],
+    [issuer, holder],
+  );
+  send(issuer, [Operation.payment({ destination: holder.publicKey(), asset: usd, amount: "12.5" })]);
+  const line = a.account(holder.publicKey())!.trustlines.get(`USD:${issuer.publicKey()}`)!;
+  expect([line.balance, line.sponsor]).toEqual([125_000_000n, issuer.publicKey()]);
+  a.stop();
+  const b = open(dir);
+  const again = b.account(holder.publicKey())!;
+  expect(again.trustlines.get(`USD:${issuer.publicKey()}`)).toEqual(line);
+  expect([again.numSubEntries, again.numSponsored, b.account(issuer.publicKey())!.numSponsoring]).toEqual([1, 1, 1]);
+  b.stop();
 });

@@ -280,6 +280,18 @@ describe("schema-valid results", () => {
     expect(rest.transactions).toEqual([]);
   });
 
+  test("getEvents: the native asset's transfers (CAP-67), as the schema says", async () => {
+    const startLedger = t.net.oldestLedger.sequence;
+    const r = await valid("getEvents", {
+      startLedger,
+      filters: [{ type: "contract", contractIds: [Asset.native().contractId(t.passphrase)] }],
+      pagination: { limit: 3 },
+    });
+    expect(r.events.length).toBe(3);
+    expect(r.events[0].id).toMatch(/^\d{19}-\d{10}$/);
+    expect(r.cursor).toBe(r.events[2].id);
+  });
+
   test("simulateTransaction: the native SAC's decimals", async () => {
     const sac = new Contract(Asset.native().contractId(t.passphrase));
     const tx = (await builder(t, a)).addOperation(sac.call("decimals")).build();
