@@ -25,7 +25,15 @@ interface Filter {
 const MAX_FILTERS = 5;
 const MAX_LIMIT = 10_000;
 
-export class EventsError extends Error {}
+/** A request getEvents refuses: its params (JSON-RPC -32602), or a range outside the ledgers kept (-32600). */
+export class EventsError extends Error {
+  constructor(
+    message: string,
+    readonly code: -32602 | -32600 = -32602,
+  ) {
+    super(message);
+  }
+}
 
 const pad = (n: bigint | number, width: number) => n.toString().padStart(width, "0");
 const toid = (ledger: number, tx: number, op: number) => (BigInt(ledger) << 32n) | (BigInt(tx) << 12n) | BigInt(op);
@@ -104,6 +112,7 @@ export function getEvents(net: EventSource, p: Record<string, unknown>) {
     if (start < oldest || start > latest)
       throw new EventsError(
         `startLedger must be between the oldest ledger: ${oldest} and the latest ledger: ${latest} for this rpc instance.`,
+        -32600,
       );
   }
   const end = p.endLedger === undefined ? latest + 1 : Math.min(Number(p.endLedger), latest + 1);

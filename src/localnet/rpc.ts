@@ -161,7 +161,7 @@ export function createRpcMethods(
       try {
         return getEvents(net, p);
       } catch (e) {
-        throw e instanceof EventsError ? invalidParams(e.message) : e;
+        throw e instanceof EventsError ? new RpcError(e.code, e.message) : e;
       }
     },
     getTransactions: (p) => {

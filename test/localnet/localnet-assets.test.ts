@@ -311,8 +311,21 @@ describe("getEvents: classic payments' events (CAP-67)", () => {
     expect(lumens.events.map((e) => scValToNative(e.value))).toEqual([20_000_000n]);
   });
 
-  test("the network's refusals: a start outside the ledgers kept, a bad filter type", async () => {
+  test("the network's refusals: a start outside the ledgers kept (-32600), a bad filter type; an empty range", async () => {
     const latest = (await t.rpc.getLatestLedger()).sequence;
+    const raw = await fetch(`${t.url}/rpc`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "getEvents", params: { startLedger: latest + 10 } }),
+    });
+    expect(((await raw.json()) as { error: { code: number } }).error.code).toBe(-32600);
+    const none = await t.rpc.getEvents({
+      startLedger: latest,
+      endLedger: latest + 1,
+      filters: [{ contractIds: [new Asset("ZZZ", Keypair.random().publicKey()).contractId(t.passphrase)] }],
+    });
+    expect(none.events).toEqual([]);
+    expect(none.cursor).toMatch(/^\d{19}-\d{10}$/);
     await expect(t.rpc.getEvents({ startLedger: latest + 10, filters: [] })).rejects.toThrow(
       /startLedger must be between/,
     );

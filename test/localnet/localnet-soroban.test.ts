@@ -207,6 +207,17 @@ describe("native Stellar Asset Contract", () => {
     const body = ev.body.value as xdr.ContractEventV0;
     expect(body.topics.map((x) => scValToNative(x))).toEqual(["transfer", a.publicKey(), b.publicKey(), "native"]);
     expect(scValToNative(body.data)).toBe(amount);
+    // and getEvents serves it: the contract transfer beside the classic ones at the native asset's contract
+    const served = await t.rpc.getEvents({
+      startLedger: r.ledger,
+      endLedger: r.ledger + 1,
+      filters: [{ contractIds: [sac.contractId()], topics: [["*", "*", "*", "*"]] }],
+    });
+    const mine = served.events.filter((e) => e.txHash === r.txHash);
+    expect(mine.map((e) => e.topic.map((x) => scValToNative(x)))).toEqual([
+      ["transfer", a.publicKey(), b.publicKey(), "native"],
+    ]);
+    expect(scValToNative(mine[0].value)).toBe(amount);
 
     // fee: inclusion at the market rate (100) + non-refundable + events fee; the rest is refunded
     const fee = r.resultXdr.feeCharged;

@@ -59,9 +59,18 @@ export function mainnetOf(r: TestRelay) {
 /** A new mainnet account funded by the embedded friendbot (a ledger is closed for it). */
 export async function fundedMainnetUser(relay: TestRelay): Promise<Keypair> {
   const user = Keypair.random();
-  const funding = fetch(`${relay.url}/localnet/mainnet/friendbot?addr=${user.publicKey()}`);
-  await Bun.sleep(20);
-  relay.networks.get("mainnet").localnet!.closeLedger();
+  let done = false;
+  const funding = fetch(`${relay.url}/localnet/mainnet/friendbot?addr=${user.publicKey()}`).finally(() => {
+    done = true;
+  });
+  // ledgers close on demand here: close one once friendbot's transaction is queued (a fixed sleep raced
+  // a busy machine, and friendbot then waited for a ledger that never came)
+  const net = relay.networks.get("mainnet").localnet!;
+  const root = net.root.publicKey();
+  while (!done) {
+    if (net.queue.bySource.has(root)) net.closeLedger();
+    await Bun.sleep(1);
+  }
   expect((await funding).status).toBe(200);
   return user;
 }
