@@ -7,9 +7,9 @@ import {
   X,
   Tx,
   SOROBAN_OPS,
+  muxedKey,
   muxedToAddress,
   rawToAddress,
-  toB64,
   type OperationResultW,
   type TransactionResultW,
   type ContractEventW,
@@ -20,6 +20,7 @@ import {
 import { Overlay, type StateReader, type LedgerStore } from "./state.ts";
 import { checkValid, type ValidationContext } from "./validate.ts";
 import { applyClassicOp } from "./ops.ts";
+import { eventXdr } from "./classic-events.ts";
 import { accountEntryData } from "./entries.ts";
 import { plainResult, feeBumpResult, outerError, opSucceeded, type TxOutcome } from "./results.ts";
 import { applySorobanOp, maxRefundable } from "./soroban/apply.ts";
@@ -182,6 +183,7 @@ export function applyTransactions(
           closeTime: ctx.closeTime,
           baseReserve: ctx.baseReserve,
           startingSeq: BigInt(ctx.ledgerSeq) << 32n,
+          sourceKey: op.sourceAccount ? muxedKey(op.sourceAccount) : f.inner.sourceKey,
           networkId: ctx.networkId,
           sponsorships,
           events: opEvents,
@@ -238,4 +240,4 @@ export function applyTransactions(
   return applied;
 }
 
-export const eventsToB64 = (evs: ContractEventW[]): string[] => evs.map((e) => toB64(X.contractEvent.encode(e)));
+export const eventsToB64 = (evs: ContractEventW[]): string[] => evs.map(eventXdr);

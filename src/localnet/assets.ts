@@ -54,16 +54,18 @@ export function assetOf(name: string): AssetW {
   return code.length <= 4 ? { type: 1, alphaNum4: body } : { type: 2, alphaNum12: body };
 }
 
-const contractIds = new Map<string, Uint8Array>();
+/** Asset contract ids by network id (the same array for a network's whole life) and asset name. */
+const contractIds = new WeakMap<Uint8Array, Map<string, Uint8Array>>();
 
 /** The contract id of an asset's Stellar Asset Contract on a network (its id is sha256 of a preimage). */
 export function assetContractId(name: string, networkId: Uint8Array): Uint8Array {
-  const key = `${Buffer.from(networkId).toString("hex")}/${name}`;
-  let id = contractIds.get(key);
+  let ids = contractIds.get(networkId);
+  if (!ids) contractIds.set(networkId, (ids = new Map()));
+  let id = ids.get(name);
   if (!id) {
     const preimage = { type: 8, contractId: { networkId, contractIdPreimage: { type: 1, fromAsset: assetOf(name) } } };
     id = sha256(X.hashIdPreimage.encode(preimage as never));
-    contractIds.set(key, id);
+    ids.set(name, id);
   }
   return id;
 }

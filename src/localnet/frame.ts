@@ -7,6 +7,7 @@ import {
   SOROBAN_OPS,
   sha256,
   toHex,
+  muxedKey,
   muxedToAddress,
   type EnvelopeW,
   type TxW,
@@ -21,6 +22,8 @@ export interface InnerTx {
   hash: Uint8Array;
   hashHex: string;
   source: string;
+  /** The source's ed25519 key, raw. */
+  sourceKey: Uint8Array;
   sourceIsMuxed: boolean;
   fee: bigint;
   seqNum: bigint;
@@ -84,6 +87,7 @@ function innerOf(
     hash,
     hashHex: toHex(hash),
     source: muxedToAddress(tx.sourceAccount),
+    sourceKey: muxedKey(tx.sourceAccount),
     sourceIsMuxed: tx.sourceAccount.type !== 0,
     fee: BigInt(tx.fee),
     seqNum: tx.seqNum,

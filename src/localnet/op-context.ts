@@ -8,6 +8,8 @@ export interface OpContext extends SponsorContext {
   baseReserve: number;
   /** Sequence number ledgerSeq << 32, the starting sequence of new accounts. */
   startingSeq: bigint;
+  /** The operation's source account's key, raw (for its events). */
+  sourceKey: Uint8Array;
   /** The network's id (the contract ids of assets, for events). */
   networkId: Uint8Array;
   /** The operation's events (CAP-67), appended as it moves value. */

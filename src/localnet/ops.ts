@@ -5,7 +5,15 @@
  * path payments across assets aside, claimable balances, clawbacks, liquidity pools, inflation) is
  * refused with opNOT_SUPPORTED: never a success without effect. Each function returns the result.
  */
-import { Op, rawToAddress, muxedToAddress, xdrText, type OperationW, type OperationResultW } from "../stellar/xdr.ts";
+import {
+  Op,
+  rawToAddress,
+  muxedKey,
+  muxedToAddress,
+  xdrText,
+  type OperationW,
+  type OperationResultW,
+} from "../stellar/xdr.ts";
 import { minBalance, newAccount, type Account, type Overlay } from "./state.ts";
 import { opInner, opOuter, OpOuter } from "./results.ts";
 import type { OpContext } from "./op-context.ts";
@@ -41,7 +49,17 @@ function createAccount(
   src.balance -= op.startingBalance;
   o.putAccount(account);
   ctx.events.push(
-    movementEvent({ from: src.id, to: dest, asset: "native", amount: op.startingBalance }, ctx.networkId),
+    movementEvent(
+      {
+        from: src.id,
+        to: dest,
+        asset: "native",
+        amount: op.startingBalance,
+        fromKey: ctx.sourceKey,
+        toKey: op.destination.ed25519,
+      },
+      ctx.networkId,
+    ),
   );
   return ok(T);
 }
@@ -136,7 +154,8 @@ function accountMerge(
   const moved = src.balance;
   dest.balance += moved;
   o.deleteAccount(src.id);
-  ctx.events.push(movementEvent({ from: src.id, to: destId, asset: "native", amount: moved }, ctx.networkId));
+  const move = { from: src.id, to: destId, asset: "native", amount: moved, fromKey: ctx.sourceKey };
+  ctx.events.push(movementEvent({ ...move, toKey: muxedKey(destination) }, ctx.networkId));
   return ok(T, { sourceAccountBalance: moved });
 }
 

@@ -7,6 +7,7 @@
  */
 import {
   Op,
+  muxedKey,
   muxedToAddress,
   publicKeyW,
   type MuxedAccountW,
@@ -80,7 +81,20 @@ function move(o: Overlay, src: Account, to: MuxedAccountW, asset: string, amount
   if (dest.id === src.id) return 0; // to oneself: nothing moves
   const code = credit(dest, asset, amount) || debit(src, asset, amount, ctx.baseReserve);
   if (code === 0)
-    ctx.events.push(movementEvent({ from: src.id, to: destId, asset, amount, toMuxedId: muxedId(to) }, ctx.networkId));
+    ctx.events.push(
+      movementEvent(
+        {
+          from: src.id,
+          to: destId,
+          asset,
+          amount,
+          toMuxedId: muxedId(to),
+          fromKey: ctx.sourceKey,
+          toKey: muxedKey(to),
+        },
+        ctx.networkId,
+      ),
+    );
   return code;
 }
 

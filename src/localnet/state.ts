@@ -75,7 +75,7 @@ export function cloneAccount(a: Account): Account {
     signers: a.signers.map((s) => ({ ...s })),
     data: new Map(a.data),
     dataSponsors: new Map(a.dataSponsors),
-    trustlines: new Map([...a.trustlines].map(([k, t]) => [k, { ...t }])),
+    trustlines: a.trustlines.size === 0 ? new Map() : new Map([...a.trustlines].map(([k, t]) => [k, { ...t }])),
   };
 }
 

@@ -174,6 +174,9 @@ export function muxedToAddress(m: MuxedAccountW): string {
   return StrKey.encodeEd25519PublicKey(key);
 }
 
+/** The ed25519 key of a MuxedAccount, raw. */
+export const muxedKey = (m: MuxedAccountW): Uint8Array => (m.type === 0 ? m.ed25519 : m.med25519.ed25519);
+
 export const addressToRaw = (g: string): Uint8Array => StrKey.decodeEd25519PublicKey(g);
 export const rawToAddress = (raw: Uint8Array): string => StrKey.encodeEd25519PublicKey(raw);
 export const publicKeyW = (g: string) => ({ type: 0 as const, ed25519: addressToRaw(g) });
