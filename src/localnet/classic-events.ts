@@ -30,18 +30,20 @@ type Kind = "transfer" | "mint" | "burn";
 const SYMBOLS: Record<Kind, ScValW> = { transfer: sym("transfer"), mint: sym("mint"), burn: sym("burn") };
 const AMOUNT = sym("amount");
 const TO_MUXED_ID = sym("to_muxed_id");
+/** A value kept in `map` under `key`, made by `make` the first time. */
+function kept<T>(map: Map<string, T>, key: string, make: (k: string) => T): T {
+  let v = map.get(key);
+  if (v === undefined) map.set(key, (v = make(key)));
+  return v;
+}
 const names = new Map<string, ScValW>();
-const nameOf = (asset: string) => names.get(asset) ?? (names.set(asset, str(asset)), names.get(asset)!);
+const nameOf = (asset: string) => kept(names, asset, str);
 
 /** Raw keys of the accounts seen lately (a strkey's decoding is the dearest part of an event). */
 const raw = new Map<string, Uint8Array>();
 function rawKey(g: string): Uint8Array {
-  let k = raw.get(g);
-  if (!k) {
-    if (raw.size >= 4096) raw.clear();
-    raw.set(g, (k = addressToRaw(g)));
-  }
-  return k;
+  if (raw.size >= 4096 && !raw.has(g)) raw.clear();
+  return kept(raw, g, addressToRaw);
 }
 
 /** Each event's XDR, written as it was made. */
@@ -80,7 +82,7 @@ const utf8 = new TextEncoder();
 const padded = (n: number) => (n + 3) & ~3;
 const texts = new Map<string, Uint8Array>();
 /** A symbol's or an asset name's UTF-8 bytes (few distinct ones: kept). */
-const textOf = (t: string) => texts.get(t) ?? (texts.set(t, utf8.encode(t)), texts.get(t)!);
+const textOf = (t: string) => kept(texts, t, (k) => utf8.encode(k));
 /** Where each event is written before its base64 is read (one at a time: apply is synchronous). */
 const scratch = Buffer.alloc(512);
 
