@@ -334,3 +334,11 @@ describe("getEvents: classic payments' events (CAP-67)", () => {
     );
   });
 });
+
+test("a credit asset's contract cannot be deployed: the simulation says so (its trustlines work through classic operations)", async () => {
+  const issuer = await t.funded();
+  const usd = new Asset("USD", issuer.publicKey());
+  const tx = (await builder(t, issuer)).addOperation(Operation.createStellarAssetContract({ asset: usd })).build();
+  const sim = await t.rpc.simulateTransaction(tx);
+  expect("error" in sim && sim.error).toContain("does not deploy Stellar Asset Contracts for credit assets");
+});

@@ -9,6 +9,16 @@ export const NO_WASM_MESSAGE =
   "localnet does not run WASM: uploading or deploying contracts is not supported; " +
   `use the built-in contracts (the native asset contract, or the test contract ${TEST_CONTRACT_ID})`;
 
+export const NO_ASSET_CONTRACT_MESSAGE =
+  "localnet does not deploy Stellar Asset Contracts for credit assets: only the native asset's is built in " +
+  "(trustlines, credit payments and their events work through classic operations)";
+
+/** Whether a host function deploys an asset's contract (a creation from an asset). */
+function deploysAssetContract(fn: HostFunctionW): boolean {
+  const f = fn as unknown as Record<string, { contractIdPreimage?: { type: number } } | undefined>;
+  return (f.createContract ?? f.createContractV2)?.contractIdPreimage?.type === 1;
+}
+
 const cache = new Map<string, Map<string, BuiltinContract>>();
 function contractsFor(passphrase: string): Map<string, BuiltinContract> {
   let m = cache.get(passphrase);
@@ -18,6 +28,7 @@ function contractsFor(passphrase: string): Map<string, BuiltinContract> {
 
 /** Invokes `fn`; throws HostError on a trap. */
 export function invokeHostFunction(host: Host, fn: HostFunctionW, passphrase: string): ScValW {
+  if (deploysAssetContract(fn)) throw new HostError(SCE.context, SCEC.invalidAction, NO_ASSET_CONTRACT_MESSAGE);
   if (fn.type !== 0) throw new HostError(SCE.context, SCEC.invalidAction, NO_WASM_MESSAGE);
   const { contractAddress, functionName, args } = fn.invokeContract;
   const name = xdrText(functionName);
