@@ -1,8 +1,10 @@
 /**
  * Elysia's validation errors (TypeBox's) as the relay's VALIDATION_ERROR: one message that names the
  * field, what it got and what is allowed, and a reason code (src/kernel/reasons.ts). Generic, never per
- * field: an unknown field comes first (with the closest known name), a `X | null` union reports its
- * non-null branch's failure (a pattern, a range, a list of words), and a list of words names them.
+ * field: an unknown field comes first, at any depth (with the closest known name, common abbreviations
+ * such as Tx understood), a `X | null` union reports its non-null branch's failure (a shape, a range,
+ * a length, a list of words), and a list of words names them. A shape is said in words (a schema's
+ * `x-expected`), never as its pattern.
  */
 import type { ValidationError } from "elysia";
 import { RelayError } from "../kernel/errors.ts";
@@ -13,6 +15,7 @@ interface Schema {
   const?: unknown;
   anyOf?: Schema[];
   pattern?: string;
+  "x-expected"?: string;
   minimum?: number;
   maximum?: number;
   exclusiveMinimum?: number;
@@ -63,11 +66,38 @@ export function editDistance(a: string, b: string): number {
   return prev[b.length]!;
 }
 
-/** The known name closest to `name` (case-insensitive), if it is close enough to be a misspelling of it. */
+/** Short forms people write in field names, as the words the API spells out. */
+const ABBREVIATIONS: Record<string, string> = {
+  tx: "transactions",
+  txs: "transactions",
+  txn: "transactions",
+  txns: "transactions",
+  op: "operations",
+  ops: "operations",
+  addr: "address",
+  amt: "amount",
+  dest: "destination",
+  dests: "destinations",
+  msg: "message",
+  secs: "seconds",
+  sec: "seconds",
+};
+/** `name` with its camelCase words' abbreviations spelled out (maxTxPerDay: maxtransactionsperday). */
+const spelledOut = (name: string) =>
+  name
+    .split(/(?=[A-Z])|_/)
+    .map((w) => ABBREVIATIONS[w.toLowerCase()] ?? w.toLowerCase())
+    .join("");
+
+/**
+ * The known name closest to `name` (case-insensitive, abbreviations spelled out), if it is close
+ * enough to be a misspelling of it.
+ */
 export function closest(name: string, known: readonly string[]): string | undefined {
   let best: { name: string; d: number } | undefined;
+  const forms = [name.toLowerCase(), spelledOut(name)];
   for (const k of known) {
-    const d = editDistance(name.toLowerCase(), k.toLowerCase());
+    const d = Math.min(...forms.map((f) => editDistance(f, k.toLowerCase())));
     if (!best || d < best.d) best = { name: k, d };
   }
   return best && best.d <= Math.max(2, Math.floor(name.length / 3)) ? best.name : undefined;
@@ -100,8 +130,14 @@ function allowedText(s: Schema): string {
       .filter(Boolean)
       .join(" and ");
   switch (s.type) {
-    case "string":
-      return s.pattern ? `a string matching ${s.pattern}` : "a string";
+    case "string": {
+      if (s["x-expected"]) return s["x-expected"];
+      if (s.pattern) return "a string in the documented shape";
+      const { minLength: lo, maxLength: hi } = s;
+      if (lo !== undefined && hi !== undefined) return `a string of ${lo} to ${hi} characters`;
+      if (hi !== undefined) return `a string of at most ${hi} characters`;
+      return lo !== undefined ? `a string of at least ${lo} character${lo === 1 ? "" : "s"}` : "a string";
+    }
     case "integer":
     case "number": {
       const r = range(s.minimum, s.maximum, s.exclusiveMinimum, s.exclusiveMaximum);
@@ -120,14 +156,33 @@ function allowedText(s: Schema): string {
   }
 }
 
+/** A union's branch failures, read once (TypeBox hands them over as iterators). */
+function branches(f: Failure): Failure[][] {
+  const read = f as Failure & { read?: Failure[][] };
+  read.read ??= (f.errors ?? []).map((b) => [...b]);
+  return read.read;
+}
+
+/** The first failure of `type`, in the list or inside any union's branches (a misspelled field in a nested object). */
+function deepest(all: Failure[], type: number): Failure | undefined {
+  for (const f of all) {
+    if (f.type === type) return f;
+    for (const b of branches(f)) {
+      const inner = deepest(b, type);
+      if (inner) return inner;
+    }
+  }
+  return undefined;
+}
+
 /** The failure to report: for a union, its non-null branch's own (deepest first), or the union itself. */
 function innermost(f: Failure): { failure: Failure; nullable: boolean } {
   if (f.type !== UNION || !f.schema.anyOf) return { failure: f, nullable: false };
-  const branches = f.schema.anyOf;
-  const others = branches.map((b, i) => ({ b, i })).filter(({ b }) => !isNull(b));
-  const nullable = others.length < branches.length;
+  const arms = f.schema.anyOf;
+  const others = arms.map((b, i) => ({ b, i })).filter(({ b }) => !isNull(b));
+  const nullable = others.length < arms.length;
   if (others.length !== 1 || !f.errors) return { failure: f, nullable };
-  const inner = [...(f.errors[others[0]!.i] ?? [])][0];
+  const inner = branches(f)[others[0]!.i]?.[0];
   if (!inner) return { failure: f, nullable };
   // a union nested in the branch (its words): the branch itself describes it best
   const deeper = innermost(inner);
@@ -157,6 +212,8 @@ function message(
     return { message: `${field} is missing: it must be ${allowedText(f.schema)}`, reason };
   if (reason === "duplicate_items") return { message: `${field} must not name an item twice${got}`, reason };
   const custom = typeof f.schema.error === "string" ? `: ${f.schema.error}` : "";
+  if (f.value === "" && f.schema.type === "string")
+    return { message: `${field} must not be empty: it must be ${allowedText(f.schema)}`, reason };
   return { message: `${field} must be ${allowedText(f.schema)}${orNull}${got}${custom}`, reason };
 }
 
@@ -166,7 +223,7 @@ function message(
  */
 export function fromValidation(e: ValidationError, query?: URLSearchParams): RelayError {
   const all = e.all as unknown as Failure[];
-  const unknown = all.find((f) => f.type === ADDITIONAL_PROPERTY);
+  const unknown = deepest(all, ADDITIONAL_PROPERTY);
   if (unknown) {
     const field = fieldOf(unknown.path);
     const name = field.split(".").pop()!;

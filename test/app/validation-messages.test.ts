@@ -15,7 +15,13 @@ afterAll(() => light.stop());
 const patch = (policy: unknown) => light.http.admin("PATCH", "/projects/p1", { policy });
 
 test.each([
-  [{ maxFee: "abc" }, "maxFee", "bad_format", ["^[0-9]{1,18}$", '"abc"', "or null"]],
+  [{ maxFee: "abc" }, "maxFee", "bad_format", ["a whole number of stroops", "1 to 18 digits", '"abc"', "or null"]],
+  [{ maxFee: 100 }, "maxFee", "wrong_type", ["a whole number of stroops written as a string", "got 100"]],
+  [{ activeUntil: "2030-01-01 00:00" }, "activeUntil", "bad_format", ["ISO 8601", "time zone", "2030-01-01T00:00:00Z"]],
+  [{ allow: { assets: ["USDC"] } }, "allow.assets.0", "bad_format", ['"native" or CODE:ISSUER', '"USDC"']],
+  [{ allow: { destinations: ["Gxyz"] } }, "allow.destinations.0", "bad_format", ["(G...) or a contract (C...)"]],
+  [{ dailySpendLimit: "1.5" }, "dailySpendLimit", "bad_format", ["a whole number of stroops"]],
+  [{ perUser: { maxTransactionsPerDay: 0 } }, "perUser.maxTransactionsPerDay", "out_of_range", [">= 1"]],
   [{ feeStrategy: "cheap" }, "feeStrategy", "not_allowed", ["fast, economy", '"cheap"']],
   [
     { allowedOperations: ["paymnt"] },
@@ -33,6 +39,30 @@ test.each([
   expect(res.body.error.message.startsWith(`policy.${field} `)).toBe(true);
   for (const w of words) expect(res.body.error.message).toContain(w);
   expect(res.body.error.message).not.toContain("should be one of");
+  expect(res.body.error.message).not.toMatch(/[\^$]|\[[0-9A-Za-z]-/); // no pattern shown
+});
+
+test("a misspelled field inside a nested object is unknown_field with the closest name, Tx read as Transactions", async () => {
+  const perUser = await patch({ perUser: { maxTxPerDay: 5 } });
+  expectError(perUser, 400, "VALIDATION_ERROR");
+  expect(perUser.body.error.details).toEqual({
+    field: "policy.perUser.maxTxPerDay",
+    reason: "unknown_field",
+    suggestion: "maxTransactionsPerDay",
+  });
+  const allow = await patch({ allow: { destination: ["GA"] } });
+  expect(allow.body.error.details).toMatchObject({
+    field: "policy.allow.destination",
+    reason: "unknown_field",
+    suggestion: "destinations",
+  });
+});
+
+test("an empty project name says it is empty and gives the allowed length", async () => {
+  const res = await light.http.admin("POST", "/projects", { name: "" });
+  expectError(res, 400, "VALIDATION_ERROR");
+  expect(res.body.error.details).toMatchObject({ field: "name", reason: "bad_length" });
+  expect(res.body.error.message).toBe("name must not be empty: it must be a string of 1 to 200 characters");
 });
 
 test("feeStrategy's error lists its words in details.allowed too", async () => {

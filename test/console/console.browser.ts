@@ -34,6 +34,8 @@ let browser: Browser;
 let page: Page;
 /** Requests the page made to a host other than the relay's (refused: the console must work offline). */
 const elsewhere: string[] = [];
+/** The console's icon asked for and not found (a browser asks for /favicon.ico on its own). */
+const missing: string[] = [];
 /** A host the test allows for one step (the cross-site page). */
 let alsoAllowed: string | null = null;
 let evil: ReturnType<typeof Bun.serve> | null = null;
@@ -79,6 +81,9 @@ beforeAll(async () => {
   page.on("dialog", (d) => void (d.type() === "prompt" ? d.accept(d.defaultValue()) : d.accept()));
   const relayHost = new URL(r.url).host;
   await page.setRequestInterception(true);
+  page.on("response", (res) => {
+    if (res.status() === 404 && new URL(res.url()).pathname.includes("favicon")) missing.push(res.url());
+  });
   page.on("request", (req) => {
     const host = new URL(req.url()).host;
     if (host === relayHost || host === alsoAllowed) return void req.continue();
@@ -318,10 +323,17 @@ describe("the operator console in Chromium", () => {
   );
 
   test(
-    "webhooks: a delivery shows each attempt, in order, with its status or error and duration",
+    "webhooks: one added from the console (its secret shown once); a delivery shows each attempt, in order, with its status or error and duration",
     async () => {
-      const hook = await r.admin("POST", `/projects/${projectId}/webhooks`, { url: "https://93.184.215.14/hook" });
-      expect(hook.status).toBe(201);
+      // added from the console: its signing secret shown once
+      await fill("Webhook URL", "https://93.184.215.14/hook");
+      await press(button("Add webhook"));
+      await page.waitForSelector("#new-webhook-secret", { timeout: 20_000 });
+      const secret = await page.$eval("#new-webhook-secret", (e) => e.textContent ?? "");
+      expect(secret).toMatch(/^whsec_/);
+      const listed = await r.admin("GET", `/projects/${projectId}/webhooks`);
+      const hook = { body: listed.body.webhooks.find((w: { url: string }) => w.url === "https://93.184.215.14/hook") };
+      expect(hook.body).toBeDefined();
       const at = (s: number) => new Date(Date.UTC(2026, 0, 2, 3, 4, s)).toISOString();
       // a delivery as the worker records it (delivered: the worker leaves it alone)
       await r.database.insert(webhookDeliveries).values({
@@ -416,7 +428,7 @@ describe("the operator console in Chromium", () => {
   );
 
   test(
-    "transactions: a sponsored transaction appears live in the table; its detail shows the attempts and an explorer link",
+    "transactions: a sponsored transaction appears live in the table; its detail shows its project by name, the attempts in words, no explorer for the embedded network",
     async () => {
       await press(link("Transactions"));
       await page.waitForSelector(input("Status"));
@@ -444,9 +456,15 @@ describe("the operator console in Chromium", () => {
       await shot("transactions");
       await press(link(shortHash));
       await untilText("Attempts");
-      const href = await page.$eval(link("View on stellar.expert"), (a) => a.getAttribute("href"));
-      expect(href).toBe(`https://stellar.expert/explorer/testnet/tx/${res.body.hash}`);
-      expect(await bodyText()).toContain(res.body.hash);
+      await untilText("accepted (PENDING)");
+      const text = await bodyText();
+      expect(text).toContain(res.body.hash);
+      // the project by its name; the attempt that landed says so; no explorer for the embedded network
+      expect(text).toContain("Console demo");
+      expect(text).toMatch(/accepted \(PENDING\)\s+success/);
+      expect(text).toContain("testnet (embedded localnet)");
+      expect(text).toContain("no public explorer knows it");
+      expect(await page.$$("a[href^='https://stellar.expert']")).toHaveLength(0);
       await shot("transaction");
     },
     STEP,
@@ -517,8 +535,14 @@ describe("the operator console in Chromium", () => {
     STEP,
   );
 
-  test("no request went to any other host (the console works offline)", () => {
+  test("no request went to any other host (the console works offline); its icon is served, at /favicon.ico too", async () => {
     expect(elsewhere).toEqual([]);
+    expect(missing).toEqual([]);
+    for (const path of ["/favicon.ico", "/console/assets/favicon.svg"]) {
+      const res = await fetch(`${r.url}${path}`);
+      expect([res.status, res.headers.get("content-type")]).toEqual([200, "image/svg+xml"]);
+      expect(await res.text()).toStartWith("<svg");
+    }
   });
 });
 

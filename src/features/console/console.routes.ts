@@ -36,6 +36,7 @@ const MODULES = [
 export const CONSOLE_FILES = new Map([
   ["index.html", "text/html; charset=utf-8"],
   ["console.css", "text/css; charset=utf-8"],
+  ["favicon.svg", "image/svg+xml"],
   ...MODULES.map((m) => [m, JS] as const),
 ]);
 /** The files written by the relay rather than read from src/features/console/static. */
@@ -60,8 +61,12 @@ const serve = (file: string) => {
 
 export function consoleRoutes() {
   const hidden = { detail: { hide: true } };
-  return new Elysia({ name: "console.routes" })
-    .get("/console", () => serve("index.html"), hidden)
-    .get("/console/", () => serve("index.html"), hidden)
-    .get("/console/assets/:file", ({ params }) => serve(params.file), hidden);
+  return (
+    new Elysia({ name: "console.routes" })
+      .get("/console", () => serve("index.html"), hidden)
+      .get("/console/", () => serve("index.html"), hidden)
+      .get("/console/assets/:file", ({ params }) => serve(params.file), hidden)
+      // browsers ask for it at the root, whatever the page says
+      .get("/favicon.ico", () => serve("favicon.svg"), hidden)
+  );
 }

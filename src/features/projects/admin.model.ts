@@ -5,6 +5,7 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { PolicyView, ProjectView as BaseProjectView } from "./project.model.ts";
+import { EXPECTED, shaped } from "../../kernel/wire.ts";
 
 // ---- sponsorship rules: allowlists, a time window, per end-user caps (src/features/projects/rules/sponsorship-rules.ts) ---------------
 
@@ -24,9 +25,9 @@ export const AllowSchema = Type.Object(
       Type.Array(
         Type.Object(
           {
-            contract: Type.String({ pattern: CONTRACT, description: "a contract (C...)" }),
+            contract: shaped(CONTRACT, EXPECTED.contract, { description: "a contract (C...)" }),
             functions: Type.Optional(
-              Type.Array(Type.String({ pattern: FUNCTION }), { uniqueItems: true, maxItems: 100 }),
+              Type.Array(shaped(FUNCTION, EXPECTED.functionName), { uniqueItems: true, maxItems: 100 }),
             ),
           },
           { additionalProperties: false },
@@ -35,14 +36,14 @@ export const AllowSchema = Type.Object(
       ),
     ),
     destinations: Type.Optional(
-      Type.Array(Type.String({ pattern: ADDRESS }), {
+      Type.Array(shaped(ADDRESS, EXPECTED.account), {
         uniqueItems: true,
         maxItems: 1000,
         description: "accounts (G...) or contracts (C...) that value may be sent to",
       }),
     ),
     assets: Type.Optional(
-      Type.Array(Type.String({ pattern: ASSET }), {
+      Type.Array(shaped(ASSET, EXPECTED.asset), {
         uniqueItems: true,
         maxItems: 1000,
         description: '"native" or "CODE:ISSUER"',
@@ -55,12 +56,12 @@ export const AllowSchema = Type.Object(
 export const PerUserSchema = Type.Object(
   {
     maxTransactionsPerDay: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000_000 })),
-    maxFeePerDay: Type.Optional(Type.String({ pattern: STROOPS, description: "stroops (decimal string)" })),
+    maxFeePerDay: Type.Optional(shaped(STROOPS, EXPECTED.stroops, { description: "stroops (decimal string)" })),
   },
   { additionalProperties: false, description: "Caps per end user (the inner transaction's source) per UTC day" },
 );
 
-const IsoTime = Type.String({ pattern: ISO_TIME, description: "ISO 8601, with a time zone" });
+const IsoTime = shaped(ISO_TIME, EXPECTED.isoTime, { description: "ISO 8601, with a time zone" });
 
 export const ApprovalSchema = Type.Object(
   {

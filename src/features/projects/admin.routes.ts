@@ -1,5 +1,6 @@
 /** The admin API (/v1/admin, bearer token checked by the auth plugin): projects, policies, keys and credits. */
 import { Elysia, t } from "elysia";
+import { shaped } from "../../kernel/wire.ts";
 import { CloneType, Type } from "@sinclair/typebox";
 import { errorResponses } from "../../http/schemas.ts";
 import { adminSecurity } from "../../http/openapi-refs.ts";
@@ -156,11 +157,12 @@ export function adminRoutes(deps: { projects: ProjectsService }) {
         params,
         body: t.Object(
           {
-            amount: t.String({
-              pattern: "^-?[1-9][0-9]{0,17}$",
-              error: "amount must be a non-zero integer string of stroops (at most 18 digits)",
-              description: "stroops; negative for an adjustment (needs reason)",
-            }),
+            amount: shaped(
+              "^-?[1-9][0-9]{0,17}$",
+              'a non-zero whole number of stroops written as a string of up to 18 digits, such as "1000000" ' +
+                '(negative, such as "-500", to take credits back)',
+              { description: "stroops; negative for an adjustment (needs reason)" },
+            ),
             reference: t.Optional(t.String({ maxLength: 200 })),
             reason: t.Optional(t.String({ minLength: 1, maxLength: 500 })),
           },
@@ -181,7 +183,7 @@ export function adminRoutes(deps: { projects: ProjectsService }) {
         params,
         query: t.Object({
           limit: t.Optional(t.Integer({ minimum: 1, maximum: 500 })),
-          cursor: t.Optional(t.String({ pattern: "^[0-9]{1,18}$" })),
+          cursor: t.Optional(shaped("^[0-9]{1,18}$", "the nextCursor of the page before (digits)")),
         }),
         response: { 200: CreditJournal, ...errors },
         detail: detail("The credit journal, newest first"),

@@ -7,12 +7,11 @@
  * TypeBox's Integer, not Elysia's t.Integer: that one also takes (and converts) a numeric string.
  */
 import { Type, type Static } from "@sinclair/typebox";
-import { nullable, nullableString } from "../../kernel/wire.ts";
+import { EXPECTED, nullable, nullableString, shaped } from "../../kernel/wire.ts";
 import { MAX_OPS_PER_TX } from "../../stellar/protocol.ts";
 import { Op } from "../../stellar/xdr.ts";
 
-const policyStroops = Type.String({
-  pattern: "^[0-9]{1,18}$",
+const policyStroops = shaped("^[0-9]{1,18}$", EXPECTED.stroops, {
   description: "stroops (decimal string, at most 18 digits)",
 });
 
@@ -43,8 +42,7 @@ export type PolicyView = Static<typeof PolicyView>;
 export const X402Settings = Type.Object(
   {
     payTo: Type.Array(
-      Type.String({
-        pattern: "^[GC][A-Z2-7]{55}$",
+      shaped("^[GC][A-Z2-7]{55}$", EXPECTED.account, {
         description: "an account (G...) or a contract (C...) the project's x402 payments go to",
         examples: ["GBRPYHIL2CI3FNQ4BXLFMNDLFJUNPU2HY3ZMFSHONUCEOASW7QC7OX2H"],
       }),
@@ -114,7 +112,7 @@ export const PolicyPatch = Type.Object(
       }),
     ),
     allowedContractIds: nullable(
-      Type.Array(Type.String({ pattern: "^C[A-Z2-7]{55}$" }), { uniqueItems: true, maxItems: 1000 }),
+      Type.Array(shaped("^C[A-Z2-7]{55}$", EXPECTED.contract), { uniqueItems: true, maxItems: 1000 }),
     ),
     maxOperations: nullable(Type.Integer({ minimum: 1, maximum: MAX_OPS_PER_TX })),
     dailySpendLimit: nullable(policyStroops),

@@ -1,5 +1,6 @@
 /** GET /v1/admin/projects/{id}/users/{account}: an end user's usage today, against the policy's perUser caps. */
 import { Elysia, t } from "elysia";
+import { EXPECTED, shaped } from "../../kernel/wire.ts";
 import { errorResponses } from "../../http/schemas.ts";
 import { adminSecurity } from "../../http/openapi-refs.ts";
 import type { ProjectsService } from "./projects.service.ts";
@@ -23,7 +24,7 @@ export function userRoutes(deps: { projects: ProjectsService; userCaps: UserCaps
       return deps.userCaps.today(params.id, params.account);
     },
     {
-      params: t.Object({ id: t.String(), account: t.String({ pattern: "^[GC][A-Z2-7]{55}$" }) }),
+      params: t.Object({ id: t.String(), account: shaped("^[GC][A-Z2-7]{55}$", EXPECTED.account) }),
       response: { 200: UserDayView, ...errorResponses(400, 401, 404, 500) },
       detail: {
         summary: "An end user's usage today, from what its submissions record (whether or not perUser caps it)",

@@ -36,7 +36,7 @@ export async function projectKeys(box, id) {
     rows.replaceChildren(
       table(
         [
-          ["Key", (k) => h("code", { id: `key-${k.id}` }, `${k.prefix}…`)],
+          ["Key", (k) => h("code", { id: `key-${k.id}`, class: "nowrap" }, `${k.prefix}…`)],
           ["Environment", (k) => k.environment],
           ["Label", (k) => k.label ?? ""],
           ["Scopes", (k) => k.scopes.join(", ")],

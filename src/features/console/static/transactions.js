@@ -64,6 +64,14 @@ export async function transactions(view) {
   every(2000, refresh);
 }
 
+/** What the network answered to a send, in words (its sendTransaction status). */
+const SEND_ANSWERS = {
+  PENDING: "accepted (PENDING)",
+  DUPLICATE: "already queued (DUPLICATE)",
+  TRY_AGAIN_LATER: "busy, sent again (TRY_AGAIN_LATER)",
+  ERROR: "refused (ERROR)",
+};
+
 export async function transaction(view, hash) {
   view.prepend(h("p", null, h("a", { href: "#/transactions" }, "← Transactions")));
   const box = h("div");
@@ -71,10 +79,20 @@ export async function transaction(view, hash) {
   const health = await fetch("/health", { cache: "no-store" })
     .then((r) => r.json())
     .catch(() => null);
+  const names = new Map();
+  const projectName = async (id) => {
+    if (!names.has(id)) names.set(id, (await api("GET", `/v1/admin/projects/${id}`).catch(() => null))?.name ?? id);
+    return names.get(id);
+  };
   every(2000, async () => {
     const t = await api("GET", `/v1/admin/transactions/${hash}`);
     const local = health?.networks?.[t.network]?.upstream === "localnet";
     const explorer = t.network === "mainnet" ? "public" : "testnet";
+    const project = t.projectId
+      ? h("a", { href: `#/projects/${t.projectId}` }, await projectName(t.projectId))
+      : "anonymous";
+    // the attempt that landed carries the transaction's status; an earlier one was replaced by it
+    const result = (a) => (a.hash === t.hash ? t.status : t.ledger ? "replaced" : "–");
     box.replaceChildren(
       h("h1", null, "Transaction ", badge(t.status)),
       h(
@@ -86,29 +104,36 @@ export async function transaction(view, hash) {
           [
             ["Hash", h("code", null, t.hash)],
             ["Inner hash", h("code", null, t.innerHash)],
-            ["Network", t.network],
+            ["Network", local ? `${t.network} (embedded localnet)` : t.network],
             ["Ledger", t.ledger ?? "–"],
             ["Fee charged", t.feeCharged ? xlm(t.feeCharged) : "–"],
-            ["Project", t.projectId ? h("a", { href: `#/projects/${t.projectId}` }, t.projectId) : "anonymous"],
+            ["Project", project],
             ["Created", when(t.createdAt)],
             ["Updated", when(t.updatedAt)],
             ["Error", t.error ? `${t.error.code}: ${t.error.message}` : "–"],
           ].map(([k, v]) => [h("dt", null, k), h("dd", null, v)]),
         ),
-        h(
-          "p",
-          null,
-          h(
-            "a",
-            {
-              href: `https://stellar.expert/explorer/${explorer}/tx/${t.hash}`,
-              rel: "noopener noreferrer",
-              target: "_blank",
-            },
-            "View on stellar.expert",
-          ),
-          local ? h("span", { class: "muted" }, " (an embedded localnet: its transactions are not there)") : null,
-        ),
+        local
+          ? h(
+              "p",
+              { class: "muted" },
+              "On the relay's embedded localnet: no public explorer knows it; look it up with getTransaction at ",
+              h("code", null, `/localnet/${t.network}/rpc`),
+              ".",
+            )
+          : h(
+              "p",
+              null,
+              h(
+                "a",
+                {
+                  href: `https://stellar.expert/explorer/${explorer}/tx/${t.hash}`,
+                  rel: "noopener noreferrer",
+                  target: "_blank",
+                },
+                "View on stellar.expert",
+              ),
+            ),
       ),
       h("h2", null, "Attempts"),
       table(
@@ -117,7 +142,8 @@ export async function transaction(view, hash) {
           ["Hash", (a) => h("code", null, short(a.hash, 8))],
           ["Fee bid", (a) => a.feeBid, "num"],
           ["Channel", (a) => h("code", null, short(a.channel, 6))],
-          ["Answer", (a) => a.answer ?? "–"],
+          ["Network's answer to the send", (a) => SEND_ANSWERS[a.answer] ?? a.answer ?? "–"],
+          ["Result", result],
         ],
         t.attempts,
         "No attempts.",

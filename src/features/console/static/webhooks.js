@@ -1,7 +1,9 @@
-// A project's webhooks: the list, and a webhook's last deliveries with each attempt.
+// A project's webhooks: the list, a new one registered (its signing secret shown once), and a
+// webhook's last deliveries with each attempt.
 
 import { api } from "./api.js";
 import { badge, h, table, when } from "./dom.js";
+import { field, form } from "./forms.js";
 import { showError } from "./view.js";
 
 /** A delivery's attempts, oldest first: when, the HTTP status or the error, how long it took. */
@@ -15,8 +17,9 @@ const attemptList = (log) =>
     : "–";
 
 export async function projectWebhooks(box, id) {
-  const { webhooks } = await api("GET", `/v1/admin/projects/${id}/webhooks`).catch(() => ({ webhooks: [] }));
+  const list = h("div");
   const deliveries = h("div");
+  const shown = h("div");
   const show = async (w) => {
     const { deliveries: d } = await api("GET", `/v1/admin/projects/${id}/webhooks/${w.id}/deliveries?limit=20`);
     deliveries.replaceChildren(
@@ -35,22 +38,49 @@ export async function projectWebhooks(box, id) {
       ),
     );
   };
+  const load = async () => {
+    const { webhooks } = await api("GET", `/v1/admin/projects/${id}/webhooks`).catch(() => ({ webhooks: [] }));
+    list.replaceChildren(
+      table(
+        [
+          ["URL", (w) => h("code", null, w.url)],
+          ["Events", (w) => w.events.join(", ")],
+          ["Created", (w) => when(w.createdAt)],
+          [
+            "",
+            (w) =>
+              h(
+                "button",
+                { type: "button", class: "secondary", onclick: () => show(w).catch(showError) },
+                "Deliveries",
+              ),
+          ],
+        ],
+        webhooks,
+        "No webhooks yet.",
+      ),
+    );
+  };
+  const url = h("input", { type: "url", name: "url", required: "", placeholder: "https://example.com/hooks/relay" });
+  const add = async () => {
+    const w = await api("POST", `/v1/admin/projects/${id}/webhooks`, { url: url.value.trim() });
+    url.value = "";
+    shown.replaceChildren(
+      h(
+        "div",
+        { class: "secret", role: "status" },
+        h("strong", null, `Signing secret of ${w.url}, shown once (deliveries are signed with it):`),
+        h("code", { id: "new-webhook-secret" }, w.secret),
+      ),
+    );
+    await load();
+  };
   box.append(
     h("h2", null, "Webhooks"),
-    table(
-      [
-        ["URL", (w) => h("code", null, w.url)],
-        ["Events", (w) => w.events.join(", ")],
-        ["Created", (w) => when(w.createdAt)],
-        [
-          "",
-          (w) =>
-            h("button", { type: "button", class: "secondary", onclick: () => show(w).catch(showError) }, "Deliveries"),
-        ],
-      ],
-      webhooks,
-      "No webhooks (register them with POST /v1/admin/projects/{id}/webhooks).",
-    ),
+    form(add, field("Webhook URL", url, "webhook-url"), h("button", { type: "submit" }, "Add webhook")),
+    shown,
+    list,
     deliveries,
   );
+  await load();
 }

@@ -4,6 +4,7 @@
  * defaults + overrides. On the wire, stroop amounts are decimal strings; inside they are bigint.
  */
 import { type Static, Type } from "@sinclair/typebox";
+import { EXPECTED, shaped } from "../../../kernel/wire.ts";
 import { PolicyPatch as BasePolicyPatch } from "../project.model.ts";
 import { RULES_PATCH, type ProjectPolicyView } from "../admin.model.ts";
 import type { Policy } from "../../../../actors/projects/policy.ts";
@@ -32,8 +33,7 @@ export const PolicyPatch = Type.Object(
     ...BasePolicyPatch.properties,
     lowBalanceAlert: Type.Optional(
       Type.Union([
-        Type.String({
-          pattern: "^[0-9]{1,18}$",
+        shaped("^[0-9]{1,18}$", EXPECTED.stroops, {
           description: "stroops (decimal string, at most 18 digits): a credits.low event when the balance falls below",
         }),
         Type.Null(),
