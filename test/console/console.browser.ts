@@ -14,6 +14,7 @@ import { join } from "node:path";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { startTestRelay, TEST_ADMIN_TOKEN, type TestRelay } from "../support/relay.ts";
 import { webhookDeliveries } from "../../src/store/schema.ts";
+import { axeViolations } from "../support/axe.ts";
 
 // the callbacks of page.evaluate run in the page: its globals (the project's types have no DOM)
 declare const document: any;
@@ -49,7 +50,13 @@ const bodyText = () => page.evaluate(() => document.body.innerText);
 const untilText = (text: string, timeout = 20_000, on: Page = page) =>
   // biome-ignore lint/performance/useDomNodeTextContent: the rendered text is meant
   on.waitForFunction((t) => document.body.innerText.includes(t), { timeout, polling: 100 }, text);
-const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`) as `${string}.png` });
+/** axe-core's WCAG 2.2 AA violations of each page a screenshot was taken of, by screenshot. */
+const violations: Record<string, string[]> = {};
+/** A screenshot of the page as it is, and axe-core's look at it. */
+async function shot(name: string) {
+  await page.screenshot({ path: join(SHOTS, `${name}.png`) as `${string}.png` });
+  violations[name] = await axeViolations(page);
+}
 /**
  * Clicks a control once it is shown and its page has drawn every section (a section drawn later
  * moves the ones below it: a click aimed before that lands elsewhere on a busy machine).
@@ -494,6 +501,30 @@ describe("the operator console in Chromium", () => {
   );
 
   test(
+    "from the keyboard: every control Tab reaches on a project's page shows its focus",
+    async () => {
+      await page.setViewport(DESKTOP);
+      await page.goto(`${r.url}/console#/projects/${projectId}`, { waitUntil: "load" });
+      await page.waitForSelector("#view:not([aria-busy])");
+      const seen: { tag: string; outline: string }[] = [];
+      for (let i = 0; i < 25; i++) {
+        await page.keyboard.press("Tab");
+        seen.push(
+          await page.evaluate(() => {
+            const e = document.activeElement;
+            const s = window.getComputedStyle(e);
+            return { tag: e.tagName, outline: `${s.outlineStyle} ${s.outlineWidth}` };
+          }),
+        );
+      }
+      const controls = seen.filter((f) => f.tag !== "BODY");
+      expect(controls.length).toBeGreaterThan(15);
+      expect(controls.filter((f) => f.outline.startsWith("none") || f.outline.endsWith(" 0px"))).toEqual([]);
+    },
+    STEP,
+  );
+
+  test(
     "sign out ends the session: the page asks for the token again and the admin API refuses the old cookie",
     async () => {
       csrfSeen = ((await (await fetch(`${r.url}/v1/admin/session`, { headers: { cookie } })).json()) as any).csrfToken;
@@ -534,6 +565,11 @@ describe("the operator console in Chromium", () => {
     },
     STEP,
   );
+
+  test("axe-core finds no WCAG 2.2 AA violation on any page shown (desktop and phone)", () => {
+    expect(Object.keys(violations).length).toBeGreaterThanOrEqual(8);
+    expect(Object.entries(violations).filter(([, v]) => v.length > 0)).toEqual([]);
+  });
 
   test("no request went to any other host (the console works offline); its icon is served, at /favicon.ico too", async () => {
     expect(elsewhere).toEqual([]);
