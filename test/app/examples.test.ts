@@ -5,7 +5,8 @@ import { startTestRelay, type TestRelay } from "../support/relay.ts";
 
 let r: TestRelay;
 beforeAll(async () => {
-  r = await startTestRelay();
+  // its webhooks may go to this machine: the README's blocks register one
+  r = await startTestRelay({ WEBHOOK_ALLOW_PRIVATE: "true" });
 });
 afterAll(() => r.stop());
 
@@ -71,4 +72,32 @@ test("the asynchronous example: 202 with a Location, then a long poll until succ
   const [accepted, done] = out.trim().split("\n");
   expect(accepted).toMatch(/^202 \{"hash":"[0-9a-f]{64}","innerHash":"[0-9a-f]{64}","status":"(submitted|success)"\}$/);
   expect(done).toMatch(/^200 success \d+$/);
+});
+
+test("every shell block of the README's API by example runs as written, in order, in one shell", {
+  timeout: 90_000,
+}, async () => {
+  const part = readme.slice(readme.indexOf("## The API by example"), readme.indexOf("## Configuration"));
+  const blocks = [...part.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  expect(blocks.length).toBeGreaterThanOrEqual(6);
+  const script = blocks
+    .join("\n")
+    .replaceAll("http://localhost:3000", r.url)
+    .replace("https://example.com/relay-hook", "http://127.0.0.1:9/relay-hook"); // this machine: nothing listens
+  const p = Bun.spawn(["bash", "-o", "pipefail", "-c", script], {
+    cwd: new URL("../..", import.meta.url).pathname,
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, RELAY_URL: r.url, ADMIN_TOKEN: r.env.ADMIN_TOKEN! },
+  });
+  const [out, err, code] = [await new Response(p.stdout).text(), await new Response(p.stderr).text(), await p.exited];
+  // curl -N ends with 28 when --max-time stops the stream, as the README says; nothing else may fail
+  expect(err).not.toMatch(/curl: \((?!28\))\d+\)|error:|command not found|unbound/i);
+  expect(code).toBe(0); // the last block's last command
+  expect(out).toContain('"feePaid":"300"'); // sponsored
+  expect(out).toMatch(/"status":"success"/); // looked up by its hash
+  expect(out).toContain('"estimatedFee":"300"'); // estimated
+  expect(out).toContain('"revokedAt":"'); // the admin walkthrough, to the end
+  expect(out).toContain(": connected"); // the event stream, with the walkthrough's project's key
+  expect(out).toMatch(/"secret":"whsec_/); // a webhook registered
 });
