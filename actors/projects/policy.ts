@@ -163,12 +163,21 @@ function checkWindow(p: Policy, now: number): Violation | null {
 const describe = (op: OpSummary): string =>
   op.contract ? `${op.function ? `${op.function} on ` : ""}${op.contract}` : op.type;
 
+/** How many of a list a refusal's details name (the message names fewer). */
+const SHOWN_IN_DETAILS = 20;
+/** What a list allows, in a few words: its first entries and how many more. */
+function listing(list: string[]): string {
+  if (list.length === 0) return "it lists nothing: nothing of this kind is allowed";
+  const shown = list.slice(0, 3).join(", ");
+  return `it lists ${shown}${list.length > 3 ? ` and ${list.length - 3} more` : ""}`;
+}
+
 /** The first thing an operation touches outside a present allowlist. */
 function checkAllow(allow: Allow, ops: OpSummary[]): Violation | null {
-  const outside = (rule: PolicyRule, what: string, value: string, i: number): Violation => ({
+  const outside = (rule: PolicyRule, what: string, value: string, i: number, listed: string[]): Violation => ({
     rule,
-    message: `operation ${i} ${what} ${value}, which the policy's ${rule} does not list`,
-    details: { value, operation: i },
+    message: `operation ${i} ${what} ${value}, which the policy's ${rule} does not list (${listing(listed)})`,
+    details: { value, operation: i, allowed: listed.slice(0, SHOWN_IN_DETAILS), allowedCount: listed.length },
   });
   for (const [i, op] of ops.entries()) {
     // what cannot be told is refused by a list, unless allow.contracts names the contract (checked below)
@@ -185,16 +194,24 @@ function checkAllow(allow: Allow, ops: OpSummary[]): Violation | null {
     if (allow.assets && op.assetUnknown && !trusted) return unknown("allow.assets", "which asset it moves");
     if (allow.destinations)
       for (const d of [...(op.destination ? [op.destination] : []), ...(op.destinations ?? [])])
-        if (!allow.destinations.includes(d)) return outside("allow.destinations", "sends value to", d, i);
+        if (!allow.destinations.includes(d))
+          return outside("allow.destinations", "sends value to", d, i, allow.destinations);
     if (allow.assets)
       for (const a of [...(op.asset ? [op.asset] : []), ...(op.assets ?? [])])
-        if (!allow.assets.includes(a)) return outside("allow.assets", "moves the asset", a, i);
+        if (!allow.assets.includes(a)) return outside("allow.assets", "moves the asset", a, i, allow.assets);
     if (allow.contracts && op.type === "invokeHostFunction") {
       const listed = op.contract ? allow.contracts.find((c) => c.contract === op.contract) : undefined;
+      const contracts = allow.contracts.map((c) => c.contract);
       if (!listed)
-        return outside("allow.contracts", "invokes", op.contract ?? "no contract (an upload or a creation)", i);
+        return outside(
+          "allow.contracts",
+          "invokes",
+          op.contract ?? "no contract (an upload or a creation)",
+          i,
+          contracts,
+        );
       if (listed.functions && !listed.functions.includes(op.function ?? "")) {
-        const v = outside("allow.contracts", `calls ${op.contract}'s function`, op.function ?? "", i);
+        const v = outside("allow.contracts", `calls ${op.contract}'s function`, op.function ?? "", i, listed.functions);
         return { ...v, details: { ...v.details, contract: op.contract } };
       }
     }

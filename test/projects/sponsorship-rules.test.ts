@@ -64,6 +64,9 @@ describe("allowlists", () => {
       ),
     });
     expectViolation(refused, "allow.destinations", other.publicKey());
+    // and says what the list allows
+    expect(refused.body.error.message).toContain(`(it lists ${listed.publicKey()})`);
+    expect(refused.body.error.details).toMatchObject({ allowed: [listed.publicKey()], allowedCount: 1 });
     expect(await seq(user)).toBe(before);
     const ok = await sponsor(p.testKey, {
       transaction: xdrOf(
