@@ -211,7 +211,8 @@ function message(
   if (reason === "missing_field")
     return { message: `${field} is missing: it must be ${allowedText(f.schema)}`, reason };
   if (reason === "duplicate_items") return { message: `${field} must not name an item twice${got}`, reason };
-  const custom = typeof f.schema.error === "string" ? `: ${f.schema.error}` : "";
+  // a string's own words add what its shape means; a number's range says it all
+  const custom = typeof f.schema.error === "string" && f.schema.type === "string" ? `: ${f.schema.error}` : "";
   if (f.value === "" && f.schema.type === "string")
     return { message: `${field} must not be empty: it must be ${allowedText(f.schema)}`, reason };
   return { message: `${field} must be ${allowedText(f.schema)}${orNull}${got}${custom}`, reason };

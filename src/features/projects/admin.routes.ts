@@ -121,8 +121,7 @@ export function adminRoutes(deps: { projects: ProjectsService }) {
             overlapSeconds: Type.Integer({
               minimum: 0,
               maximum: MAX_OVERLAP_SECONDS,
-              error: `overlapSeconds must be an integer from 0 to ${MAX_OVERLAP_SECONDS} (30 days)`,
-              description: "How long the old key keeps working (then 401 KEY_EXPIRED)",
+              description: "How long the old key keeps working, in seconds, at most 30 days (then 401 KEY_EXPIRED)",
             }),
           },
           { additionalProperties: false },
