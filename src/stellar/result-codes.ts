@@ -25,6 +25,22 @@ export const TX_CODE_NAMES: Record<number, string> = {
   [-18]: "tx_frozen_key_accessed",
 };
 
+/** The codes a payment and both path payments share (a payment is a path payment in one asset). */
+const PAYMENT_CODES: Record<number, string> = {
+  0: "op_success",
+  [-1]: "op_malformed",
+  [-2]: "op_underfunded",
+  [-3]: "op_src_no_trust",
+  [-4]: "op_src_not_authorized",
+  [-5]: "op_no_destination",
+  [-6]: "op_no_trust",
+  [-7]: "op_not_authorized",
+  [-8]: "op_line_full",
+  [-9]: "op_no_issuer",
+};
+/** A path payment's own codes: crossing offers. */
+const CROSSING_CODES: Record<number, string> = { [-10]: "op_too_few_offers", [-11]: "op_cross_self" };
+
 const OP_CODE_NAMES: Record<number, Record<number, string>> = {
   0: {
     0: "op_success",
@@ -33,48 +49,9 @@ const OP_CODE_NAMES: Record<number, Record<number, string>> = {
     [-3]: "op_low_reserve",
     [-4]: "op_already_exists",
   },
-  1: {
-    0: "op_success",
-    [-1]: "op_malformed",
-    [-2]: "op_underfunded",
-    [-3]: "op_src_no_trust",
-    [-4]: "op_src_not_authorized",
-    [-5]: "op_no_destination",
-    [-6]: "op_no_trust",
-    [-7]: "op_not_authorized",
-    [-8]: "op_line_full",
-    [-9]: "op_no_issuer",
-  },
-  2: {
-    0: "op_success",
-    [-1]: "op_malformed",
-    [-2]: "op_underfunded",
-    [-3]: "op_src_no_trust",
-    [-4]: "op_src_not_authorized",
-    [-5]: "op_no_destination",
-    [-6]: "op_no_trust",
-    [-7]: "op_not_authorized",
-    [-8]: "op_line_full",
-    [-9]: "op_no_issuer",
-    [-10]: "op_too_few_offers",
-    [-11]: "op_cross_self",
-    [-12]: "op_over_source_max",
-  },
-  13: {
-    0: "op_success",
-    [-1]: "op_malformed",
-    [-2]: "op_underfunded",
-    [-3]: "op_src_no_trust",
-    [-4]: "op_src_not_authorized",
-    [-5]: "op_no_destination",
-    [-6]: "op_no_trust",
-    [-7]: "op_not_authorized",
-    [-8]: "op_line_full",
-    [-9]: "op_no_issuer",
-    [-10]: "op_too_few_offers",
-    [-11]: "op_cross_self",
-    [-12]: "op_under_dest_min",
-  },
+  1: PAYMENT_CODES,
+  2: { ...PAYMENT_CODES, ...CROSSING_CODES, [-12]: "op_over_source_max" },
+  13: { ...PAYMENT_CODES, ...CROSSING_CODES, [-12]: "op_under_dest_min" },
   6: {
     0: "op_success",
     [-1]: "op_malformed",

@@ -386,7 +386,13 @@ describe.each(databaseKinds)("projects over HTTP (%s)", (kind) => {
       const call = await preparedEcho(r, user);
       const res = await sponsor(call, key(p.testKey));
       expectError(res, 403, "POLICY_VIOLATION");
-      expect(res.body.error.details).toEqual({ rule: "allow.contracts", value: TEST_CONTRACT_ID, operation: 0 });
+      expect(res.body.error.details).toEqual({
+        rule: "allow.contracts",
+        value: TEST_CONTRACT_ID,
+        operation: 0,
+        allowed: [OTHER_CONTRACT],
+        allowedCount: 1,
+      });
       expect(res.body.error.message).toContain(TEST_CONTRACT_ID);
       // classic operations call no contract: not affected
       expectOk(await sponsor(await payments(r, await r.funded(), 1), key(p.testKey)));

@@ -21,7 +21,7 @@ import {
 } from "@stellar/stellar-sdk";
 import { sacId, signedTransfer } from "../support/sac.ts";
 import { expectError, expectOk, xdrOf } from "../support/harness.ts";
-import { startTestRelay, type TestRelay } from "../support/relay.ts";
+import { signedOp, startTestRelay, type TestRelay } from "../support/relay.ts";
 
 let r: TestRelay;
 beforeAll(async () => {
@@ -34,17 +34,7 @@ const sponsor = (key: string, body: Record<string, unknown>) =>
 const seq = async (kp: Keypair) => BigInt((await r.rpc.getAccount(kp.publicKey())).sequenceNumber());
 const sac = () => sacId(r);
 
-async function tx(from: Keypair, op: xdr.Operation): Promise<Transaction> {
-  const t = new TransactionBuilder(await r.rpc.getAccount(from.publicKey()), {
-    fee: "100",
-    networkPassphrase: r.passphrase,
-  })
-    .addOperation(op)
-    .setTimeout(60)
-    .build();
-  t.sign(from);
-  return t;
-}
+const tx = (from: Keypair, op: xdr.Operation): Promise<Transaction> => signedOp(r, from, op);
 
 function expectViolation(res: { status: number; body: any }, rule: string, value: string) {
   if (res.status !== 403) throw new Error(`expected 403, got ${res.status} ${JSON.stringify(res.body)}`);

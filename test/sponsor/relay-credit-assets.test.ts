@@ -5,9 +5,9 @@
  * events included).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { Asset, Horizon, type Keypair, Operation, TransactionBuilder, type xdr } from "@stellar/stellar-sdk";
+import { Asset, Horizon, type Keypair, Operation, type xdr } from "@stellar/stellar-sdk";
 import { xdrOf } from "../support/harness.ts";
-import { startTestRelay, type TestRelay } from "../support/relay.ts";
+import { signedOp, startTestRelay, type TestRelay } from "../support/relay.ts";
 
 let r: TestRelay;
 let horizon: Horizon.Server;
@@ -17,17 +17,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => r.stop());
 
-async function signed(from: Keypair, op: xdr.Operation): Promise<string> {
-  const t = new TransactionBuilder(await r.rpc.getAccount(from.publicKey()), {
-    fee: "100",
-    networkPassphrase: r.passphrase,
-  })
-    .addOperation(op)
-    .setTimeout(60)
-    .build();
-  t.sign(from);
-  return xdrOf(t);
-}
+const signed = async (from: Keypair, op: xdr.Operation): Promise<string> => xdrOf(await signedOp(r, from, op));
 const usdOf = async (kp: Keypair, issuer: Keypair) =>
   (await horizon.loadAccount(kp.publicKey())).balances.find(
     (b) => "asset_issuer" in b && b.asset_issuer === issuer.publicKey(),

@@ -518,7 +518,13 @@ describe("credits and policies", () => {
     const contracts = await r.project({ policy: { allowedContractIds: [TEST_CONTRACT_ID] } });
     const c = await sponsorOp(b64, "testnet", { "x-api-key": contracts.testKey });
     expectError(c, 403, "POLICY_VIOLATION");
-    expect(c.body.error.details).toEqual({ rule: "allow.contracts", value: sacId(), operation: 0 });
+    expect(c.body.error.details).toEqual({
+      rule: "allow.contracts",
+      value: sacId(),
+      operation: 0,
+      allowed: [TEST_CONTRACT_ID],
+      allowedCount: 1,
+    });
 
     const ops = await r.project({ policy: { allowedOperations: ["payment"] } });
     const o = await sponsorOp(b64, "testnet", { "x-api-key": ops.testKey });

@@ -6,7 +6,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import postgres from "postgres";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Account, Keypair, rpc, TransactionBuilder, Asset, Operation, type Transaction } from "@stellar/stellar-sdk";
+import {
+  Account,
+  Keypair,
+  rpc,
+  TransactionBuilder,
+  Asset,
+  Operation,
+  type Transaction,
+  type xdr,
+} from "@stellar/stellar-sdk";
 import { loadConfig } from "../../src/config.ts";
 import { createLogger, type Logger } from "../../src/kernel/log.ts";
 import { startRelay, type Relay } from "../../src/boot/boot.ts";
@@ -221,4 +230,17 @@ export function capturingLogger(level = "info"): { log: Logger; lines: Record<st
     }),
     lines,
   };
+}
+
+/** `op` in a transaction of `from` on the relay's testnet, at its next sequence number, signed (60 s to live). */
+export async function signedOp(r: TestRelay, from: Keypair, op: xdr.Operation): Promise<Transaction> {
+  const t = new TransactionBuilder(await r.rpc.getAccount(from.publicKey()), {
+    fee: "100",
+    networkPassphrase: r.passphrase,
+  })
+    .addOperation(op)
+    .setTimeout(60)
+    .build();
+  t.sign(from);
+  return t;
 }
