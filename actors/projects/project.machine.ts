@@ -10,7 +10,7 @@
  * `balance` mirrors the credit journal: a credit reservation lowers it at once (the caller
  * journals it), and SETTLE applies what the journal released and charged.
  */
-import { setup, enqueueActions } from "xstate";
+import { setup, enqueueActions, type Actor } from "xstate";
 import { dropHold, putHold } from "../pool/holds.ts";
 import { checkRules, type Policy, type SpendRequest } from "./policy.ts";
 
@@ -328,3 +328,6 @@ export const projectMachine = setup({
     DEBIT: { actions: "debit" },
   },
 });
+
+/** A project's running actor. */
+export type ProjectActor = Actor<typeof projectMachine>;

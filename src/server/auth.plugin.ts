@@ -32,7 +32,7 @@ import { requireScope } from "../features/projects/principal.ts";
 import type { KeyScope } from "../features/projects/keys/key.model.ts";
 import type { ProjectsService } from "../features/projects/projects.service.ts";
 import type { ProjectActors } from "../features/projects/project-actors.ts";
-import type { ProjectActor } from "../features/projects/project-actor.ts";
+import type { ProjectActor } from "../../actors/projects/project.machine.ts";
 import { canonicalPath, requestPath } from "../http/request-path.ts";
 
 /**

@@ -1,6 +1,6 @@
 /** SUBMISSION_FAILED in plain words: the usual result codes carry a hint of what to do. */
 import { expect, test } from "bun:test";
-import { submissionFailed } from "../../src/features/sponsor/outcome.ts";
+import { submissionFailed } from "../../src/features/sponsor/outcomes.ts";
 import { feeBumpResult, plainResult } from "../../src/localnet/results.ts";
 import { X, toB64 } from "../../src/stellar/xdr.ts";
 

@@ -10,7 +10,7 @@ import {
   networkOfKeys,
   specOf,
 } from "../../stellar/networks.ts";
-import type { ProjectActor } from "./project-actor.ts";
+import type { ProjectActor } from "../../../actors/projects/project.machine.ts";
 import type { Policy, SpendRequest } from "./rules/policy.ts";
 import type { FeeStrategy } from "../tx/fee-strategy.ts";
 import type { KeyScope } from "./keys/key.model.ts";

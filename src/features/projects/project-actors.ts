@@ -18,6 +18,7 @@ import {
   rateState,
   suspended,
   utcDay,
+  type ProjectActor,
   type ProjectReply,
   type ProjectStatus,
   type RateState,
@@ -29,7 +30,6 @@ import type { CheckpointStore } from "../../store/checkpoints.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { Policy } from "./rules/policy.ts";
 import type { Payer } from "./principal.ts";
-import type { ProjectActor } from "./project-actor.ts";
 import { restorable, withoutHolds } from "./project-checkpoints.ts";
 import { clientGroup } from "./client-group.ts";
 

@@ -2,8 +2,7 @@
  * A project actor's checkpoint as written and as restored: without its open holds, which die with
  * the process.
  */
-import { projectMachine } from "../../../actors/projects/project.machine.ts";
-import type { ProjectActor } from "./project-actor.ts";
+import { projectMachine, type ProjectActor } from "../../../actors/projects/project.machine.ts";
 
 /**
  * A checkpoint without the open holds: they die with the process (a restored actor is sent SYNC,

@@ -9,10 +9,9 @@ import type { Confirmed } from "../../network/ledger-watcher.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { SponsorMetrics } from "../../kernel/metrics.ts";
 import type { Outcome, SettledCredits, SubmissionRecord, SubmissionStore } from "../../store/types.ts";
-import { submissionFailed } from "./outcome.ts";
 import type { Networks } from "../networks/networks.ts";
 import type { Reservation } from "./admission.ts";
-import { outcomeOf } from "./outcomes.ts";
+import { outcomeOf, submissionFailed } from "./outcomes.ts";
 import type { ParkedLeases } from "./parked-leases.ts";
 import type { UserCaps } from "../projects/rules/user-caps.ts";
 

@@ -13,12 +13,11 @@ import type { Logger } from "../../kernel/log.ts";
 import type { Signed } from "../../stellar/envelope.ts";
 import type { Outcome, SubmissionStore } from "../../store/types.ts";
 import { jobFee, type Sender } from "./jobs.ts";
-import { submissionFailed } from "./outcome.ts";
 import { drive } from "../tx/submit-steps.ts";
 import type { Submitted } from "../../network/submit-protocol.ts";
 import type { ChannelPool } from "../pool/channel-pool.ts";
 import type { Reservation } from "./admission.ts";
-import { expired, timedOut } from "./outcomes.ts";
+import { expired, submissionFailed, timedOut } from "./outcomes.ts";
 import type { ParkedLeases } from "./parked-leases.ts";
 import type { Settlement } from "./settlement.ts";
 
