@@ -1,8 +1,9 @@
 /**
- * Starts the relay, as a table of steps: the store, the coordination of instances, the networks,
- * the projects, the features, the app; then the networks start and the background work begins.
- * Each step hands what it built to the next (nothing is set after construction) and pushes what
- * it opened on one stack, which a failed start or stop() closes, newest first.
+ * Starts the relay, as a list of steps run by one loop (`START`): keys in tokens, the store, the
+ * coordination of instances, the networks, events, the features, the projects, the HTTP server; then
+ * the networks start and the background work begins. Each step is given what the steps before it
+ * made and adds its own part (nothing is set after construction), and pushes what it opened on one
+ * stack, which a failed start or stop() closes, newest first.
  */
 import type { Config } from "../config.ts";
 import type { createApp } from "../app.ts";
@@ -18,6 +19,7 @@ import { openShared, openStore, startEvents, startProjects } from "./parts.ts";
 import { startBackground, wireFeatures } from "./features.ts";
 import { checkPortFree } from "./steps.ts";
 import { openSigners } from "./signers.ts";
+import { StepList } from "./step-list.ts";
 import { type NetworkFacts, readyLine } from "./start-summary.ts";
 
 export { localFunder } from "./networks.ts";
@@ -47,28 +49,47 @@ export async function startRelay(config: Config, log: Logger, signal?: AbortSign
   const closers = new Closers(log);
   const unlock = singleInstance(config) ? lockDataDir(config.DATA_DIR, embeddedParts(config)) : () => {};
   closers.push("data directory lock", unlock);
-  const goOn = () => signal?.throwIfAborted();
   try {
-    // keys in tokens first: a wrong PIN or a missing key ends the start before anything is opened
-    const signers = await openSigners(config, log);
-    goOn();
-    const store = await openStore(config, log, closers);
-    goOn();
-    const shared = await openShared(config, log, store, closers);
-    goOn();
-    const networks = await buildNetworks({ config, log, ...store, ...shared, signers }, (n) => {
+    const started = signal ?? new AbortController().signal;
+    const m = await START.run({ config, log, closers, signal: started }, signal, (step) =>
+      log.debug({ step }, "start step"),
+    );
+    log.info({ port: m.app.server!.port }, "relay listening");
+    const networks = m.networks.all().map((n) => factsOf(config, n, m.url));
+    log.info({ url: m.url }, readyLine(config, { url: m.url, networks }));
+    return relay(m.url, m.app, m.networks, m.store.database.db, m.events, closers);
+  } catch (e) {
+    await closers.close(); // a relay that cannot start leaves nothing running
+    throw e;
+  }
+}
+
+/** The start, in order; each step pushes what it opens on the closers (closed newest first). */
+const START = StepList.of<{ config: Config; log: Logger; closers: Closers; signal: AbortSignal }>()
+  // keys in tokens first: a wrong PIN or a missing key ends the start before anything is opened
+  .step("keys in tokens", async ({ config, log }) => ({ signers: await openSigners(config, log) }))
+  .step("store", async ({ config, log, closers }) => ({ store: await openStore(config, log, closers) }))
+  .step("shared parts", async ({ config, log, closers, store }) => ({
+    shared: await openShared(config, log, store, closers),
+  }))
+  .step("networks", async ({ config, log, closers, store, shared, signers }) => ({
+    networks: await buildNetworks({ config, log, ...store, ...shared, signers }, (n) => {
       closers.push(`${n.name} network`, () => n.localnet?.stop());
       closers.push(`${n.name} gateway`, () => n.gateway.stop());
       closers.push(`${n.name} channel pool`, () => n.pool?.stop());
-    });
-    goOn();
-    const events = await startEvents(config, log, store, closers);
-    goOn();
-    const features = wireFeatures(config, log, { ...store, ...shared, networks, events });
-    const projects = await startProjects(config, log, { ...store, ...shared, ...features, networks, events }, closers);
-    goOn();
+    }),
+  }))
+  .step("events", async ({ config, log, closers, store }) => ({
+    events: await startEvents(config, log, store, closers),
+  }))
+  .step("features", ({ config, log, store, shared, networks, events }) => ({
+    features: wireFeatures(config, log, { ...store, ...shared, networks, events }),
+  }))
+  .step("projects", async ({ config, log, closers, store, shared, features, networks, events }) => ({
+    projects: await startProjects(config, log, { ...store, ...shared, ...features, networks, events }, closers),
+  }))
+  .step("http server", ({ closers, features, projects }) => {
     const app = features.app(projects);
-    const url = `http://127.0.0.1:${app.server!.port}`;
     closers.push("http server", async () => {
       // the event streams just ended send what they hold (a second at most); what is still open is then closed
       const server = app.server;
@@ -76,16 +97,16 @@ export async function startRelay(config: Config, log: Logger, signal?: AbortSign
       await app.stop(true);
     });
     closers.push("requests in flight", () => features.drain(projects.watch));
-    await startNetworks(networks, { config, log, url, signal: signal ?? new AbortController().signal });
+    return { app, url: `http://127.0.0.1:${app.server!.port}` };
+  })
+  .step("networks started", async ({ config, log, networks, url, signal }) => {
+    await startNetworks(networks, { config, log, url, signal });
+    return {};
+  })
+  .step("background work", ({ config, log, features, networks, closers }) => {
     startBackground(config, log, features, networks, closers);
-    log.info({ port: app.server!.port }, "relay listening");
-    log.info({ url }, readyLine(config, { url, networks: networks.all().map((n) => factsOf(config, n, url)) }));
-    return relay(url, app, networks, store.database.db, events, closers);
-  } catch (e) {
-    await closers.close(); // a relay that cannot start leaves nothing running
-    throw e;
-  }
-}
+    return {};
+  });
 
 const factsOf = (config: Config, n: Network, url: string): NetworkFacts => ({
   name: n.name,
