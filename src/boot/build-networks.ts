@@ -83,7 +83,7 @@ async function buildNetwork(name: NetworkName, parts: NetworkParts): Promise<Net
     ? localFunder(localnet.passphrase)
     : (parts.signers.funder(name) ?? (secret ? Keypair.fromSecret(secret) : null));
   const pool = funder ? buildPool(name, gateway, submitter, funder, parts) : undefined;
-  return { spec, name, passphrase: gateway.passphrase, gateway, submitter, pool, localnet, rpc: upstream ?? null };
+  return { name, passphrase: gateway.passphrase, gateway, submitter, pool, localnet, rpc: upstream ?? null };
 }
 
 function buildPool(

@@ -7,13 +7,12 @@
 import { RelayError, unavailable } from "../../kernel/errors.ts";
 import type { Localnet } from "../../localnet/ledger.ts";
 import type { Gateway } from "../../network/gateway.ts";
-import type { NetworkName, NetworkSpec } from "../../stellar/networks.ts";
+import type { NetworkName } from "../../stellar/networks.ts";
 import type { Submitter } from "../../network/submitter.ts";
 import type { ChannelPool } from "../pool/channel-pool.ts";
 
-/** A served network: its spec and the parts built from it. */
+/** A served network: the parts built from its spec (`specOf(name)`). */
 export interface Network {
-  spec: NetworkSpec;
   name: NetworkName;
   passphrase: string;
   /** RPC calls, the ledger watcher and the fee market. */
