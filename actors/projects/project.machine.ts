@@ -54,7 +54,7 @@ export interface ProjectInput {
 export type ProjectEvent =
   | { type: "ADMIT"; id: string; now: number }
   | { type: "RESERVE"; id: string; now: number; credits: boolean; request: SpendRequest }
-  | { type: "SETTLE"; now: number; settlements: Settlement[] }
+  | { type: "SETTLE"; now: number; settlements: ReservationSettled[] }
   /** A top-up or positive adjustment already journaled. */
   | { type: "CREDIT"; amount: bigint }
   /** A negative adjustment: checked against the balance and taken before it is journaled (CREDIT gives it back if that fails). */
@@ -64,7 +64,7 @@ export type ProjectEvent =
   | { type: "SYNC"; now: number; balance: bigint; spent?: bigint; policy: Policy; status: ProjectStatus };
 
 /** What became of one reservation (`id`). */
-export interface Settlement {
+export interface ReservationSettled {
   id: string;
   charged: bigint;
   released: bigint;

@@ -31,7 +31,7 @@ export const RETRY_POLICY: RetryPolicy = {
 };
 
 /** One transaction to get into a ledger. */
-export interface Submission {
+export interface SendRequest {
   /**
    * A fee-bump's inner hash: the submission is watched by it (any wrapping that lands answers),
    * replaced by fee when it waits, and wrapped anew after TRY_AGAIN_LATER. Absent: the
@@ -70,10 +70,10 @@ export type Step =
   | { kind: "resync" }
   | { kind: "lookup"; hash: string };
 export type StepAnswer = Signed | Confirmed | null | undefined;
-export type Steps = AsyncGenerator<Step, Submitted, StepAnswer>;
+export type Steps = AsyncGenerator<Step, Verdict, StepAnswer>;
 
-/** What became of a submission. `accepted`: the network took (or applied) an envelope of this run. */
-export type Submitted =
+/** The network's verdict on a send. `accepted`: the network took (or applied) an envelope of this run. */
+export type Verdict =
   | { kind: "applied"; confirmed: Confirmed }
   /** Refused, and nothing of it can be queued any more. */
   | { kind: "rejected"; hash: string; resultXdr: string; accepted: boolean }

@@ -35,8 +35,8 @@ import {
   type Step,
   type StepAnswer,
   type Steps,
-  type Submission,
-  type Submitted,
+  type SendRequest,
+  type Verdict,
 } from "./submit-protocol.ts";
 import type { Signed } from "../stellar/envelope.ts";
 
@@ -45,7 +45,7 @@ type Watch = { promise: Promise<Confirmed | null>; cancel(): void };
 const TX_INSUFFICIENT_FEE = "tx_insufficient_fee";
 const TX_BAD_SEQ = "tx_bad_seq";
 const TX_TOO_LATE = "tx_too_late";
-/** The submission's bounds have passed (see `Run.expiry`). */
+/** The submission's bounds have passed (see `SendLoop.expiry`). */
 const EXPIRED = Symbol("expired");
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 
@@ -66,13 +66,13 @@ export class Submitter {
    * Sends until the network decides, or the deadline passes, asking the caller for what it needs
    * (`Step`). Throws when nothing of it can have been sent.
    */
-  steps(s: Submission): Steps {
-    return new Run(this.gw, this.log, this.policy, s).go();
+  steps(s: SendRequest): Steps {
+    return new SendLoop(this.gw, this.log, this.policy, s).go();
   }
 }
 
 /** One submission's state: its bid, its last hash, and whether anything of it may be queued. */
-class Run {
+class SendLoop {
   private rate: bigint;
   private hash: string;
   private mayBeQueued: boolean;
@@ -87,7 +87,7 @@ class Run {
     private readonly gw: Gateway,
     private readonly log: Logger,
     private readonly policy: RetryPolicy,
-    private readonly s: Submission,
+    private readonly s: SendRequest,
   ) {
     this.rate = min(s.rate, s.cap);
     this.hash = s.resumed?.hash ?? "";
@@ -204,7 +204,7 @@ class Run {
     return ((yield { kind: "lookup", hash }) as Confirmed | null) ?? null;
   }
 
-  private unknown(reason?: "fee_cap_reached" | "network_unavailable"): Submitted {
+  private unknown(reason?: "fee_cap_reached" | "network_unavailable"): Verdict {
     return {
       kind: "unknown",
       hash: this.hash,
@@ -214,7 +214,7 @@ class Run {
     };
   }
 
-  private rejected(resultXdr: string): Submitted {
+  private rejected(resultXdr: string): Verdict {
     return { kind: "rejected", hash: this.hash, resultXdr, accepted: this.accepted };
   }
 
@@ -319,7 +319,7 @@ class Run {
     return this.expiredResult();
   }
 
-  private expiredResult(): Submitted {
+  private expiredResult(): Verdict {
     const hash = this.hash || this.s.innerHash!; // nothing sent yet: known by its inner hash
     const ledger = this.gw.watcher.latestLedger;
     return { kind: "expired", hash, rate: this.rate, accepted: this.accepted, ledger };

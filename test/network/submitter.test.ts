@@ -9,7 +9,7 @@ import { createLogger } from "../../src/kernel/log.ts";
 import type { Gateway, Sent } from "../../src/network/gateway.ts";
 import type { Confirmed } from "../../src/network/ledger-watcher.ts";
 import { Submitter } from "../../src/network/submitter.ts";
-import { RETRY_POLICY, type Submission } from "../../src/network/submit-protocol.ts";
+import { RETRY_POLICY, type SendRequest } from "../../src/network/submit-protocol.ts";
 import { drive, type StepAnswers } from "../../src/features/tx/submit-steps.ts";
 import { RelayError } from "../../src/kernel/errors.ts";
 import { signedOf } from "../../src/stellar/envelope.ts";
@@ -89,7 +89,7 @@ const answer = (status: Sent["status"], errorResultXdr?: string): Sent =>
   ({ status, hash: "", latestLedger: 10, latestLedgerCloseTime: "0", errorResultXdr }) as Sent;
 
 /** A submission and how its steps are answered (the relay's part, scripted). */
-type Scripted = Submission & Omit<StepAnswers, "accepted">;
+type Scripted = SendRequest & Omit<StepAnswers, "accepted">;
 const submission = (over: Partial<Scripted> = {}): Scripted => ({
   rate: 100n,
   cap: 1000n,

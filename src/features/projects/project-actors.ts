@@ -11,7 +11,7 @@
  */
 import { createActor } from "xstate";
 import {
-  type Settlement,
+  type ReservationSettled,
   dailySpendExceeded,
   projectMachine,
   rateLimited,
@@ -86,7 +86,7 @@ export class ProjectActors {
   /** Open holds against a shared day's spend, by reservation id. */
   private readonly spendHolds = new Map<string, { name: string; grant: bigint }>();
   /** Settlements not yet sent to their actor (see `settle`). */
-  private readonly unsent = new Map<ProjectActor, Settlement[]>();
+  private readonly unsent = new Map<ProjectActor, ReservationSettled[]>();
   private sendScheduled = false;
 
   /** `shared`: several instances share the rate limits and daily spends there; null: each actor's own. */
@@ -268,7 +268,7 @@ export class ProjectActors {
    * the turn's answers are out (a burst of confirmations is answered first), or before anything
    * asks or reads the actor, whichever is first.
    */
-  private settle(actor: ProjectActor, id: string, s: Omit<Settlement, "id">): void {
+  private settle(actor: ProjectActor, id: string, s: Omit<ReservationSettled, "id">): void {
     const queued = this.unsent.get(actor);
     if (queued) queued.push({ id, ...s });
     else this.unsent.set(actor, [{ id, ...s }]);

@@ -30,7 +30,8 @@ const HINTS: Record<string, string> = {
 /**
  * SUBMISSION_FAILED for a result, in plain words: rejected before inclusion (with a hint for the
  * usual causes; `passphrase`: the network's, named when the signatures do not match), or
- * included and failed (`applied` adds ledger and fee: that fee was really paid).
+ * included and failed (`applied` adds ledger and fee: that fee was really paid). Its status says
+ * which (`rejected` or `failed`), decided here, where the network's verdict is read.
  */
 export function submissionFailed(
   hash: string,
@@ -49,6 +50,7 @@ export function submissionFailed(
   return new RelayError("SUBMISSION_FAILED", hint ? `${said}; ${hint}` : said, {
     result_codes,
     hash,
+    status: applied ? "failed" : "rejected",
     ...(applied ? { ledger: applied.ledger, feePaid: applied.feePaid.toString(), resultXdr } : {}),
   });
 }
@@ -166,24 +168,29 @@ export function expired(
 
 /**
  * An outcome about a transaction carries its inner hash (what the client signed) beside `hash` (the
- * fee-bump), and its status: a result is `success`; SUBMISSION_FAILED is `failed` when the network
- * applied it (and charged its fee), `expired` when its bounds passed in the queue, else `rejected`; SUBMISSION_TIMEOUT says what it knows.
+ * fee-bump), and its status: a result is `success`; a failure keeps the status it was made with
+ * (`failed`, `rejected`, `expired`, `pending`, `submitted`).
  */
 export function withIdentity(o: Outcome, innerHash: string): Outcome {
   if (o.kind === "success") return { kind: "success", result: { ...o.result, innerHash, status: "success" } };
   const details = o.error.details as Record<string, unknown> | undefined;
-  if (!details) return o;
-  // refused by the relay before anything was sent (its predecessor was rejected, or never came): rejected,
-  // answered as every refusal of the network is, and looked up by its inner hash
-  if (typeof details.hash !== "string")
-    return o.error.code === "SUBMISSION_FAILED"
-      ? { kind: "failure", error: { ...o.error, details: { ...details, innerHash, status: "rejected" } } }
-      : o;
-  const status =
-    o.error.code === "SUBMISSION_FAILED"
-      ? (details.status ?? (details.ledger === undefined ? "rejected" : "failed"))
-      : o.error.code === "SUBMISSION_TIMEOUT"
-        ? (details.status ?? "pending")
-        : undefined;
+  // an error about the request, not about a transaction (a refusal by the relay's rules, a busy pool)
+  if (!details || (typeof details.hash !== "string" && o.error.code !== "SUBMISSION_FAILED")) return o;
+  const status = details.status ?? recordedBefore(o.error.code, details);
   return { kind: "failure", error: { ...o.error, details: { ...details, innerHash, ...(status ? { status } : {}) } } };
+}
+
+/** The status of an outcome recorded before failures carried theirs. */
+function recordedBefore(code: string, details: Record<string, unknown>): string | undefined {
+  if (code === "SUBMISSION_FAILED") return details.ledger === undefined ? "rejected" : "failed";
+  return code === "SUBMISSION_TIMEOUT" ? "pending" : undefined;
+}
+
+/** What an outcome says of the sequence number it used: used on chain, refused before, or not known yet. */
+export function sequenceUse(o: Outcome): "applied" | "rejected" | "out_of_order" | "unknown" {
+  if (o.kind === "success") return "applied";
+  const details = (o.error.details ?? {}) as { status?: string; result_codes?: { transaction?: string } };
+  if (details.status === "failed") return "applied"; // included and failed: its number is used
+  if (details.status !== "rejected" && details.status !== "expired") return "unknown"; // a retry may still come
+  return details.result_codes?.transaction === "tx_bad_seq" ? "out_of_order" : "rejected";
 }

@@ -1,98 +1,90 @@
 /**
- * Sending a submission: the project's approval server asked (once per submission), its place in its
- * source account's order taken (order flow: held until its predecessor is applied), then submitted;
+ * Sending an attempt: the project's approval server asked (once per submission), its place in its
+ * source account's order taken (order flow: held until its predecessor is applied), then dispatched;
  * what became of its sequence number is told to the account's order, and one refused as out of order
- * while a predecessor is still to come is held again and sent when it may.
+ * while a predecessor is still to come is held again and sent when it may. Ends with a value (`Sent`):
+ * a refusal of the approval server or of the account's order is an outcome like the network's.
  */
-import { RelayError } from "../../kernel/errors.ts";
-import type { NetworkName } from "../../stellar/networks.ts";
-import type { Logger } from "../../kernel/log.ts";
-import type { Outcome, SubmissionStore } from "../../store/types.ts";
 import type { Approvals } from "../projects/rules/approval.ts";
 import { jobFee } from "./jobs.ts";
-import { type Ordering, orderResult } from "./order/ordering.ts";
+import type { Ordering } from "./order/ordering.ts";
 import type { OrderedTx } from "./order/sequence-gate.ts";
-import type { Payer } from "../projects/principal.ts";
-import type { Attempt } from "./attempt.ts";
-import type { SubmissionStage } from "./submission.ts";
+import type { Attempt, Sent } from "./attempt.ts";
+import type { Dispatch } from "./dispatch.ts";
+import { outcomeOf, sequenceUse } from "./outcomes.ts";
 
 export class Sending {
   constructor(
     private readonly deps: {
       ordering: Ordering;
-      submitting: SubmissionStage;
-      submissions: SubmissionStore;
+      dispatch: Dispatch;
       approvals?: Approvals;
-      log: Logger;
     },
   ) {}
 
-  /** Approves, orders and submits an attempt (`submission.resume`: an earlier run's intent, sent again as it was). */
-  async send(a: Attempt): Promise<Outcome> {
+  /** Approves, orders and dispatches an attempt (`row.resume`: an earlier run's intent, sent again as it was). */
+  async send(a: Attempt): Promise<Sent> {
     const { job, reservation } = a;
-    const gw = a.network.gateway;
+    const gate = job.order ? this.deps.ordering.gate(a.network.gateway) : null;
     // a client's transaction waits for its predecessors in its account's order (one resumed may be queued: not held)
     const ordered: OrderedTx | null =
-      job.order && !a.submission.resume
+      job.order && !a.row.resume
         ? { ...job.order, id: job.innerHash, scope: reservation.payer.scope, maxTime: job.validUntil?.maxTime ?? 0n }
         : null;
-    try {
-      // a new submission (or one sent again after a refusal) is put to the project's approval server once
-      if (!a.submission.resume) await this.approve(a);
-    } catch (e) {
-      if (job.order) this.deps.ordering.gate(gw).refusedBefore(job.order.account, job.order.seq);
-      throw e;
+    // a new submission (or one sent again after a refusal) is put to the project's approval server once
+    const refused = a.row.resume ? null : await this.approve(a);
+    if (refused) {
+      if (job.order) gate!.refusedBefore(job.order.account, job.order.seq);
+      return { outcome: refused, recorded: false };
     }
     // held: written as a pending submission first (sent after a crash; 202 at once under respond-async)
-    if (ordered) await this.deps.ordering.gate(gw).enter(ordered, () => this.deps.submitting.hold(a));
+    if (ordered) {
+      try {
+        await gate!.enter(ordered, () => this.deps.dispatch.hold(a));
+      } catch (e) {
+        return { outcome: outcomeOf(e), recorded: false }; // never its turn: a gap, a rejected predecessor, 429
+      }
+    }
     return await this.inOrder(a, ordered);
   }
 
-  /** A submission refused before anything of it was sent, kept as a rejected submission (to be looked up). */
-  async keepRefused(network: NetworkName, innerHash: string, payer: Payer, outcome: Outcome): Promise<Outcome> {
-    const { scope: caller, projectId } = payer;
-    await this.deps.submissions
-      .recordRefusal({ network, innerHash, caller, projectId, outcome })
-      .catch((e) => this.deps.log.warn({ network, innerHash, err: String(e) }, "recording a refusal failed"));
-    return outcome;
-  }
-
   /**
-   * Submits, and tells the account's order what became of the transaction's sequence number. One
+   * Dispatches, and tells the account's order what became of the transaction's sequence number. One
    * refused as out of order while a predecessor is still to come is held again, and sent when it may.
    */
-  private async inOrder(a: Attempt, ordered: OrderedTx | null): Promise<Outcome> {
-    const { resume, fresh } = a.submission;
+  private async inOrder(a: Attempt, ordered: OrderedTx | null): Promise<Sent> {
+    const { resume, fresh } = a.row;
     for (let first = true; ; first = false) {
-      let outcome: Outcome | RelayError;
+      const row = { ...a.row, resume: first ? resume : null, fresh: fresh && first };
+      const sent = await this.deps.dispatch.submit({ ...a, row });
+      if (!ordered) return sent;
+      const gate = this.deps.ordering.gate(a.network.gateway);
       try {
-        const submission = { ...a.submission, resume: first ? resume : null, fresh: fresh && first };
-        outcome = await this.deps.submitting.submit({ ...a, submission });
+        const heldAgain = await gate.ended(ordered, sequenceUse(sent.outcome), () => this.deps.dispatch.hold(a));
+        if (!heldAgain) return sent;
       } catch (e) {
-        if (!ordered || !(e instanceof RelayError)) throw e;
-        outcome = e;
+        return { outcome: outcomeOf(e), recorded: false }; // held again, and its predecessor never came
       }
-      if (ordered) {
-        const gate = this.deps.ordering.gate(a.network.gateway);
-        const heldAgain = await gate.ended(ordered, orderResult(outcome), () => this.deps.submitting.hold(a));
-        if (heldAgain) continue; // its predecessor is applied now: sent again
-      }
-      if (outcome instanceof RelayError) throw outcome;
-      return outcome;
+      // its predecessor is applied now: sent again
     }
   }
-  /** The project's approval server's yes (src/features/projects/rules/approval.ts), when its policy has one; throws its no. */
-  private async approve({ network, job, plan, reservation }: Attempt): Promise<void> {
+  /** The project's approval server's no (src/features/projects/rules/approval.ts) as an outcome; null: yes, or none asked. */
+  private async approve({ network, job, plan, reservation }: Attempt) {
     const { payer } = reservation;
     const approval = payer.policy?.().approval;
-    if (!approval || !payer.projectId || !this.deps.approvals) return;
-    await this.deps.approvals.ask(approval, {
-      project: payer.projectId,
-      network: network.name,
-      innerHash: job.innerHash,
-      source: job.about?.user ?? null,
-      operations: job.about?.operations() ?? [],
-      estimatedFee: jobFee(job, plan.rate).toString(),
-    });
+    if (!approval || !payer.projectId || !this.deps.approvals) return null;
+    try {
+      await this.deps.approvals.ask(approval, {
+        project: payer.projectId,
+        network: network.name,
+        innerHash: job.innerHash,
+        source: job.about?.user ?? null,
+        operations: job.about?.operations() ?? [],
+        estimatedFee: jobFee(job, plan.rate).toString(),
+      });
+      return null;
+    } catch (e) {
+      return outcomeOf(e);
+    }
   }
 }

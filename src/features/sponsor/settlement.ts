@@ -1,7 +1,8 @@
 /**
- * Settlement, the one place where credits are settled: the network's verdict is recorded (its status
- * through the lifecycle machine) and the project's actor told what the journal released and charged,
- * for this request's reservation or for the project whose submission it resumed.
+ * Settlement, the one place where credits are settled and outcomes written: the network's verdict is
+ * recorded (its status through the lifecycle machine) and the project's actor told what the journal
+ * released and charged, for this request's reservation or for the project whose submission it
+ * resumed; a refusal before anything was sent is kept as a rejected submission.
  */
 import type { Gateway } from "../../network/gateway.ts";
 import { type NetworkName, chargesCredits } from "../../stellar/networks.ts";
@@ -14,6 +15,7 @@ import type { Reservation } from "./admission.ts";
 import { outcomeOf, submissionFailed } from "./outcomes.ts";
 import type { ParkedLeases } from "./parked-leases.ts";
 import type { UserCaps } from "../projects/rules/user-caps.ts";
+import type { Payer } from "../projects/principal.ts";
 
 export interface SettlementDeps {
   submissions: SubmissionStore;
@@ -112,6 +114,21 @@ export class Settlement {
     const s = await this.deps.submissions.recordOutcome(id, o, null, chargesCredits(network));
     this.settleUserHold(id, 0n, reservation);
     this.applySettlement(network, reservation, s, 0n);
+  }
+
+  /**
+   * A transaction refused before anything of it was sent (by the relay's rules, its approval server, its
+   * account's order) or expired before it was sent is kept as a rejected (or expired) submission, to be
+   * looked up by its inner hash like any other; nothing of it was journaled. Answered as it was.
+   */
+  async refused(network: NetworkName, innerHash: string, payer: Payer, outcome: Outcome): Promise<Outcome> {
+    const details = outcome.kind === "failure" ? (outcome.error.details as { status?: string } | undefined) : null;
+    const expired = details?.status === "expired";
+    const { scope: caller, projectId } = payer;
+    await this.deps.submissions
+      .recordRefusal({ network, innerHash, caller, projectId, outcome, expired })
+      .catch((e) => this.deps.log.warn({ network, innerHash, err: String(e) }, "recording a refusal failed"));
+    return outcome;
   }
 
   /** The network accepted none of a request's attempts: its reservation is given back now. */

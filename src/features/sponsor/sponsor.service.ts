@@ -10,10 +10,11 @@
  * channel account: simulated in enforce mode, assembled, signed by the channel with the sequence
  * number its actor gives, then the same intent / send / settle path.
  *
- * The stages are in ./sponsor/: admission (fee plan, policy and reservation), submission (intent,
- * send, acceptance), settlement (the verdict recorded and the credits settled, in one place) and
- * outcomes; each takes the attempt (attempt.ts). This file runs them: one run per inner hash (run.ts)
- * and the requests' answers; recovery.ts resolves what a crash left (and sends what was held).
+ * The stages are beside it: admission (fee plan, policy and reservation), sending (approval, the
+ * account's order), dispatch (intent, send, acceptance), settlement (outcomes recorded and credits
+ * settled, in one place) and outcomes; each takes the attempt (attempt.ts) and ends with a value.
+ * This file runs them: one run per inner hash (run.ts) and the requests' answers; recovery.ts
+ * resolves what a crash left (and sends what was held).
  */
 import { RelayError, isRetryable, type ErrorCode } from "../../kernel/errors.ts";
 import type { Gateway } from "../../network/gateway.ts";
@@ -36,9 +37,9 @@ import { innerHashTaken } from "../../store/write-errors.ts";
 import { finalOutcome, mayStillBeQueued, outcomeOf, withIdentity } from "./outcomes.ts";
 import { ParkedLeases } from "./parked-leases.ts";
 import { Settlement } from "./settlement.ts";
-import { SubmissionStage } from "./submission.ts";
+import { Dispatch } from "./dispatch.ts";
 import { type Pending, Run, Runs } from "./run.ts";
-import type { Admitted } from "./attempt.ts";
+import type { Admitted, Attempt } from "./attempt.ts";
 import { RunLease, type SharedRuns } from "./run-lease.ts";
 import { Ordering } from "./order/ordering.ts";
 import { Recovery } from "./recovery.ts";
@@ -101,12 +102,12 @@ export class SponsorService {
       submissions: deps.submissions,
     });
     this.settlement = new Settlement({ ...deps, shared: Boolean(deps.shared) }, parked);
-    const submitting = new SubmissionStage(
+    const dispatch = new Dispatch(
       { ...deps, submissionTimeoutMs: deps.config.submissionTimeoutMs },
       this.settlement,
       parked,
     );
-    this.sending = new Sending({ ...deps, ordering: this.ordering, submitting });
+    this.sending = new Sending({ ...deps, ordering: this.ordering, dispatch });
     this.lease = new RunLease(deps.shared ?? null, deps.submissions, deps.config.submissionTimeoutMs);
     this.recovery = new Recovery({
       ...deps,
@@ -222,9 +223,8 @@ export class SponsorService {
     return this.runs.count(network);
   }
   /**
-   * A transaction refused before anything was sent (before its reservation; its inner hash known)
-   * by the relay's own rules is kept as a rejected submission, so that it can be looked up like
-   * any other; answered as it was.
+   * A transaction refused by the relay's own rules before its reservation (its inner hash known) is
+   * kept as a rejected submission (settlement.ts), unless another request of it is under way here.
    */
   private async refused(
     network: NetworkName,
@@ -234,10 +234,7 @@ export class SponsorService {
   ): Promise<Outcome> {
     if (!innerHash || outcome.kind !== "failure" || !REFUSALS.has(outcome.error.code)) return outcome;
     if (this.runs.find(network, innerHash)) return outcome; // another request is sending it: its row
-    await this.deps.submissions
-      .recordRefusal({ network, innerHash, caller: payer.scope, projectId: payer.projectId, outcome })
-      .catch((e) => this.deps.log.warn({ network, innerHash, err: String(e) }, "recording a refusal failed"));
-    return outcome;
+    return await this.settlement.refused(network, innerHash, payer, outcome);
   }
 
   /** A request's answer: the run's acceptance, and its outcome reported to the metrics, with its inner hash. */
@@ -311,20 +308,31 @@ export class SponsorService {
     const id = prior?.id ?? crypto.randomUUID();
     // its last envelope may still be queued: it is sent again first, and errors are checked against the network
     const resume = prior && !prior.outcome && !prior.releasedAt && prior.envelope ? prior : null;
+    const attempt = { ...a, row: { id, resume, fresh: prior === null } };
     try {
-      return await this.sending.send({ ...a, submission: { id, resume, fresh: prior === null } });
+      const sent = await this.sending.send(attempt);
+      return sent.recorded ? sent.outcome : await this.close(attempt, prior === null, sent.outcome);
     } catch (e) {
-      // refused before anything was sent (denied, or held and refused): kept as a rejected submission, to be looked up
-      if (prior === null && !(await this.deps.submissions.byInnerHash(gw.name, job.innerHash)))
-        return await this.sending.keepRefused(gw.name, job.innerHash, reservation.payer, outcomeOf(e));
       // a row of this inner hash written meanwhile (a refusal, by another request or instance): resume it
       if (prior === null && !again && innerHashTaken(e)) return await this.once(a, true);
-      const o = outcomeOf(e);
-      // retryable errors are not final: the intent stays for a retry or recovery (the reservation stays journaled)
-      if (o.kind === "success" || !isRetryable(o.error.code)) await this.settlement.reject(gw.name, reservation, id, o);
-      // a held one answered 504 is owed no more than any submission answered so: recovery resolves it as one
-      else if (o.error.code === "SUBMISSION_TIMEOUT" && job.order) await this.deps.submissions.clearHeld(id);
-      return o;
+      throw e;
     }
+  }
+
+  /**
+   * Records an outcome the send ended with and settlement has not recorded: a refusal before anything
+   * was written (`fresh`, and still no row) is kept as a rejected submission; a failure that stands (not
+   * worth retrying) is recorded and its reservation settled; a retryable one leaves the intent for a retry
+   * or recovery (the reservation stays journaled), a held one answered 504 no longer held.
+   */
+  private async close(a: Attempt, fresh: boolean, o: Outcome): Promise<Outcome> {
+    const { network, job, reservation } = a;
+    if (fresh && !(await this.deps.submissions.byInnerHash(network.name, job.innerHash)))
+      return await this.settlement.refused(network.name, job.innerHash, reservation.payer, o);
+    if (o.kind === "success" || !isRetryable(o.error.code))
+      await this.settlement.reject(network.name, reservation, a.row.id, o);
+    // a held one answered 504 is owed no more than any submission answered so: recovery resolves it as one
+    else if (o.error.code === "SUBMISSION_TIMEOUT" && job.order) await this.deps.submissions.clearHeld(a.row.id);
+    return o;
   }
 }

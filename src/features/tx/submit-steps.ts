@@ -6,7 +6,7 @@
  * no function of the relay's: control comes back here at every step.
  */
 import type { Confirmed } from "../../network/ledger-watcher.ts";
-import type { Step, StepAnswer, Steps, Submitted } from "../../network/submit-protocol.ts";
+import type { Step, StepAnswer, Steps, Verdict } from "../../network/submit-protocol.ts";
 import type { Signed } from "../../stellar/envelope.ts";
 
 /** How the relay answers each step of one run. */
@@ -20,7 +20,7 @@ export interface StepAnswers {
 }
 
 /** Runs `steps` to their end, answering each; a failed answer is thrown into the run. */
-export async function drive(steps: Steps, answers: StepAnswers): Promise<Submitted> {
+export async function drive(steps: Steps, answers: StepAnswers): Promise<Verdict> {
   let next = await steps.next();
   while (!next.done) {
     let answer: StepAnswer;

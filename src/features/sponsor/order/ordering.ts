@@ -1,24 +1,11 @@
 /**
- * The sponsor path's side of order flow: one sequence gate per network (sequence-gate.ts), and what
- * a submission's outcome means for the transactions after it in its account's order.
+ * The sponsor path's side of order flow: one sequence gate per network (sequence-gate.ts), made on
+ * first use; what a held transaction waits for; stopping them all.
  */
-import { RelayError } from "../../../kernel/errors.ts";
 import type { Gateway } from "../../../network/gateway.ts";
 import type { NetworkName } from "../../../stellar/networks.ts";
 import type { Logger } from "../../../kernel/log.ts";
-import type { Outcome } from "../../../store/types.ts";
-import { type HeldView, type OrderLimits, type OrderResult, type OrderedTx, SequenceGate } from "./sequence-gate.ts";
-
-/** What an outcome says of the sequence number it used: used on chain, refused before, or not known yet. */
-export function orderResult(o: Outcome | RelayError): OrderResult {
-  const error = o instanceof RelayError ? o.data() : o.kind === "failure" ? o.error : null;
-  if (!error) return "applied";
-  if (error.code !== "SUBMISSION_FAILED") return "unknown"; // not sent, or not known: a retry may still come
-  const details = error.details ?? {};
-  if (details.ledger !== undefined) return "applied"; // included and failed: its number is used
-  const codes = details.result_codes as { transaction?: string } | undefined;
-  return codes?.transaction === "tx_bad_seq" ? "out_of_order" : "rejected";
-}
+import { type HeldView, type OrderLimits, type OrderedTx, SequenceGate } from "./sequence-gate.ts";
 
 export class Ordering {
   private readonly gates = new Map<NetworkName, SequenceGate>();

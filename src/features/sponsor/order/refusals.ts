@@ -8,6 +8,7 @@ import { RelayError } from "../../../kernel/errors.ts";
 const badSeq = (message: string, details: Record<string, unknown>) =>
   new RelayError("SUBMISSION_FAILED", message, {
     result_codes: { transaction: "tx_bad_seq" },
+    status: "rejected",
     ...details,
   });
 

@@ -1,27 +1,28 @@
 /**
- * Submission: a job goes through the network's submitter with its fee source from the pool; each
+ * Dispatch: an attempt goes through the network's submitter with its fee source from the pool; each
  * envelope's intent is recorded before it is sent (with its attempt), the network's acceptance
  * makes the submission submitted (and tells the requests waiting for it, the asynchronous mode),
- * and what the network did becomes the outcome: settled, rejected, 504 or 503.
+ * and the network's verdict becomes the outcome, as a value: settled (recorded by settlement),
+ * rejected, expired, 504 or 503 (for the run to record). A transaction held for its predecessor is
+ * written here too (`hold`).
  */
 import { type RelayError, unavailable } from "../../kernel/errors.ts";
 import type { NetworkName } from "../../stellar/networks.ts";
 import type { Submitter } from "../../network/submitter.ts";
 import type { Networks } from "../networks/networks.ts";
-import type { Attempt } from "./attempt.ts";
+import type { Attempt, Sent } from "./attempt.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { Signed } from "../../stellar/envelope.ts";
-import type { Outcome, SubmissionStore } from "../../store/types.ts";
+import type { SubmissionStore } from "../../store/types.ts";
 import { jobFee, type Sender } from "./jobs.ts";
 import { drive } from "../tx/submit-steps.ts";
-import type { Submitted } from "../../network/submit-protocol.ts";
+import type { Verdict } from "../../network/submit-protocol.ts";
 import type { ChannelPool } from "../pool/channel-pool.ts";
-import type { Reservation } from "./admission.ts";
-import { expired, submissionFailed, timedOut } from "./outcomes.ts";
+import { expired, outcomeOf, submissionFailed, timedOut } from "./outcomes.ts";
 import type { ParkedLeases } from "./parked-leases.ts";
 import type { Settlement } from "./settlement.ts";
 
-export interface SubmissionDeps {
+export interface DispatchDeps {
   networks: Networks;
   submissions: SubmissionStore;
   submissionTimeoutMs: number;
@@ -30,9 +31,9 @@ export interface SubmissionDeps {
 
 const min = (a: bigint, b: bigint) => (a < b ? a : b);
 
-export class SubmissionStage {
+export class Dispatch {
   constructor(
-    private readonly deps: SubmissionDeps,
+    private readonly deps: DispatchDeps,
     private readonly settlement: Settlement,
     private readonly parked: ParkedLeases,
   ) {}
@@ -42,14 +43,14 @@ export class SubmissionStage {
   }
 
   /**
-   * Submits a job through the network's submitter and turns what the network did into the
-   * outcome: settled (applied), SUBMISSION_FAILED (rejected), 504 (not known yet: the fee source
-   * keeps its hold while an envelope may be queued) or 503 (the network was too busy to take it).
+   * Submits a job through the network's submitter and turns its verdict into the outcome: settled
+   * (applied), SUBMISSION_FAILED (rejected, expired), 504 (not known yet: the fee source keeps its
+   * hold while an envelope may be queued) or 503 (no fee source, or the network too busy to take it).
    */
-  async submit(a: Attempt): Promise<Outcome> {
+  async submit(a: Attempt): Promise<Sent> {
     const { job, plan, reservation } = a;
     const gw = a.network.gateway;
-    const { id, resume, fresh } = a.submission;
+    const { id, resume, fresh } = a.row;
     // the highest bid the reservation covers
     const cap = (reservation.grant - job.resourceFee) / job.feeOps;
     const parked = this.parked.take(id);
@@ -64,9 +65,9 @@ export class SubmissionStage {
       );
     } catch (e) {
       if (parked) this.parked.putBack(id, parked);
-      throw e;
+      return { outcome: outcomeOf(e), recorded: false };
     }
-    let result: Submitted | null = null;
+    let result: Verdict | null = null;
     let recorded = 0; // intents of this submission written (or tried) by this run
     let accepting: Promise<void> | undefined; // the last acceptance's write
     try {
@@ -101,37 +102,37 @@ export class SubmissionStage {
     }
   }
   /**
-   * What the network did with the submission, as its outcome: settled (applied), SUBMISSION_FAILED
-   * (rejected), 504 (not known yet), 422 expired, or 503 (the network took none of its envelopes).
-   * `written`: this run wrote an intent of it; `resumed`: it resumes an earlier run's.
+   * The network's verdict as the outcome: settled (applied), SUBMISSION_FAILED (rejected), 504 (not
+   * known yet), 422 expired, or 503 (the network took none of its envelopes). `written`: this run
+   * wrote an intent of it; `resumed`: it resumes an earlier run's.
    */
   private async outcomeOf(
     a: Attempt,
-    r: Submitted,
+    r: Verdict,
     cap: bigint,
     { written, resumed }: { written: boolean; resumed: boolean },
-  ): Promise<Outcome> {
+  ): Promise<Sent> {
     const { job, plan, reservation } = a;
     const gw = a.network.gateway;
     const bid = () => ({ cap, cleared: gw.watcher.clearing.recent(gw.watcher.latestLedger), strategy: plan.strategy });
+    const unrecorded = (e: RelayError) => ({ outcome: outcomeOf(e), recorded: false });
     switch (r.kind) {
-      case "applied":
-        return await this.settlement.settle(gw.name, a.submission.id, r.confirmed, reservation, a.submission.fresh);
+      case "applied": {
+        const outcome = await this.settlement.settle(gw.name, a.row.id, r.confirmed, reservation, a.row.fresh);
+        return { outcome, recorded: true };
+      }
       case "rejected":
-        throw submissionFailed(r.hash, r.resultXdr, undefined, gw.passphrase);
+        return unrecorded(submissionFailed(r.hash, r.resultXdr, undefined, gw.passphrase));
       case "unknown":
-        throw timedOut(r.hash, r.rate, this.deps.submissionTimeoutMs, r.reason, r.accepted, bid());
-      case "expired": {
+        return unrecorded(timedOut(r.hash, r.rate, this.deps.submissionTimeoutMs, r.reason, r.accepted, bid()));
+      case "expired":
         // in no ledger up to one past its bounds: none will include it, and its hold ends with this answer
         // the bid is quoted only when a fee-bump of it was sent (by this run, or by the one it resumes)
-        const e = expired(r.hash, written || resumed ? r.rate : null, r.ledger, job.validUntil!, bid());
-        if (!written) await this.keepExpired(gw.name, job.innerHash, reservation, e);
-        throw e;
-      }
+        return unrecorded(expired(r.hash, written || resumed ? r.rate : null, r.ledger, job.validUntil!, bid()));
       case "busy":
         // the network accepted none of this request's attempts: its reservation is given back now
-        await this.settlement.giveBack(reservation, a.submission.id);
-        throw unavailable("the network asked to try again later", { hash: r.hash }, 5);
+        await this.settlement.giveBack(reservation, a.row.id);
+        return unrecorded(unavailable("the network asked to try again later", { hash: r.hash }, 5));
       default:
         return r satisfies never;
     }
@@ -143,22 +144,11 @@ export class SubmissionStage {
   private accept(a: Attempt, hash: string, answer: string): Promise<void> {
     const { innerHash } = a.job;
     const tell = () => a.run.accept({ hash, innerHash });
-    return this.deps.submissions.recordAccepted(a.submission.id, hash, answer).then(tell, (e) => {
+    return this.deps.submissions.recordAccepted(a.row.id, hash, answer).then(tell, (e) => {
       const { name: network } = a.network;
-      this.deps.log.warn(
-        { network, submission: a.submission.id, err: String(e) },
-        "recording an accepted submission failed",
-      );
+      this.deps.log.warn({ network, submission: a.row.id, err: String(e) }, "recording an accepted submission failed");
       tell();
     });
-  }
-  /** A transaction expired before anything of it was sent is kept as an expired submission, to be looked up. */
-  private async keepExpired(network: NetworkName, innerHash: string, r: Reservation, e: RelayError): Promise<void> {
-    const { scope: caller, projectId } = r.payer;
-    const outcome = { kind: "failure" as const, error: e.data() };
-    await this.deps.submissions
-      .recordRefusal({ network, innerHash, caller, projectId, outcome, expired: true })
-      .catch((err) => this.deps.log.warn({ network, innerHash, err: String(err) }, "recording an expiry failed"));
   }
   private submitter(network: NetworkName): Submitter {
     return this.deps.networks.get(network).submitter;
@@ -184,18 +174,18 @@ export class SubmissionStage {
         held: { transaction: order.transaction, account: order.account, sequence: order.seq.toString() },
       },
       reservation.credits ? reservation.grant : 0n,
-      a.submission.fresh,
+      a.row.fresh,
     );
     reservation.journaled ||= journaled;
     if (reservation.user) reservation.userOnRow = true;
-    a.submission.fresh = false; // its row is written: the intent that sends it updates it
+    a.row.fresh = false; // its row is written: the intent that sends it updates it
     a.run.accept({ hash: job.innerHash, innerHash: job.innerHash, status: "pending" });
   }
   /** The columns every intent of an attempt shares. */
   private intentOf(a: Attempt) {
     const { job, reservation } = a;
     return {
-      id: a.submission.id,
+      id: a.row.id,
       network: a.network.name,
       innerHash: job.innerHash,
       caller: reservation.payer.scope,
@@ -239,7 +229,7 @@ export class SubmissionStage {
  * sequence number were used (after a timeout it may still be included: they stay counted), and
  * whether it is unresolved (504: still perhaps queued).
  */
-function senderEnd(r: Submitted | null): { charged: bigint; consumed: boolean; unresolved: boolean } {
+function senderEnd(r: Verdict | null): { charged: bigint; consumed: boolean; unresolved: boolean } {
   if (!r) return { charged: 0n, consumed: false, unresolved: false };
   return {
     charged: r.kind === "applied" ? r.confirmed.feeCharged : 0n,
