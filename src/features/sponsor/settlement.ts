@@ -16,6 +16,8 @@ import { outcomeOf, submissionFailed } from "./outcomes.ts";
 import type { ParkedLeases } from "./parked-leases.ts";
 import type { UserCaps } from "../projects/rules/user-caps.ts";
 import type { Payer } from "../projects/principal.ts";
+import type { Attempt } from "./attempt.ts";
+import { isRetryable } from "../../kernel/errors.ts";
 
 export interface SettlementDeps {
   submissions: SubmissionStore;
@@ -129,6 +131,22 @@ export class Settlement {
       .recordRefusal({ network, innerHash, caller, projectId, outcome, expired })
       .catch((e) => this.deps.log.warn({ network, innerHash, err: String(e) }, "recording a refusal failed"));
     return outcome;
+  }
+
+  /**
+   * Records an outcome the send ended with and settlement has not recorded: a refusal before anything
+   * was written (`fresh`, and still no row) is kept as a rejected submission; a failure that stands (not
+   * worth retrying) is recorded and its reservation settled; a retryable one leaves the intent for a retry
+   * or recovery (the reservation stays journaled), a held one answered 504 no longer held.
+   */
+  async close(a: Attempt, fresh: boolean, o: Outcome): Promise<Outcome> {
+    const { network, job, reservation } = a;
+    if (fresh && !(await this.deps.submissions.byInnerHash(network.name, job.innerHash)))
+      return await this.refused(network.name, job.innerHash, reservation.payer, o);
+    if (o.kind === "success" || !isRetryable(o.error.code)) await this.reject(network.name, reservation, a.row.id, o);
+    // a held one answered 504 is owed no more than any submission answered so: recovery resolves it as one
+    else if (o.error.code === "SUBMISSION_TIMEOUT" && job.order) await this.deps.submissions.clearHeld(a.row.id);
+    return o;
   }
 
   /** The network accepted none of a request's attempts: its reservation is given back now. */

@@ -8,41 +8,35 @@
  *
  * The func+auth mode (`sponsorOperation`) runs a client's invokeHostFunction operation from a
  * channel account: simulated in enforce mode, assembled, signed by the channel with the sequence
- * number its actor gives, then the same intent / send / settle path.
+ * number its actor gives. The two modes differ only in their intake (intake.ts); then one pipeline.
  *
- * The stages are beside it: admission (fee plan, policy and reservation), sending (approval, the
+ * The stages are beside it: intake (the job), admission (fee plan, policy and reservation), sending (approval, the
  * account's order), dispatch (intent, send, acceptance), settlement (outcomes recorded and credits
  * settled, in one place) and outcomes; each takes the attempt (attempt.ts) and ends with a value.
  * This file runs them: one run per inner hash (run.ts) and the requests' answers; recovery.ts
  * resolves what a crash left (and sends what was held).
  */
-import { RelayError, isRetryable, type ErrorCode } from "../../kernel/errors.ts";
-import type { Gateway } from "../../network/gateway.ts";
+import { RelayError, type ErrorCode } from "../../kernel/errors.ts";
 import type { NetworkName } from "../../stellar/networks.ts";
 import type { Outcome, SettledCredits, SubmissionStore } from "../../store/types.ts";
 import type { Logger } from "../../kernel/log.ts";
-import { decodeTransaction, sdkInner } from "../tx/decode.ts";
-import { summarize, summarizeAll } from "../projects/rules/touches.ts";
-import { Operation, type Transaction } from "@stellar/stellar-sdk";
-import { innerRate } from "../tx/fee-bump.ts";
-import { BASE_FEE } from "../../stellar/protocol.ts";
-import { decodeOperation } from "../tx/invoke.ts";
-import { feeBumpJob, operationJob, type Job } from "./jobs.ts";
+import type { Job } from "./jobs.ts";
 import type { FeePlanner } from "../tx/fee-plan.ts";
 import type { Network, Networks } from "../networks/networks.ts";
 import type { Payer } from "../projects/principal.ts";
 import type { SponsorMetrics } from "../../kernel/metrics.ts";
 import { Admission } from "./admission.ts";
 import { innerHashTaken } from "../../store/write-errors.ts";
-import { finalOutcome, mayStillBeQueued, outcomeOf, withIdentity } from "./outcomes.ts";
+import { finalOutcome, outcomeOf, withIdentity } from "./outcomes.ts";
 import { ParkedLeases } from "./parked-leases.ts";
 import { Settlement } from "./settlement.ts";
 import { Dispatch } from "./dispatch.ts";
 import { type Pending, Run, Runs } from "./run.ts";
-import type { Admitted, Attempt } from "./attempt.ts";
+import type { Admitted } from "./attempt.ts";
 import { RunLease, type SharedRuns } from "./run-lease.ts";
 import { Ordering } from "./order/ordering.ts";
 import { Recovery } from "./recovery.ts";
+import { type Intake, Intakes } from "./intake.ts";
 import { Sending } from "./sending.ts";
 import type { UserCaps } from "../projects/rules/user-caps.ts";
 import type { Approvals } from "../projects/rules/approval.ts";
@@ -81,8 +75,6 @@ export interface SponsorDeps {
 /** The relay's own refusals of a decoded transaction: kept as rejected submissions. */
 const REFUSALS = new Set<ErrorCode>(["POLICY_VIOLATION", "INSUFFICIENT_CREDITS", "FORBIDDEN", "VALIDATION_ERROR"]);
 
-const max = (...xs: bigint[]) => xs.reduce((a, b) => (a > b ? a : b));
-
 export class SponsorService {
   private readonly runs = new Runs();
   private readonly admission: Admission;
@@ -91,6 +83,7 @@ export class SponsorService {
   private readonly sending: Sending;
   private readonly lease: RunLease;
   private readonly recovery: Recovery;
+  private readonly intake: Intakes;
 
   constructor(private readonly deps: SponsorDeps) {
     this.ordering = new Ordering(deps.config.order, deps.log);
@@ -108,6 +101,7 @@ export class SponsorService {
       parked,
     );
     this.sending = new Sending({ ...deps, ordering: this.ordering, dispatch });
+    this.intake = new Intakes({ ...deps, runs: this.runs, admission: this.admission, settlement: this.settlement });
     this.lease = new RunLease(deps.shared ?? null, deps.submissions, deps.config.submissionTimeoutMs);
     this.recovery = new Recovery({
       ...deps,
@@ -124,34 +118,7 @@ export class SponsorService {
    * inner transaction (started here, or joined when one is under way in this process).
    */
   async sponsor(transaction: string, network: NetworkName, payer: Payer): Promise<Pending> {
-    let innerHash: string | undefined;
-    let order: { gw: Gateway; account: string; seq: bigint } | null = null;
-    try {
-      const net = this.deps.networks.get(network);
-      const decoded = decodeTransaction(transaction, net.passphrase, { signatures: true, sorobanData: true });
-      innerHash = decoded.innerHash;
-      const running = this.runs.find(network, innerHash);
-      if (running) return this.answer(network, running, innerHash, true);
-      order = decoded.order && { gw: net.gateway, ...decoded.order };
-      const about = {
-        user: decoded.source,
-        operations: () => summarizeAll(sdkInner(decoded, net.passphrase).operations),
-      };
-      const job: Job = { ...feeBumpJob(decoded, net.passphrase), about };
-      const admitted = await this.admission.reserve(net.gateway, job, payer, {
-        floor: max(BASE_FEE, innerRate(decoded)),
-        soroban: decoded.isSoroban,
-        operationTypes: decoded.operationTypes,
-        contractIds: decoded.contractIds,
-        ...about,
-      });
-      return this.answer(network, this.start(net, job, admitted), innerHash);
-    } catch (e) {
-      // refused by the relay before it was sent: the transactions held after it in its account's order learn it
-      if (order) this.ordering.gate(order.gw).refusedBefore(order.account, order.seq);
-      const outcome = await this.refused(network, innerHash, payer, outcomeOf(e));
-      return this.answer(network, Run.ended(outcome), innerHash);
-    }
+    return await this.pipeline(network, payer, (net) => this.intake.transaction(transaction, net));
   }
   /**
    * Sponsors a client's invokeHostFunction operation (func+auth mode): a channel account is the
@@ -159,48 +126,31 @@ export class SponsorService {
    * checked), reserves the fee, assembles, signs and submits.
    */
   async sponsorOperation(operation: string, network: NetworkName, payer: Payer): Promise<Pending> {
-    let innerHash: string | undefined;
+    return await this.pipeline(network, payer, (net) => this.intake.operation(operation, net, payer));
+  }
+
+  /**
+   * The path every sponsorship takes, whatever its job: intake (decoded, its inner hash known), a run
+   * of it under way here joined, its job prepared, admission (policy, caps, reservation), the run
+   * (once), the answer. Refused before its run: the outcome is the refusal, kept as a rejected submission.
+   */
+  private async pipeline(network: NetworkName, payer: Payer, intake: (net: Network) => Intake): Promise<Pending> {
+    let taken: Intake | undefined;
     try {
       const net = this.deps.networks.get(network);
-      const pool = this.deps.networks.pool(network);
-      const op = decodeOperation(operation, (a) => pool.isRelayAccount(a));
-      innerHash = op.hash;
-      // answered or running already: its nonce is spent (or about to be), so it would not simulate again
-      const running = this.runs.find(network, op.hash);
-      if (running) return this.answer(network, running, innerHash, true);
-      const prior = await this.deps.submissions.byInnerHash(network, op.hash);
-      const answered = finalOutcome(prior) ?? (prior ? await this.settlement.resolved(net.gateway, prior) : null);
-      if (answered) return this.answer(network, Run.ended(answered), innerHash);
-      // a run that started meanwhile in this process is joined; an earlier run's transaction may still be
-      // queued: another one would spend the nonce twice (and pay for a failure)
-      const started = this.runs.find(network, op.hash);
-      if (started) return this.answer(network, started, innerHash, true);
-      if (prior && mayStillBeQueued(prior, net.gateway.watcher.latestLedger)) {
-        throw new RelayError(
-          "SUBMISSION_TIMEOUT",
-          "an earlier submission of this operation may still be in the network's queue; retry to get its outcome",
-          { hash: prior.hash, reason: "pending" },
-        );
-      }
-      const sim = await this.admission.simulateOperation(net.gateway, pool, op);
-      const summary = () => summarize(Operation.fromXDRObject(op.operation) as Transaction["operations"][number]);
-      const policy = payer.policy?.();
-      // who the end user is costs a simulation: asked only by a policy that needs it
-      const user = policy?.perUser || policy?.approval ? await this.admission.endUser(net.gateway, pool, op) : null;
-      const about = { user, operations: () => [summary()] };
-      const job: Job = { ...operationJob(op, sim, net.passphrase), about };
-      const admitted = await this.admission.reserve(net.gateway, job, payer, {
-        floor: BASE_FEE,
-        soroban: true,
-        operationTypes: ["invokeHostFunction"],
-        contractIds: op.contractIds,
-        ...about,
-      });
-      return this.answer(network, this.start(net, job, admitted), innerHash);
+      taken = intake(net);
+      const running = this.runs.find(network, taken.innerHash);
+      if (running) return this.answer(network, running, taken.innerHash, true);
+      const prepared = await taken.prepare();
+      if (!("job" in prepared)) return this.answer(network, prepared, taken.innerHash);
+      const admitted = await this.admission.reserve(net.gateway, prepared.job, payer, prepared.wanted);
+      return this.answer(network, this.start(net, prepared.job, admitted), taken.innerHash);
     } catch (e) {
-      return this.answer(network, Run.ended(outcomeOf(e)), innerHash);
+      const outcome = await this.refused(network, taken, payer, outcomeOf(e));
+      return this.answer(network, Run.ended(outcome), taken?.innerHash);
     }
   }
+
   /** What a crash or a gone instance left: recovery.ts. */
   recover(network: NetworkName): Promise<{ settled: number; released: number; resumed: number }> {
     return this.recovery.run(network);
@@ -223,18 +173,16 @@ export class SponsorService {
     return this.runs.count(network);
   }
   /**
-   * A transaction refused by the relay's own rules before its reservation (its inner hash known) is
-   * kept as a rejected submission (settlement.ts), unless another request of it is under way here.
+   * A request refused before its run: the transactions held after it in its account's order learn it,
+   * and a refusal by the relay's own rules is kept as a rejected submission (settlement.ts) when its
+   * intake keeps refusals, unless another request of it is under way here.
    */
-  private async refused(
-    network: NetworkName,
-    innerHash: string | undefined,
-    payer: Payer,
-    outcome: Outcome,
-  ): Promise<Outcome> {
-    if (!innerHash || outcome.kind !== "failure" || !REFUSALS.has(outcome.error.code)) return outcome;
-    if (this.runs.find(network, innerHash)) return outcome; // another request is sending it: its row
-    return await this.settlement.refused(network, innerHash, payer, outcome);
+  private async refused(network: NetworkName, taken: Intake | undefined, payer: Payer, o: Outcome): Promise<Outcome> {
+    if (taken?.order)
+      this.ordering.gate(this.deps.networks.get(network).gateway).refusedBefore(taken.order.account, taken.order.seq);
+    if (!taken?.refusalKept || o.kind !== "failure" || !REFUSALS.has(o.error.code)) return o;
+    if (this.runs.find(network, taken.innerHash)) return o; // another request is sending it: its row
+    return await this.settlement.refused(network, taken.innerHash, payer, o);
   }
 
   /** A request's answer: the run's acceptance, and its outcome reported to the metrics, with its inner hash. */
@@ -311,28 +259,11 @@ export class SponsorService {
     const attempt = { ...a, row: { id, resume, fresh: prior === null } };
     try {
       const sent = await this.sending.send(attempt);
-      return sent.recorded ? sent.outcome : await this.close(attempt, prior === null, sent.outcome);
+      return sent.recorded ? sent.outcome : await this.settlement.close(attempt, prior === null, sent.outcome);
     } catch (e) {
       // a row of this inner hash written meanwhile (a refusal, by another request or instance): resume it
       if (prior === null && !again && innerHashTaken(e)) return await this.once(a, true);
       throw e;
     }
-  }
-
-  /**
-   * Records an outcome the send ended with and settlement has not recorded: a refusal before anything
-   * was written (`fresh`, and still no row) is kept as a rejected submission; a failure that stands (not
-   * worth retrying) is recorded and its reservation settled; a retryable one leaves the intent for a retry
-   * or recovery (the reservation stays journaled), a held one answered 504 no longer held.
-   */
-  private async close(a: Attempt, fresh: boolean, o: Outcome): Promise<Outcome> {
-    const { network, job, reservation } = a;
-    if (fresh && !(await this.deps.submissions.byInnerHash(network.name, job.innerHash)))
-      return await this.settlement.refused(network.name, job.innerHash, reservation.payer, o);
-    if (o.kind === "success" || !isRetryable(o.error.code))
-      await this.settlement.reject(network.name, reservation, a.row.id, o);
-    // a held one answered 504 is owed no more than any submission answered so: recovery resolves it as one
-    else if (o.error.code === "SUBMISSION_TIMEOUT" && job.order) await this.deps.submissions.clearHeld(a.row.id);
-    return o;
   }
 }
