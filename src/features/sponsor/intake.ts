@@ -8,16 +8,18 @@
 import { Operation, type Transaction } from "@stellar/stellar-sdk";
 import { RelayError } from "../../kernel/errors.ts";
 import { BASE_FEE } from "../../stellar/protocol.ts";
-import type { SubmissionStore } from "../../store/types.ts";
+import type { Outcome, SubmissionStore } from "../../store/types.ts";
+import type { NetworkName } from "../../stellar/networks.ts";
 import type { Network, Networks } from "../networks/networks.ts";
+import type { ChannelPool } from "../pool/channel-pool.ts";
 import type { Payer } from "../projects/principal.ts";
 import { summarize, summarizeAll } from "../projects/rules/touches.ts";
-import { decodeTransaction, sdkInner } from "../tx/decode.ts";
+import { type DecodedTx, decodeTransaction, sdkInner } from "../tx/decode.ts";
 import { innerRate } from "../tx/fee-bump.ts";
-import { decodeOperation } from "../tx/invoke.ts";
+import { type DecodedOperation, decodeOperation } from "../tx/invoke.ts";
 import type { Admission, Wanted } from "./admission.ts";
 import { feeBumpJob, operationJob, type Job } from "./jobs.ts";
-import { finalOutcome, mayStillBeQueued } from "./outcomes.ts";
+import { finalOutcome, mayStillBeQueued, outcomeOf } from "./outcomes.ts";
 import { Run, type Pending, type Runs } from "./run.ts";
 import type { Settlement } from "./settlement.ts";
 
@@ -27,8 +29,13 @@ export interface Prepared {
   wanted: Wanted;
 }
 
-/** What intake makes of a request: its inner hash and its account's order, then its job (or an answer known already). */
-export interface Intake {
+/**
+ * What intake makes of a request: its inner hash, its account's order and what its job is built
+ * from (`prepare`); or its refusal (not decodable, not for this network).
+ */
+export type Intake = Taken | { refused: Outcome };
+
+export type Taken = {
   innerHash: string;
   /** A client's transaction's place in its source account's order (told when it is refused before its run). */
   order: { account: string; seq: bigint } | null;
@@ -38,8 +45,8 @@ export interface Intake {
    * when it is sent): nothing is kept, and another project may still send it.
    */
   refusalKept: boolean;
-  prepare(): Promise<Prepared | Pending>;
-}
+  net: Network;
+} & ({ kind: "transaction"; decoded: DecodedTx } | { kind: "operation"; op: DecodedOperation; pool: ChannelPool });
 
 const max = (...xs: bigint[]) => xs.reduce((a, b) => (a > b ? a : b));
 
@@ -54,64 +61,84 @@ export class Intakes {
     },
   ) {}
 
-  /** A client's signed transaction: decoded (signatures and Soroban data checked), wrapped in a fee-bump. */
-  transaction(transaction: string, net: Network): Intake {
-    const decoded = decodeTransaction(transaction, net.passphrase, { signatures: true, sorobanData: true });
-    return {
-      innerHash: decoded.innerHash,
-      order: decoded.order ?? null,
-      refusalKept: true,
-      prepare: async () => {
-        const about = {
-          user: decoded.source,
-          operations: () => summarizeAll(sdkInner(decoded, net.passphrase).operations),
-        };
-        const job: Job = { ...feeBumpJob(decoded, net.passphrase), about };
-        const wanted = {
-          floor: max(BASE_FEE, innerRate(decoded)),
-          soroban: decoded.isSoroban,
-          operationTypes: decoded.operationTypes,
-          contractIds: decoded.contractIds,
-          ...about,
-        };
-        return { job, wanted };
-      },
-    };
+  /** A client's signed transaction: decoded (signatures and Soroban data checked), to be wrapped in a fee-bump. */
+  transaction(transaction: string, network: NetworkName): Intake {
+    try {
+      const net = this.deps.networks.get(network);
+      const decoded = decodeTransaction(transaction, net.passphrase, { signatures: true, sorobanData: true });
+      const order = decoded.order ?? null;
+      return { kind: "transaction", innerHash: decoded.innerHash, order, refusalKept: true, net, decoded };
+    } catch (e) {
+      return { refused: outcomeOf(e) };
+    }
+  }
+
+  /** A client's invokeHostFunction operation, to be simulated and assembled from a channel account. */
+  operation(operation: string, network: NetworkName): Intake {
+    try {
+      const net = this.deps.networks.get(network);
+      const pool = this.deps.networks.pool(net.name);
+      const op = decodeOperation(operation, (a) => pool.isRelayAccount(a));
+      return { kind: "operation", innerHash: op.hash, order: null, refusalKept: false, net, op, pool };
+    } catch (e) {
+      return { refused: outcomeOf(e) };
+    }
+  }
+
+  /** The job and what admission checks of it; or the answer already known of an operation. */
+  async prepare(t: Taken, payer: Payer): Promise<Prepared | Pending> {
+    return t.kind === "transaction" ? wrapping(t.decoded, t.net) : await this.invoking(t.op, t.net, t.pool, payer);
   }
 
   /**
-   * A client's invokeHostFunction operation: an earlier run's outcome answers it (its nonce is spent, or
-   * about to be: it would not simulate again), else it is simulated and assembled from a channel account.
+   * An operation: an earlier run's outcome answers it (its nonce is spent, or about to be: it would not
+   * simulate again), else it is simulated and assembled from a channel account.
    */
-  operation(operation: string, net: Network, payer: Payer): Intake {
-    const pool = this.deps.networks.pool(net.name);
-    const op = decodeOperation(operation, (a) => pool.isRelayAccount(a));
-    const prepare = async (): Promise<Prepared | Pending> => {
-      const prior = await this.deps.submissions.byInnerHash(net.name, op.hash);
-      const answered = finalOutcome(prior) ?? (prior ? await this.deps.settlement.resolved(net.gateway, prior) : null);
-      if (answered) return Run.ended(answered);
-      // a run that started meanwhile in this process is joined; an earlier run's transaction may still be
-      // queued: another one would spend the nonce twice (and pay for a failure)
-      const started = this.deps.runs.find(net.name, op.hash);
-      if (started) return { accepted: started.accepted, outcome: started.outcome, joined: true };
-      if (prior && mayStillBeQueued(prior, net.gateway.watcher.latestLedger)) {
-        throw new RelayError(
-          "SUBMISSION_TIMEOUT",
-          "an earlier submission of this operation may still be in the network's queue; retry to get its outcome",
-          { hash: prior.hash, reason: "pending" },
-        );
-      }
-      const sim = await this.deps.admission.simulateOperation(net.gateway, pool, op);
-      const summary = () => summarize(Operation.fromXDRObject(op.operation) as Transaction["operations"][number]);
-      const policy = payer.policy?.();
-      // who the end user is costs a simulation: asked only by a policy that needs it
-      const user =
-        policy?.perUser || policy?.approval ? await this.deps.admission.endUser(net.gateway, pool, op) : null;
-      const about = { user, operations: () => [summary()] };
-      const job: Job = { ...operationJob(op, sim, net.passphrase), about };
-      const wanted = { floor: BASE_FEE, soroban: true, operationTypes: ["invokeHostFunction"], ...about };
-      return { job, wanted: { ...wanted, contractIds: op.contractIds } };
-    };
-    return { innerHash: op.hash, order: null, refusalKept: false, prepare };
+  private async invoking(
+    op: DecodedOperation,
+    net: Network,
+    pool: ChannelPool,
+    payer: Payer,
+  ): Promise<Prepared | Pending> {
+    const prior = await this.deps.submissions.byInnerHash(net.name, op.hash);
+    const answered = finalOutcome(prior) ?? (prior ? await this.deps.settlement.resolved(net.gateway, prior) : null);
+    if (answered) return Run.ended(answered);
+    // a run that started meanwhile in this process is joined; an earlier run's transaction may still be
+    // queued: another one would spend the nonce twice (and pay for a failure)
+    const started = this.deps.runs.find(net.name, op.hash);
+    if (started) return { accepted: started.accepted, outcome: started.outcome, joined: true };
+    if (prior && mayStillBeQueued(prior, net.gateway.watcher.latestLedger)) {
+      throw new RelayError(
+        "SUBMISSION_TIMEOUT",
+        "an earlier submission of this operation may still be in the network's queue; retry to get its outcome",
+        { hash: prior.hash, reason: "pending" },
+      );
+    }
+    const sim = await this.deps.admission.simulateOperation(net.gateway, pool, op);
+    const summary = () => summarize(Operation.fromXDRObject(op.operation) as Transaction["operations"][number]);
+    const policy = payer.policy?.();
+    // who the end user is costs a simulation: asked only by a policy that needs it
+    const user = policy?.perUser || policy?.approval ? await this.deps.admission.endUser(net.gateway, pool, op) : null;
+    const about = { user, operations: () => [summary()] };
+    const job: Job = { ...operationJob(op, sim, net.passphrase), about };
+    const wanted = { floor: BASE_FEE, soroban: true, operationTypes: ["invokeHostFunction"], ...about };
+    return { job, wanted: { ...wanted, contractIds: op.contractIds } };
   }
+}
+
+/** A client's transaction: its fee-bump job, and what admission checks of it. */
+function wrapping(decoded: DecodedTx, net: Network): Prepared {
+  const about = {
+    user: decoded.source,
+    operations: () => summarizeAll(sdkInner(decoded, net.passphrase).operations),
+  };
+  const job: Job = { ...feeBumpJob(decoded, net.passphrase), about };
+  const wanted = {
+    floor: max(BASE_FEE, innerRate(decoded)),
+    soroban: decoded.isSoroban,
+    operationTypes: decoded.operationTypes,
+    contractIds: decoded.contractIds,
+    ...about,
+  };
+  return { job, wanted };
 }

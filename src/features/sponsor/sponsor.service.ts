@@ -36,7 +36,7 @@ import type { Admitted } from "./attempt.ts";
 import { RunLease, type SharedRuns } from "./run-lease.ts";
 import { Ordering } from "./order/ordering.ts";
 import { Recovery } from "./recovery.ts";
-import { type Intake, Intakes } from "./intake.ts";
+import { type Intake, Intakes, type Taken } from "./intake.ts";
 import { Sending } from "./sending.ts";
 import type { UserCaps } from "../projects/rules/user-caps.ts";
 import type { Approvals } from "../projects/rules/approval.ts";
@@ -118,7 +118,7 @@ export class SponsorService {
    * inner transaction (started here, or joined when one is under way in this process).
    */
   async sponsor(transaction: string, network: NetworkName, payer: Payer): Promise<Pending> {
-    return await this.pipeline(network, payer, (net) => this.intake.transaction(transaction, net));
+    return await this.pipeline(network, payer, this.intake.transaction(transaction, network));
   }
   /**
    * Sponsors a client's invokeHostFunction operation (func+auth mode): a channel account is the
@@ -126,7 +126,7 @@ export class SponsorService {
    * checked), reserves the fee, assembles, signs and submits.
    */
   async sponsorOperation(operation: string, network: NetworkName, payer: Payer): Promise<Pending> {
-    return await this.pipeline(network, payer, (net) => this.intake.operation(operation, net, payer));
+    return await this.pipeline(network, payer, this.intake.operation(operation, network));
   }
 
   /**
@@ -134,20 +134,19 @@ export class SponsorService {
    * of it under way here joined, its job prepared, admission (policy, caps, reservation), the run
    * (once), the answer. Refused before its run: the outcome is the refusal, kept as a rejected submission.
    */
-  private async pipeline(network: NetworkName, payer: Payer, intake: (net: Network) => Intake): Promise<Pending> {
-    let taken: Intake | undefined;
+  private async pipeline(network: NetworkName, payer: Payer, intake: Intake): Promise<Pending> {
+    if ("refused" in intake) return this.answer(network, Run.ended(intake.refused));
+    const { innerHash } = intake;
     try {
-      const net = this.deps.networks.get(network);
-      taken = intake(net);
-      const running = this.runs.find(network, taken.innerHash);
-      if (running) return this.answer(network, running, taken.innerHash, true);
-      const prepared = await taken.prepare();
-      if (!("job" in prepared)) return this.answer(network, prepared, taken.innerHash);
-      const admitted = await this.admission.reserve(net.gateway, prepared.job, payer, prepared.wanted);
-      return this.answer(network, this.start(net, prepared.job, admitted), taken.innerHash);
+      const running = this.runs.find(network, innerHash);
+      if (running) return this.answer(network, running, innerHash, true);
+      const prepared = await this.intake.prepare(intake, payer);
+      if (!("job" in prepared)) return this.answer(network, prepared, innerHash);
+      const admitted = await this.admission.reserve(intake.net.gateway, prepared.job, payer, prepared.wanted);
+      return this.answer(network, this.start(intake.net, prepared.job, admitted), innerHash);
     } catch (e) {
-      const outcome = await this.refused(network, taken, payer, outcomeOf(e));
-      return this.answer(network, Run.ended(outcome), taken?.innerHash);
+      const outcome = await this.refused(network, intake, payer, outcomeOf(e));
+      return this.answer(network, Run.ended(outcome), innerHash);
     }
   }
 
@@ -177,10 +176,10 @@ export class SponsorService {
    * and a refusal by the relay's own rules is kept as a rejected submission (settlement.ts) when its
    * intake keeps refusals, unless another request of it is under way here.
    */
-  private async refused(network: NetworkName, taken: Intake | undefined, payer: Payer, o: Outcome): Promise<Outcome> {
-    if (taken?.order)
+  private async refused(network: NetworkName, taken: Taken, payer: Payer, o: Outcome): Promise<Outcome> {
+    if (taken.order)
       this.ordering.gate(this.deps.networks.get(network).gateway).refusedBefore(taken.order.account, taken.order.seq);
-    if (!taken?.refusalKept || o.kind !== "failure" || !REFUSALS.has(o.error.code)) return o;
+    if (!taken.refusalKept || o.kind !== "failure" || !REFUSALS.has(o.error.code)) return o;
     if (this.runs.find(network, taken.innerHash)) return o; // another request is sending it: its row
     return await this.settlement.refused(network, taken.innerHash, payer, o);
   }
