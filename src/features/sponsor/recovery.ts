@@ -15,7 +15,7 @@ import type { Admitted } from "./attempt.ts";
 import type { Job } from "./jobs.ts";
 import { type HeldRow, heldJob, heldReservation, inAccountOrder } from "./order/held-rows.ts";
 import { mayStillBeQueued } from "./outcomes.ts";
-import type { RunLease } from "./run-lease.ts";
+import type { Runs } from "./run.ts";
 import type { Settlement } from "./settlement.ts";
 
 /** Submissions recovery looks at in one pass (of each kind). */
@@ -29,9 +29,8 @@ export interface RecoveryDeps {
   projects: { settleJournaled(projectId: string, s: SettledCredits): void };
   settlement: Settlement;
   admission: Admission;
-  lease: RunLease;
-  /** Whether a run of this inner transaction is under way in this process. */
-  running(network: NetworkName, innerHash: string): boolean;
+  /** The runs under way in this process, and the cluster's leases of them. */
+  runs: Runs;
   /** Starts the run of a held row's transaction, holding its lease (released when the run ends). */
   start(
     net: Network,
@@ -53,10 +52,10 @@ export class Recovery {
     if (!net || !gw?.watcher.latestLedger) return done;
     // held for a predecessor by an instance that is gone (a crash, a restart): sent now, in order
     for (const row of inAccountOrder(await submissions.held(network, RECOVERY_BATCH)))
-      if (!this.deps.running(network, row.innerHash) && (await this.resumeHeld(net, row))) done.resumed++;
+      if (!this.deps.runs.find(network, row.innerHash) && (await this.resumeHeld(net, row))) done.resumed++;
     const before = new Date(Date.now() - this.deps.config.submissionTimeoutMs);
     for (const row of await submissions.unsettled(network, before, RECOVERY_BATCH)) {
-      if (this.deps.running(network, row.innerHash)) continue;
+      if (this.deps.runs.find(network, row.innerHash)) continue;
       try {
         if (await settlement.resolved(gw, row)) done.settled++;
         else if (!mayStillBeQueued(row, gw.watcher.latestLedger)) {
@@ -82,9 +81,9 @@ export class Recovery {
     try {
       const { job, floor, soroban } = heldJob(row, net.passphrase);
       const plan = await this.deps.admission.plan(net.gateway, floor, soroban);
-      const lease = await this.deps.lease.claim(net.name, row.innerHash);
+      const lease = await this.deps.runs.claim(net.name, row.innerHash);
       if (!lease) return false;
-      if (this.deps.running(net.name, row.innerHash)) {
+      if (this.deps.runs.find(net.name, row.innerHash)) {
         await lease.release();
         return false;
       }

@@ -31,9 +31,8 @@ import { finalOutcome, outcomeOf, withIdentity } from "./outcomes.ts";
 import { ParkedLeases } from "./parked-leases.ts";
 import { Settlement } from "./settlement.ts";
 import { Dispatch } from "./dispatch.ts";
-import { type Pending, Run, Runs } from "./run.ts";
+import { type Pending, Run, Runs, type SharedRuns } from "./run.ts";
 import type { Admitted } from "./attempt.ts";
-import { RunLease, type SharedRuns } from "./run-lease.ts";
 import { Ordering } from "./order/ordering.ts";
 import { Recovery } from "./recovery.ts";
 import { type Intake, Intakes, type Taken } from "./intake.ts";
@@ -76,17 +75,17 @@ export interface SponsorDeps {
 const REFUSALS = new Set<ErrorCode>(["POLICY_VIOLATION", "INSUFFICIENT_CREDITS", "FORBIDDEN", "VALIDATION_ERROR"]);
 
 export class SponsorService {
-  private readonly runs = new Runs();
+  private readonly runs: Runs;
   private readonly admission: Admission;
   private readonly settlement: Settlement;
   private readonly ordering: Ordering;
   private readonly sending: Sending;
-  private readonly lease: RunLease;
   private readonly recovery: Recovery;
   private readonly intake: Intakes;
 
   constructor(private readonly deps: SponsorDeps) {
     this.ordering = new Ordering(deps.config.order, deps.log);
+    this.runs = new Runs(deps.shared ?? null, deps.submissions, deps.config.submissionTimeoutMs);
     const parked = new ParkedLeases();
     this.admission = new Admission({
       fees: deps.fees,
@@ -102,13 +101,11 @@ export class SponsorService {
     );
     this.sending = new Sending({ ...deps, ordering: this.ordering, dispatch });
     this.intake = new Intakes({ ...deps, runs: this.runs, admission: this.admission, settlement: this.settlement });
-    this.lease = new RunLease(deps.shared ?? null, deps.submissions, deps.config.submissionTimeoutMs);
     this.recovery = new Recovery({
       ...deps,
       settlement: this.settlement,
       admission: this.admission,
-      lease: this.lease,
-      running: (network, innerHash) => this.runs.find(network, innerHash) !== undefined,
+      runs: this.runs,
       start: (net, job, admitted, lease) => void this.start(net, job, admitted, lease),
     });
   }
@@ -215,7 +212,7 @@ export class SponsorService {
       async (run) => {
         try {
           const attempt = { network, run, job, plan, reservation };
-          return claimed ? await this.once(attempt) : await this.lease.exclusive(attempt, () => this.once(attempt));
+          return claimed ? await this.once(attempt) : await this.runs.exclusive(attempt, () => this.once(attempt));
         } catch (e) {
           return outcomeOf(e);
         } finally {
