@@ -96,6 +96,11 @@ export function decodeTransaction(
       "a Soroban transaction must carry sorobanData (simulate and assemble it first)",
     );
   const inner = innerBytes(raw, wire);
+  // the source's address, encoded once (the account's order and the policy's end user both name it)
+  const source =
+    wire.type === 0
+      ? rawToAddress(wire.v0.tx.sourceAccountEd25519)
+      : muxedToAddress((wire.type === 5 ? wire.feeBump.tx.innerTx.v1 : wire.v1).tx.sourceAccount);
   return {
     inner,
     innerFee: BigInt(innerTx.tx.fee),
@@ -109,22 +114,18 @@ export function decodeTransaction(
     ),
     resourceFee: data && data.v === 1 ? data.sorobanData.resourceFee : 0n,
     validUntil: upperBounds(wire),
-    order: orderOf(wire, b64),
-    source:
-      wire.type === 0
-        ? rawToAddress(wire.v0.tx.sourceAccountEd25519)
-        : muxedToAddress((wire.type === 5 ? wire.feeBump.tx.innerTx.v1 : wire.v1).tx.sourceAccount),
+    order: orderOf(wire, b64, source),
+    source,
   };
 }
 
 /** The inner transaction's source account and sequence number, unless a minSeqNum lets it skip numbers. */
-function orderOf(wire: EnvelopeW, transaction: string): DecodedTx["order"] {
+function orderOf(wire: EnvelopeW, transaction: string, account: string): DecodedTx["order"] {
   const bytes = transaction.length;
-  if (wire.type === 0)
-    return { account: rawToAddress(wire.v0.tx.sourceAccountEd25519), seq: wire.v0.tx.seqNum, bytes, transaction };
+  if (wire.type === 0) return { account, seq: wire.v0.tx.seqNum, bytes, transaction };
   const tx = (wire.type === 5 ? wire.feeBump.tx.innerTx.v1 : wire.v1).tx;
   if (tx.cond.type === 2 && tx.cond.v2.minSeqNum !== null && tx.cond.v2.minSeqNum !== undefined) return null;
-  return { account: muxedToAddress(tx.sourceAccount), seq: tx.seqNum, bytes, transaction };
+  return { account, seq: tx.seqNum, bytes, transaction };
 }
 
 /** The inner transaction's maxTime and maxLedger (0: none). */
