@@ -3,6 +3,7 @@
  * them): two instances, each with its own actor of one project, reserve against one day's spend in
  * Redis. Each actor sees only its own holds; the shared check grants no more than the limit in all.
  */
+import { RelayError } from "../../src/kernel/errors.ts";
 import { afterEach, expect, test } from "bun:test";
 import { Redis } from "ioredis";
 import { createLogger } from "../../src/kernel/log.ts";
@@ -40,9 +41,8 @@ test.skipIf(!redisUp)(
     const ids = Array.from({ length: 12 }, (_, i) => `r${i}`);
     const results = await Promise.all(
       ids.map((id, i) =>
-        payers[i % 2]!.reserve(id, false, request).then(
-          (grant) => ({ id, i, grant, error: null as null | { code: string; details?: Record<string, unknown> } }),
-          (e) => ({ id, i, grant: 0n, error: e }),
+        payers[i % 2]!.reserve(id, false, request).then((grant) =>
+          grant instanceof RelayError ? { id, i, grant: 0n, error: grant } : { id, i, grant, error: null },
         ),
       ),
     );
@@ -56,10 +56,7 @@ test.skipIf(!redisUp)(
     const room = (GRANT * BigInt(N) - 100n * BigInt(granted.length)) / GRANT;
     const again = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        payers[i % 2]!.reserve(`s${i}`, false, request).then(
-          () => true,
-          () => false,
-        ),
+        payers[i % 2]!.reserve(`s${i}`, false, request).then((grant) => !(grant instanceof RelayError)),
       ),
     );
     expect(again.filter(Boolean)).toHaveLength(Number(room));

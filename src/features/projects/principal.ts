@@ -35,8 +35,11 @@ export interface Payer {
   projectId: string | null;
   /** Idempotency and submission scope: `project:<id>` or `ip:<address>`. */
   scope: string;
-  /** Policy check and fee reservation in one event; resolves with the fee the relay may spend. */
-  reserve(id: string, credits: boolean, request: SpendRequest): Promise<bigint>;
+  /**
+   * Policy check and fee reservation in one event: the fee the relay may spend, or the project's
+   * refusal (its policy, its credits, its daily spend) as a value.
+   */
+  reserve(id: string, credits: boolean, request: SpendRequest): Promise<bigint | RelayError>;
   /** Ends a reservation with what the journal released and the network charged. */
   settle(id: string, s: { charged: bigint; released: bigint; journaled: boolean }): void;
   /** The policy's fee strategy (absent: the default, fast). */

@@ -253,9 +253,8 @@ export class ProjectActors {
         const now = Date.now();
         this.sendSettlements(actor);
         const r = await ask<ProjectReply>(actor, { type: "RESERVE", id, now, credits, request });
-        if (!r.ok) throw replyError(r.error);
-        await this.reserveShared(actor, id, r.grant!, now);
-        return r.grant!;
+        if (!r.ok) return replyError(r.error);
+        return (await this.reserveShared(actor, id, r.grant!, now)) ?? r.grant!;
       },
       settle: (id, s) => this.settle(actor, id, s),
       feeStrategy: () => actor.getSnapshot().context.policy.feeStrategy,
@@ -294,23 +293,24 @@ export class ProjectActors {
    * for the last room may both be refused, never both granted. Without an answer from Redis the
    * actor's check stands (a warning says so).
    */
-  private async reserveShared(actor: ProjectActor, id: string, grant: bigint, now: number): Promise<void> {
+  private async reserveShared(actor: ProjectActor, id: string, grant: bigint, now: number): Promise<RelayError | null> {
     const key = this.keys.get(actor);
     const c = actor.getSnapshot().context;
     const limit = c.policy.dailySpendLimit;
-    if (!this.shared || !key || limit === null) return;
+    if (!this.shared || !key || limit === null) return null;
     const name = `${key}:${utcDay(now)}`;
     const seed = c.spentDay === utcDay(now) ? c.spent : 0n;
     let totals: { spent: bigint; held: bigint };
     try {
       totals = await this.shared.reserveSpend(name, grant, seed);
     } catch (e) {
-      return this.sharedFailed(e, "the shared daily spend did not answer: this instance's own is used");
+      this.sharedFailed(e, "the shared daily spend did not answer: this instance's own is used");
+      return null;
     }
     this.spendHolds.set(id, { name, grant });
-    if (totals.spent + totals.held <= limit) return;
+    if (totals.spent + totals.held <= limit) return null;
     this.settle(actor, id, { charged: 0n, released: 0n, journaled: false }); // never used
-    throw replyError(dailySpendExceeded(limit, totals.spent, totals.held - grant, grant));
+    return replyError(dailySpendExceeded(limit, totals.spent, totals.held - grant, grant));
   }
 
   private sendSettlements(actor: ProjectActor): void {

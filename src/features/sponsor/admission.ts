@@ -14,10 +14,10 @@ import type { FeePlan, FeePlanner } from "../tx/fee-plan.ts";
 import { describeEvents } from "../tx/simulate.service.ts";
 import type { ChannelPool } from "../pool/channel-pool.ts";
 import type { Payer } from "../projects/principal.ts";
-import type { OpSummary } from "../../../actors/projects/policy.ts";
+import type { OpSummary, Policy } from "../../../actors/projects/policy.ts";
 import type { UserCaps, UserHold } from "../projects/rules/user-caps.ts";
-import type { SubmissionStore } from "../../store/types.ts";
-import { finalOutcome } from "./outcomes.ts";
+import type { Outcome, SubmissionStore } from "../../store/types.ts";
+import { finalOutcome, outcomeOf } from "./outcomes.ts";
 import { withAssetContracts } from "../projects/rules/touches.ts";
 
 /** One request's reservation, settled exactly once. */
@@ -65,13 +65,16 @@ export class Admission {
     },
   ) {}
 
-  /** Plans the fee and has the payer's actor check the policy and reserve the most this request may pay. */
+  /**
+   * Plans the fee and has the payer's actor check the policy and reserve the most this request may pay:
+   * the reservation, or the refusal (the policy, the credits, the daily spend, an end user's caps) as a value.
+   */
   async reserve(
     gw: Gateway,
     job: Job,
     payer: Payer,
     want: Wanted,
-  ): Promise<{ reservation: Reservation; plan: FeePlan }> {
+  ): Promise<{ reservation: Reservation; plan: FeePlan } | { refused: Outcome }> {
     // at least `floor`, at most MAX_FEE_RATE; the policy's strategy (fast or economy)
     const plan = await this.deps.fees.plan(gw, want.floor, want.soroban, payer.feeStrategy?.());
     const credits = chargesCredits(gw.name) && payer.projectId !== null;
@@ -90,31 +93,47 @@ export class Admission {
       ...(operations ? { operations } : {}),
       network: gw.name,
     });
+    if (grant instanceof RelayError) return { refused: outcomeOf(grant) };
     const reservation: Reservation = { id, payer, credits, grant, journaled: false, done: false };
-    if (policy?.perUser && payer.projectId && this.deps.userCaps) {
-      try {
-        // a cap per end user needs one: a call no signed, used entry names is refused
-        if (!want.user)
-          throw new RelayError(
-            "POLICY_VIOLATION",
-            "the policy caps each end user (perUser), and no end user signs this call: none of its authorization " +
-              "entries is both signed and used by the invocation",
-            { rule: "perUser" },
-          );
-        // an earlier request of this transaction still holds the user's count (answered 504): it is this one's;
-        // one that landed is answered from its record and counted already
-        const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
-        if (prior?.userHold && prior.outcome === null) reservation.userOnRow = true;
-        else if (!finalOutcome(prior)) {
-          const hold = await this.deps.userCaps.reserve(payer.projectId, want.user, policy, grant, Date.now());
-          if (hold) reservation.user = hold;
-        }
-      } catch (e) {
-        payer.settle(id, { released: 0n, charged: 0n, journaled: false }); // nothing of it was sent
-        throw e;
-      }
+    if (!policy?.perUser || !payer.projectId || !this.deps.userCaps) return { reservation, plan };
+    const user = await this.userHold(gw, job, reservation, want.user, policy).catch((e: unknown) => {
+      payer.settle(id, { released: 0n, charged: 0n, journaled: false }); // nothing of it was sent
+      throw e;
+    });
+    if (user === null) return { reservation, plan };
+    payer.settle(id, { released: 0n, charged: 0n, journaled: false }); // refused: nothing of it was sent
+    return { refused: outcomeOf(user) };
+  }
+
+  /**
+   * A policy's cap per end user: the transaction counted against its user's day (the reservation's
+   * `user`), or the refusal. An earlier request of this transaction still holding the user's count
+   * (answered 504) leaves it to this one; one that landed is answered from its record, counted already.
+   */
+  private async userHold(
+    gw: Gateway,
+    job: Job,
+    reservation: Reservation,
+    user: string | null,
+    policy: Policy,
+  ): Promise<RelayError | null> {
+    // a cap per end user needs one: a call no signed, used entry names is refused
+    if (!user)
+      return new RelayError(
+        "POLICY_VIOLATION",
+        "the policy caps each end user (perUser), and no end user signs this call: none of its authorization " +
+          "entries is both signed and used by the invocation",
+        { rule: "perUser" },
+      );
+    const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
+    if (prior?.userHold && prior.outcome === null) reservation.userOnRow = true;
+    else if (!finalOutcome(prior)) {
+      const projectId = reservation.payer.projectId!;
+      const hold = await this.deps.userCaps!.reserve(projectId, user, policy, reservation.grant, Date.now());
+      if (hold instanceof RelayError) return hold;
+      if (hold) reservation.user = hold;
     }
-    return { reservation, plan };
+    return null;
   }
   /** The fee plan alone: a held transaction sent after a crash was admitted before (the default strategy). */
   plan(gw: Gateway, floor: bigint, soroban: boolean): Promise<FeePlan> {
@@ -137,12 +156,15 @@ export class Admission {
     if (raw.error) return null;
     return usedSigner(op.operation, raw.results?.[0]?.auth ?? []);
   }
-  /** Simulates the operation from a relay channel account in enforce mode: its resource fee and Soroban data. */
+  /**
+   * Simulates the operation from a relay channel account in enforce mode: its resource fee and Soroban
+   * data, or SIMULATION_FAILED (the contract failed, or the client's entries do not authorize it).
+   */
   async simulateOperation(
     gw: Gateway,
     pool: ChannelPool,
     op: DecodedOperation,
-  ): Promise<{ resourceFee: bigint; transactionData: string }> {
+  ): Promise<{ resourceFee: bigint; transactionData: string } | RelayError> {
     const tx = new TransactionBuilder(new Account(pool.simulationSource(), "0"), {
       fee: BASE_FEE.toString(),
       networkPassphrase: gw.passphrase,
@@ -152,7 +174,7 @@ export class Admission {
       .build();
     const raw = await gw.simulate(tx, "enforce");
     if (raw.error || !raw.transactionData)
-      throw new RelayError("SIMULATION_FAILED", raw.error ?? "the simulation returned no transaction data", {
+      return new RelayError("SIMULATION_FAILED", raw.error ?? "the simulation returned no transaction data", {
         events: describeEvents(raw.events),
       });
     return { resourceFee: BigInt(raw.minResourceFee ?? "0"), transactionData: raw.transactionData };

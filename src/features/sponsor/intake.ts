@@ -108,13 +108,15 @@ export class Intakes {
     const started = this.deps.runs.find(net.name, op.hash);
     if (started) return { accepted: started.accepted, outcome: started.outcome, joined: true };
     if (prior && mayStillBeQueued(prior, net.gateway.watcher.latestLedger)) {
-      throw new RelayError(
+      const queued = new RelayError(
         "SUBMISSION_TIMEOUT",
         "an earlier submission of this operation may still be in the network's queue; retry to get its outcome",
         { hash: prior.hash, reason: "pending" },
       );
+      return Run.ended(outcomeOf(queued));
     }
     const sim = await this.deps.admission.simulateOperation(net.gateway, pool, op);
+    if (sim instanceof RelayError) return Run.ended(outcomeOf(sim));
     const summary = () => summarize(Operation.fromXDRObject(op.operation) as Transaction["operations"][number]);
     const policy = payer.policy?.();
     // who the end user is costs a simulation: asked only by a policy that needs it

@@ -9,8 +9,7 @@
  */
 import { RelayError } from "../../kernel/errors.ts";
 import type { Outcome, SubmissionStore } from "../../store/types.ts";
-import type { Admitted } from "./attempt.ts";
-import { finalOutcome } from "./outcomes.ts";
+import { finalOutcome, outcomeOf } from "./outcomes.ts";
 import type { SponsorAccepted } from "./sponsor.model.ts";
 
 /** The network took a fee-bump of the transaction (202: `submitted`, or already in a ledger). */
@@ -96,11 +95,9 @@ export class Runs {
     return n;
   }
 
-  /** Runs `fn` while holding the attempt's lease (one instance alone: at once). */
-  async exclusive(a: Admitted, fn: () => Promise<Outcome>): Promise<Outcome> {
+  /** Runs `fn` (the run of `innerHash`) while holding its lease (one instance alone: at once). */
+  async exclusive(run: Run, network: string, innerHash: string, fn: () => Promise<Outcome>): Promise<Outcome> {
     if (!this.shared) return await fn();
-    const { name: network } = a.network;
-    const innerHash = a.job.innerHash;
     const deadline = Date.now() + this.timeoutMs;
     for (;;) {
       const held = await this.claim(network, innerHash);
@@ -116,13 +113,14 @@ export class Runs {
       if (answered) return answered;
       // the other instance's run was accepted by the network, or holds it for its predecessor (a pending
       // submission): an asynchronous request is answered now
-      if (prior?.status === "submitted") a.run.accept({ hash: prior.hash, innerHash });
-      else if (prior?.held) a.run.accept({ hash: innerHash, innerHash, status: "pending" });
-      if (Date.now() > deadline)
-        throw new RelayError("SUBMISSION_TIMEOUT", "another instance is still submitting this transaction", {
-          hash: prior?.hash ?? innerHash,
-          reason: "pending",
-        });
+      if (prior?.status === "submitted") run.accept({ hash: prior.hash, innerHash });
+      else if (prior?.held) run.accept({ hash: innerHash, innerHash, status: "pending" });
+      if (Date.now() > deadline) {
+        const details = { hash: prior?.hash ?? innerHash, reason: "pending" };
+        return outcomeOf(
+          new RelayError("SUBMISSION_TIMEOUT", "another instance is still submitting this transaction", details),
+        );
+      }
       await Bun.sleep(POLL_MS);
     }
   }

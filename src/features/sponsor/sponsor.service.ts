@@ -140,10 +140,10 @@ export class SponsorService {
       const prepared = await this.intake.prepare(intake, payer);
       if (!("job" in prepared)) return this.answer(network, prepared, innerHash);
       const admitted = await this.admission.reserve(intake.net.gateway, prepared.job, payer, prepared.wanted);
+      if ("refused" in admitted) return await this.refused(network, intake, payer, admitted.refused);
       return this.answer(network, this.start(intake.net, prepared.job, admitted), innerHash);
     } catch (e) {
-      const outcome = await this.refused(network, intake, payer, outcomeOf(e));
-      return this.answer(network, Run.ended(outcome), innerHash);
+      return await this.refused(network, intake, payer, outcomeOf(e));
     }
   }
 
@@ -169,16 +169,17 @@ export class SponsorService {
     return this.runs.count(network);
   }
   /**
-   * A request refused before its run: the transactions held after it in its account's order learn it,
-   * and a refusal by the relay's own rules is kept as a rejected submission (settlement.ts) when its
-   * intake keeps refusals, unless another request of it is under way here.
+   * A request refused before its run, answered with its refusal: the transactions held after it in its
+   * account's order learn it, and a refusal by the relay's own rules is kept as a rejected submission
+   * (settlement.ts) when its intake keeps refusals, unless another request of it is under way here.
    */
-  private async refused(network: NetworkName, taken: Taken, payer: Payer, o: Outcome): Promise<Outcome> {
-    if (taken.order)
-      this.ordering.gate(this.deps.networks.get(network).gateway).refusedBefore(taken.order.account, taken.order.seq);
-    if (!taken.refusalKept || o.kind !== "failure" || !REFUSALS.has(o.error.code)) return o;
-    if (this.runs.find(network, taken.innerHash)) return o; // another request is sending it: its row
-    return await this.settlement.refused(network, taken.innerHash, payer, o);
+  private async refused(network: NetworkName, taken: Taken, payer: Payer, o: Outcome): Promise<Pending> {
+    const { order, innerHash } = taken;
+    if (order) this.ordering.gate(taken.net.gateway).refusedBefore(order.account, order.seq);
+    const kept =
+      taken.refusalKept && o.kind === "failure" && REFUSALS.has(o.error.code) && !this.runs.find(network, innerHash);
+    if (kept) await this.settlement.refused(network, innerHash, payer, o);
+    return this.answer(network, Run.ended(o), innerHash);
   }
 
   /** A request's answer: the run's acceptance, and its outcome reported to the metrics, with its inner hash. */
@@ -212,7 +213,9 @@ export class SponsorService {
       async (run) => {
         try {
           const attempt = { network, run, job, plan, reservation };
-          return claimed ? await this.once(attempt) : await this.runs.exclusive(attempt, () => this.once(attempt));
+          return claimed
+            ? await this.once(attempt)
+            : await this.runs.exclusive(run, network.name, job.innerHash, () => this.once(attempt));
         } catch (e) {
           return outcomeOf(e);
         } finally {
@@ -236,13 +239,15 @@ export class SponsorService {
     const answered = finalOutcome(prior);
     if (answered) return answered;
     // a submission's record never moves to another project: each project's look-ups stay its own
-    if (prior && prior.projectId !== reservation.payer.projectId)
-      throw new RelayError(
+    if (prior && prior.projectId !== reservation.payer.projectId) {
+      const another = new RelayError(
         "FORBIDDEN",
         "this transaction's submission belongs to another project (or the anonymous relay), which refused it or " +
           "has not settled it: it is not sent again through this one",
         { reason: "another_project" },
       );
+      return outcomeOf(another);
+    }
     // an earlier run (with no outcome, or one that does not stand) may have been applied since (one held
     // and never sent can be in no ledger through the relay)
     if (prior && !(prior.held && !prior.envelope)) {

@@ -18,8 +18,14 @@ export interface UserHold {
 export class UserCaps {
   constructor(private readonly repo: UserDaysRepo) {}
 
-  /** Counts the transaction against its user's caps, or throws 429 USER_LIMIT_EXCEEDED (nothing counted). */
-  async reserve(projectId: string, user: string, policy: Policy, grant: bigint, now: number): Promise<UserHold | null> {
+  /** Counts the transaction against its user's caps (its hold), or answers 429 USER_LIMIT_EXCEEDED (nothing counted). */
+  async reserve(
+    projectId: string,
+    user: string,
+    policy: Policy,
+    grant: bigint,
+    now: number,
+  ): Promise<UserHold | RelayError | null> {
     const caps = policy.perUser;
     if (!caps) return null;
     const key = { projectId, account: user, day: utcDay(now) };
@@ -30,7 +36,7 @@ export class UserCaps {
         ? "maxTransactionsPerDay"
         : "maxFeePerDay";
     const reset = dayAfter(key.day);
-    throw new RelayError(
+    return new RelayError(
       "USER_LIMIT_EXCEEDED",
       limit === "maxTransactionsPerDay"
         ? `${user} was sponsored ${usage.transactions} transactions today, the policy's most per user (maxTransactionsPerDay)`
