@@ -2,12 +2,14 @@
  * Outcomes of sponsor requests: what the relay answers for a transaction the network judged
  * (SUBMISSION_FAILED in plain words), errors as outcomes, which recorded outcomes stand, the 504 the
  * relay answers when it cannot know yet, and the identity (inner hash, status) every answer about a
- * transaction carries.
+ * transaction carries. A failure's status is the lifecycle machine's word for it
+ * (actors/sponsor/submission.machine.ts), given where the verdict is read.
  */
 import { RelayError } from "../../kernel/errors.ts";
 import type { Outcome, SubmissionRecord } from "../../store/types.ts";
 import type { ValidUntil } from "../../network/ledger-watcher.ts";
 import { clientResultCodes } from "../../stellar/result-codes.ts";
+import type { SubmissionStatus } from "../../../actors/sponsor/submission.machine.ts";
 
 /** Ledgers after which no envelope sent before can be in any queue (dropped after 4, banned for 10). */
 const QUEUE_LEDGERS = 12;
@@ -50,7 +52,7 @@ export function submissionFailed(
   return new RelayError("SUBMISSION_FAILED", hint ? `${said}; ${hint}` : said, {
     result_codes,
     hash,
-    status: applied ? "failed" : "rejected",
+    status: (applied ? "failed" : "rejected") satisfies SubmissionStatus,
     ...(applied ? { ledger: applied.ledger, feePaid: applied.feePaid.toString(), resultXdr } : {}),
   });
 }
@@ -122,7 +124,7 @@ export function timedOut(
       : reason === "network_unavailable"
         ? "the network did not confirm receiving the transaction; retry to get its outcome"
         : `no confirmation within ${timeoutMs} ms (bid ${rate} stroops per operation${text})`;
-  const status = accepted ? "submitted" : "pending";
+  const status: SubmissionStatus = accepted ? "submitted" : "pending";
   const fees = bidDetails(rate, cleared, bid);
   return new RelayError("SUBMISSION_TIMEOUT", message, { hash, status, ...(reason ? { reason } : {}), ...fees });
 }
@@ -159,7 +161,7 @@ export function expired(
   return new RelayError("SUBMISSION_FAILED", message, {
     result_codes: { transaction: "tx_too_late" },
     hash,
-    status: "expired",
+    status: "expired" satisfies SubmissionStatus,
     ...(bounds.maxTime > 0n ? { maxTime: bounds.maxTime.toString() } : {}),
     ...(bounds.maxLedger > 0 ? { maxLedger: bounds.maxLedger } : {}),
     ...bidDetails(rate, cleared, bid),
@@ -181,7 +183,7 @@ export function withIdentity(o: Outcome, innerHash: string): Outcome {
 }
 
 /** The status of an outcome recorded before failures carried theirs. */
-function recordedBefore(code: string, details: Record<string, unknown>): string | undefined {
+function recordedBefore(code: string, details: Record<string, unknown>): SubmissionStatus | undefined {
   if (code === "SUBMISSION_FAILED") return details.ledger === undefined ? "rejected" : "failed";
   return code === "SUBMISSION_TIMEOUT" ? "pending" : undefined;
 }

@@ -4,11 +4,12 @@
  */
 import { waitsFor } from "../../../../actors/sponsor/account.machine.ts";
 import { RelayError } from "../../../kernel/errors.ts";
+import type { SubmissionStatus } from "../../../../actors/sponsor/submission.machine.ts";
 
 const badSeq = (message: string, details: Record<string, unknown>) =>
   new RelayError("SUBMISSION_FAILED", message, {
     result_codes: { transaction: "tx_bad_seq" },
-    status: "rejected",
+    status: "rejected" satisfies SubmissionStatus,
     ...details,
   });
 
