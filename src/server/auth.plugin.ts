@@ -123,9 +123,10 @@ export function authPlugin(deps: {
           );
         // a compat client's key not of this relay's form (another service's, or a placeholder) is no key: anonymous
         const apiKey = compat && sent !== null && !sent.startsWith("sr_") ? null : sent;
-        if (apiKey !== null && !deps.projects.isKnownKey(apiKey))
-          await take(await deps.actors.anonymousFor(ip), set.headers);
-        const principal = await deps.projects.authenticate(apiKey, ip);
+        // a key hashed once: known as valid, or its caller's IP pays a rate-limit token first
+        const known = apiKey === null ? null : deps.projects.knownKey(apiKey);
+        if (apiKey !== null && known === null) await take(await deps.actors.anonymousFor(ip), set.headers);
+        const principal = await deps.projects.authenticate(apiKey, ip, known ?? undefined);
         Object.assign(context, { principal, clientIp: ip } satisfies CallerContext);
         await take(principal.actor, set.headers);
         const scope = scopeFor(request.method, path);

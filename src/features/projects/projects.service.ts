@@ -103,15 +103,15 @@ export class ProjectsService {
 
   // ---- authentication -------------------------------------------------------------------------
 
-  /** The principal of a request: its API key's project, or the anonymous relay for the client IP. */
-  async authenticate(apiKey: string | null, ip: string): Promise<Principal> {
+  /** The principal of a request: its key's project (`known`: its hash, from `knownKey`), or the client IP's. */
+  async authenticate(apiKey: string | null, ip: string, known?: string): Promise<Principal> {
     const { actors } = this.deps;
     if (apiKey === null) {
       const actor = await actors.anonymousFor(ip);
       const payer = actors.payer(actor, null, `ip:${ip}`);
       return { projectId: null, keyId: null, environment: null, scopes: KEY_SCOPES, expiresAt: null, actor, payer };
     }
-    const row = await this.keys.resolve(apiKey);
+    const row = await this.keys.resolve(apiKey, known);
     const actor = actors.project(row.projectId);
     if (!actor) throw unauthorized("unknown or revoked API key");
     this.keys.used(row.id);
@@ -126,9 +126,9 @@ export class ProjectsService {
     };
   }
 
-  /** Whether a key is one this process knows as valid, not expired (authenticating it needs no database lookup). */
-  isKnownKey(apiKey: string): boolean {
-    return this.keys.isKnown(apiKey);
+  /** A key's hash when this process knows it as valid, not expired (authenticating it needs no database lookup). */
+  knownKey(apiKey: string): string | null {
+    return this.keys.known(apiKey);
   }
 
   // ---- projects ---------------------------------------------------------------------------------

@@ -65,11 +65,14 @@ export class KeysService {
     this.cache = new KeyCache(deps.projects);
   }
 
-  /** The row of a presented key: 401 when malformed, unknown or revoked, 401 KEY_EXPIRED past its expiry. */
-  async resolve(apiKey: string): Promise<KeyRow> {
-    if (!keyEnvironment(apiKey))
+  /**
+   * The row of a presented key: 401 when malformed, unknown or revoked, 401 KEY_EXPIRED past its expiry.
+   * `known`: its hash, when `known` found it (a well-formed key, hashed once per request).
+   */
+  async resolve(apiKey: string, known?: string): Promise<KeyRow> {
+    if (known === undefined && !keyEnvironment(apiKey))
       throw unauthorized("malformed API key: expected sr_test_ or sr_live_ followed by at least 32 base62 characters");
-    const row = await this.cache.lookup(hashKey(apiKey));
+    const row = await this.cache.lookup(known ?? hashKey(apiKey));
     if (!row) throw unauthorized("unknown or revoked API key");
     if (expired(row))
       throw new RelayError("KEY_EXPIRED", `this API key expired at ${row.expiresAt!.toISOString()}`, {
@@ -79,9 +82,11 @@ export class KeysService {
     return row;
   }
 
-  /** Whether a key is one this process knows as valid (not expired): authenticating it needs no database lookup. */
-  isKnown(apiKey: string): boolean {
-    return keyEnvironment(apiKey) !== null && this.cache.has(hashKey(apiKey));
+  /** A key's hash when this process knows it as valid (not expired): authenticating it needs no database lookup. */
+  known(apiKey: string): string | null {
+    if (keyEnvironment(apiKey) === null) return null;
+    const hash = hashKey(apiKey);
+    return this.cache.has(hash) ? hash : null;
   }
 
   /** Notes a key's use: written at most once a minute per key, not waited for. */
