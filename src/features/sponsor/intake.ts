@@ -105,8 +105,8 @@ export class Intakes {
     if (answered) return Run.ended(answered);
     // a run that started meanwhile in this process is joined; an earlier run's transaction may still be
     // queued: another one would spend the nonce twice (and pay for a failure)
-    const started = this.deps.runs.find(net.name, op.hash);
-    if (started) return { accepted: started.accepted, outcome: started.outcome, joined: true };
+    const started = this.deps.runs.join(net.name, op.hash);
+    if (started) return started;
     if (prior && mayStillBeQueued(prior, net.gateway.watcher.latestLedger)) {
       const queued = new RelayError(
         "SUBMISSION_TIMEOUT",

@@ -73,6 +73,12 @@ export class Runs {
     return this.byKey.get(`${network}:${innerHash}`);
   }
 
+  /** What a request joining the run of `innerHash` under way here waits for; undefined: none is. */
+  join(network: string, innerHash: string): Pending | undefined {
+    const run = this.find(network, innerHash);
+    return run && { accepted: run.accepted, outcome: run.outcome, joined: true };
+  }
+
   /**
    * Starts the run of a transaction (the caller checked `find` first). It stays to be joined until
    * its outcome and then `kept` settle: a request after the answer finds it here, then in the database.

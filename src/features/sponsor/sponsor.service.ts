@@ -135,8 +135,8 @@ export class SponsorService {
     if ("refused" in intake) return this.answer(network, Run.ended(intake.refused));
     const { innerHash } = intake;
     try {
-      const running = this.runs.find(network, innerHash);
-      if (running) return this.answer(network, running, innerHash, true);
+      const running = this.runs.join(network, innerHash);
+      if (running) return this.answer(network, running, innerHash);
       const prepared = await this.intake.prepare(intake, payer);
       if (!("job" in prepared)) return this.answer(network, prepared, innerHash);
       const admitted = await this.admission.reserve(intake.net.gateway, prepared.job, payer, prepared.wanted);
@@ -183,12 +183,12 @@ export class SponsorService {
   }
 
   /** A request's answer: the run's acceptance, and its outcome reported to the metrics, with its inner hash. */
-  private answer(network: NetworkName, run: Pending, innerHash?: string, joined = run.joined): Pending {
+  private answer(network: NetworkName, run: Pending, innerHash?: string): Pending {
     const outcome = run.outcome.then((o) => {
       this.deps.metrics?.sponsorOutcome(network, o);
       return innerHash ? withIdentity(o, innerHash) : o;
     });
-    return { accepted: run.accepted, outcome, joined };
+    return { accepted: run.accepted, outcome, joined: run.joined };
   }
 
   /**
@@ -201,10 +201,10 @@ export class SponsorService {
     admitted: Pick<Admitted, "reservation" | "plan">,
     claimed?: { release(): Promise<void> },
   ): Pending {
-    const running = this.runs.find(network.name, job.innerHash);
+    const running = this.runs.join(network.name, job.innerHash);
     if (running) {
       this.settlement.finish(admitted.reservation);
-      return { accepted: running.accepted, outcome: running.outcome, joined: true };
+      return running;
     }
     const { reservation, plan } = admitted;
     return this.runs.start(
