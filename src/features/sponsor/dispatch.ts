@@ -91,7 +91,7 @@ export class Dispatch {
       });
       // the acceptance is written before the outcome: its status event (submitted) comes first
       await accepting;
-      return await this.outcomeOf(a, result, cap, { written: recorded > 0, resumed: Boolean(sender.resumed) });
+      return await this.sentOf(a, result, cap, { written: recorded > 0, resumed: Boolean(sender.resumed) });
     } finally {
       // a transaction answered 504 may still be queued: its channel keeps the hold (a fee-bump's fee) or the
       // transaction (one of its own: the next would be refused while it is queued) until the submission is resolved
@@ -106,7 +106,7 @@ export class Dispatch {
    * known yet), 422 expired, or 503 (the network took none of its envelopes). `written`: this run
    * wrote an intent of it; `resumed`: it resumes an earlier run's.
    */
-  private async outcomeOf(
+  private async sentOf(
     a: Attempt,
     r: Verdict,
     cap: bigint,
