@@ -10,11 +10,11 @@
  * channel account: simulated in enforce mode, assembled, signed by the channel with the sequence
  * number its actor gives. The two modes differ only in their intake (intake.ts); then one pipeline.
  *
- * The stages are beside it: intake (the job), admission (fee plan, policy and reservation), sending (approval, the
- * account's order), dispatch (intent, send, acceptance), settlement (outcomes recorded and credits
- * settled, in one place) and outcomes; each takes the attempt (attempt.ts) and ends with a value.
- * This file runs them: one run per inner hash (run.ts) and the requests' answers; recovery.ts
- * resolves what a crash left (and sends what was held).
+ * The stages are beside it: intake (the job), admission (fee plan, policy and reservation),
+ * sending (approval, the account's order), dispatch (intent, send, acceptance), settlement
+ * (outcomes recorded and credits settled, in one place) and outcomes; each ends with a value. This
+ * file runs them: one run per inner hash (run.ts) and the requests' answers; recovery.ts resolves
+ * what a crash left (and sends what was held).
  */
 import { RelayError, type ErrorCode } from "../../kernel/errors.ts";
 import type { NetworkName } from "../../stellar/networks.ts";
