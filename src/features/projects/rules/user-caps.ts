@@ -18,7 +18,7 @@ export interface UserHold {
 export class UserCaps {
   constructor(private readonly repo: UserDaysRepo) {}
 
-  /** Counts the transaction against its user's caps (its hold), or answers 429 USER_LIMIT_EXCEEDED (nothing counted). */
+  /** Counts the transaction against its user's caps (its hold), or answers 429 USER_LIMIT_EXCEEDED. */
   async reserve(
     projectId: string,
     user: string,
