@@ -8,6 +8,7 @@ import { expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { storeDatabases, TEST_DATABASE_URL } from "../support/databases.ts";
 import { SubmissionsRepo } from "../../src/store/submissions.repo.ts";
+import { sentIntent } from "../support/intents.ts";
 import { Settlement } from "../../src/features/sponsor/settlement.ts";
 import { ParkedLeases } from "../../src/features/sponsor/parked-leases.ts";
 import { expired, outcomeOf, submissionFailed, timedOut } from "../../src/features/sponsor/outcomes.ts";
@@ -61,23 +62,7 @@ for (const kind of ["pglite", "postgres"] as const)
         }) as never;
       /** The intent of a fee-bump of `innerHash`, its reservation of 1,000 stroops journaled. */
       const intent = (id: string, innerHash: string) =>
-        repo.recordIntent(
-          {
-            id,
-            network: "mainnet",
-            innerHash,
-            hash: `${innerHash}-outer`,
-            caller: "project:p",
-            projectId: "p",
-            maxFee: 1_000n,
-            envelope: "x",
-            sentLedger: 1,
-            feeBid: 100n,
-            channel: "GCHANNEL",
-          },
-          1_000n,
-          true,
-        );
+        repo.recordIntent(sentIntent(id, innerHash, "p", 1_000n), 1_000n, true);
       const statusOf = async (innerHash: string) => (await repo.byInnerHash("mainnet", innerHash))?.status;
 
       // refused before anything was written: kept as a rejected submission, to be looked up

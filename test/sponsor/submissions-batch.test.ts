@@ -8,6 +8,7 @@ import { expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { rowsOf, storeDatabases, TEST_DATABASE_URL } from "../support/databases.ts";
 import { SubmissionsRepo } from "../../src/store/submissions.repo.ts";
+import { sentIntent } from "../support/intents.ts";
 import type { Outcome } from "../../src/store/types.ts";
 
 const open = storeDatabases("submissions-batch");
@@ -26,23 +27,7 @@ for (const kind of ["pglite", "postgres"] as const)
         const repo = new SubmissionsRepo(d.db, kind === "postgres" ? 3 : 1);
         await d.db.execute(sql`insert into projects (id, name) values ('p', 'p'), ('q', 'q')`);
         const intent = (id: string, projectId: string | null, hold: bigint, fresh = true) =>
-          repo.recordIntent(
-            {
-              id,
-              network: "mainnet",
-              innerHash: `${id}-inner`,
-              hash: `${id}-outer`,
-              caller: projectId ? `project:${projectId}` : "anonymous",
-              projectId,
-              maxFee: hold,
-              envelope: "x",
-              sentLedger: 1,
-              feeBid: 100n,
-              channel: "GCHANNEL",
-            },
-            hold,
-            fresh,
-          );
+          repo.recordIntent(sentIntent(id, `${id}-inner`, projectId, hold), hold, fresh);
         // settled before the batch: its second outcome releases and charges nothing
         expect(await intent("settled", "q", 700n)).toBe(true);
         expect(await repo.recordOutcome("settled", ok("70"), 70n, true)).toEqual({
@@ -112,27 +97,7 @@ for (const kind of ["pglite", "postgres"] as const)
         const repo = new SubmissionsRepo(d.db, kind === "postgres" ? 3 : 1, false, kind === "pglite");
         await d.db.execute(sql`insert into projects (id, name) values ('p', 'p')`);
         const ids = Array.from({ length: 10 }, () => crypto.randomUUID());
-        await Promise.all(
-          ids.map((id) =>
-            repo.recordIntent(
-              {
-                id,
-                network: "mainnet",
-                innerHash: `${id}-inner`,
-                hash: `${id}-outer`,
-                caller: "project:p",
-                projectId: "p",
-                maxFee: 1_000n,
-                envelope: "x",
-                sentLedger: 1,
-                feeBid: 100n,
-                channel: "GCHANNEL",
-              },
-              1_000n,
-              true,
-            ),
-          ),
-        );
+        await Promise.all(ids.map((id) => repo.recordIntent(sentIntent(id, `${id}-inner`, "p", 1_000n), 1_000n, true)));
         const settled = await Promise.all(
           ids.flatMap((id) => [
             repo.recordOutcome(id, ok("100"), 100n, true),
