@@ -8,7 +8,7 @@
 import type { Approvals } from "../projects/rules/approval.ts";
 import { jobFee } from "./jobs.ts";
 import type { Ordering } from "./order/ordering.ts";
-import type { OrderedTx } from "./order/sequence-gate.ts";
+import type { OrderedTx, SequenceGate } from "./order/sequence-gate.ts";
 import type { Attempt, Sent } from "./attempt.ts";
 import type { Dispatch } from "./dispatch.ts";
 import { outcomeOf, sequenceUse } from "./outcomes.ts";
@@ -45,22 +45,22 @@ export class Sending {
         return { outcome: outcomeOf(e), recorded: false }; // never its turn: a gap, a rejected predecessor, 429
       }
     }
-    return await this.inOrder(a, ordered);
+    return await this.inOrder(a, ordered && gate && { tx: ordered, gate });
   }
 
   /**
    * Dispatches, and tells the account's order what became of the transaction's sequence number. One
    * refused as out of order while a predecessor is still to come is held again, and sent when it may.
    */
-  private async inOrder(a: Attempt, ordered: OrderedTx | null): Promise<Sent> {
+  private async inOrder(a: Attempt, order: { tx: OrderedTx; gate: SequenceGate } | null): Promise<Sent> {
     const { resume, fresh } = a.row;
     for (let first = true; ; first = false) {
       const row = { ...a.row, resume: first ? resume : null, fresh: fresh && first };
       const sent = await this.deps.dispatch.submit({ ...a, row });
-      if (!ordered) return sent;
-      const gate = this.deps.ordering.gate(a.network.gateway);
+      if (!order) return sent;
       try {
-        const heldAgain = await gate.ended(ordered, sequenceUse(sent.outcome), () => this.deps.dispatch.hold(a));
+        const hold = () => this.deps.dispatch.hold(a);
+        const heldAgain = await order.gate.ended(order.tx, sequenceUse(sent.outcome), hold);
         if (!heldAgain) return sent;
       } catch (e) {
         return { outcome: outcomeOf(e), recorded: false }; // held again, and its predecessor never came
