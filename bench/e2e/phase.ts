@@ -10,7 +10,7 @@
  */
 import type { Generator } from "./generator-client.ts";
 import type { LedgerCloses } from "./ledger-closes.ts";
-import { cpuMs, machineTicks, rssMb, threadsCpuMs } from "./procs.ts";
+import { cpuByThread, cpuMs, machineTicks, rssMb, threadsCpuMs } from "./procs.ts";
 import type { RelayProc } from "./relay-proc.ts";
 import { counts, pct } from "./stats.ts";
 
@@ -53,6 +53,8 @@ export interface PhaseResult extends LoadCounts {
   sendsPerRequest: number | null;
   /** The ledger watcher's reads of new transactions, first page to last, on average (ms); null: none or not read. */
   ledgerReadMs: number | null;
+  /** The relay's CPU per answer by thread name (ms), with "(kernel)" the system time of them all. */
+  relayThreadsMsPerAnswer: Record<string, number>;
   /** CPU over the phase's wall time, in cores: the relay, the standalone localnet (null: embedded), the generator. */
   relayCores: number;
   localnetCores: number | null;
@@ -143,6 +145,7 @@ export async function runPhase(t: PhaseTarget, rate: number, seconds: number, ca
   const cpu0 = cpuOf();
   const main0 = cpuMs(relay.pid, clkTck, true);
   const db0 = threadsCpuMs(relay.pid, clkTck, "Worker");
+  const threads0 = cpuByThread(relay.pid, clkTck);
   const m0 = machineTicks();
   const startedAt = Date.now();
   const r = await gen.run(capMs);
@@ -151,6 +154,7 @@ export async function runPhase(t: PhaseTarget, rate: number, seconds: number, ca
   const [cpu, localnetCpu, genCpu] = cpuOf().map((v, i) => v - cpu0[i]!) as [number, number, number];
   const mainCpu = cpuMs(relay.pid, clkTck, true) - main0;
   const dbCpu = threadsCpuMs(relay.pid, clkTck, "Worker") - db0;
+  const threads = [...cpuByThread(relay.pid, clkTck)].map(([k, v]) => [k, v - (threads0.get(k) ?? 0)] as const);
   const rss = rssMb(relay.pid);
   const answered = r.status.length;
   const ok = r.status.filter((s) => s === 200).length;
@@ -182,6 +186,9 @@ export async function runPhase(t: PhaseTarget, rate: number, seconds: number, ca
     relayCpuMsPerAnswer: cpu / Math.max(1, answered),
     relayMainCpuMsPerAnswer: mainCpu / Math.max(1, answered),
     relayDbThreadCpuMsPerAnswer: dbCpu / Math.max(1, answered),
+    relayThreadsMsPerAnswer: Object.fromEntries(
+      threads.filter(([, v]) => v > 0).map(([k, v]) => [k, v / Math.max(1, answered)]),
+    ),
     statementsPerAnswer: did && did("statements") / Math.max(1, answered),
     rpcRequestsPerAnswer: did && did("rpcRequests") / Math.max(1, answered),
     sendsPerRequest: did && did("sends") / Math.max(1, did("sendRequests")),

@@ -164,6 +164,26 @@ export function threadsCpuMs(pid: number, clkTck: number, name: string): number 
   return (total * 1000) / clkTck;
 }
 
+/**
+ * User + system CPU time, in ms, of each of a process's threads, summed by thread name
+ * (/proc/<pid>/task/<tid>/comm; the main thread as "main"), and the process's system time as "(kernel)".
+ */
+export function cpuByThread(pid: number, clkTck: number): Map<string, number> {
+  const by = new Map<string, number>();
+  let sys = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = tid === String(pid) ? "main" : readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      by.set(name, (by.get(name) ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / clkTck);
+      sys += (Number(fields[12]) * 1000) / clkTck;
+    } catch {} // a thread that ended meanwhile
+  }
+  by.set("(kernel)", sys);
+  return by;
+}
+
 /** Resident set size of a process, in MB (/proc/<pid>/status VmRSS). */
 export function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));

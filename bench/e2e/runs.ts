@@ -19,6 +19,7 @@ export interface Phase {
   latencyMs: { p50: number; p99: number };
   relayCpuMsPerAnswer: number;
   relayMainCpuMsPerAnswer: number;
+  relayThreadsMsPerAnswer?: Record<string, number>;
 }
 export type Row = { who: string; phases: Phase[] };
 
@@ -34,6 +35,10 @@ export async function fastRun(who: string, o: { relayDir?: string; relayEnv?: Re
     BENCH_RATES: process.env.BENCH_RATES ?? "1000",
     BENCH_SECONDS: process.env.BENCH_SECONDS ?? "10",
     BENCH_PROFILE: "0",
+    // no latency pairs: after a minute of single requests the JIT threw the hot path's optimized code away
+    // and recompiled it during the measured phase (BUN_JSC_reportFTLCompileTimes=1: 4.6 s of compiling in
+    // 20 s, about 0.2 ms an answer); the phase measures the path warm, right after the warm-up
+    BENCH_LATENCY_PAIRS: process.env.BENCH_LATENCY_PAIRS ?? "0,0",
     BENCH_RELAY_ENV: JSON.stringify(o.relayEnv ?? {}),
   };
   if (o.relayDir) env.BENCH_RELAY_DIR = o.relayDir;
@@ -65,8 +70,16 @@ export function printRows(rows: Row[]): void {
         `${r.who.padEnd(18)} ${(p.keyed ? `${p.db}+key` : p.db).padEnd(12)} ${String(p.rate).padStart(5)}` +
           ` ${p.okPerSecond.toFixed(0).padStart(11)}` +
           ` ${p.latencyMs.p50.toFixed(0).padStart(7)} ${p.latencyMs.p99.toFixed(0).padStart(8)}` +
-          ` ${p.relayCpuMsPerAnswer.toFixed(3).padStart(14)} ${p.relayMainCpuMsPerAnswer.toFixed(3).padStart(22)}`,
+          ` ${p.relayCpuMsPerAnswer.toFixed(3).padStart(14)} ${p.relayMainCpuMsPerAnswer.toFixed(3).padStart(22)}` +
+          threadLine(p),
       );
+}
+
+/** The threads' shares of the CPU per answer, largest first (when BENCH_THREADS=1). */
+function threadLine(p: Phase): string {
+  if (process.env.BENCH_THREADS !== "1" || !p.relayThreadsMsPerAnswer) return "";
+  const by = Object.entries(p.relayThreadsMsPerAnswer).sort((a, b) => b[1] - a[1]);
+  return `\n${" ".repeat(19)}threads: ${by.map(([k, v]) => `${k} ${v.toFixed(3)}`).join(", ")}`;
 }
 
 /** The ratio of the medians of the relay's CPU per answer, `after` beside `before`, per rate (and keyed). */
