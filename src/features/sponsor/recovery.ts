@@ -15,7 +15,7 @@ import type { Admitted } from "./attempt.ts";
 import type { Job } from "./jobs.ts";
 import { type HeldRow, heldJob, heldReservation, inAccountOrder } from "./order/held-rows.ts";
 import { mayStillBeQueued } from "./outcomes.ts";
-import type { Runs } from "./run.ts";
+import type { Lease, Pending, Runs } from "./run.ts";
 import type { Settlement } from "./settlement.ts";
 
 /** Submissions recovery looks at in one pass (of each kind). */
@@ -32,12 +32,7 @@ export interface RecoveryDeps {
   /** The runs under way in this process, and the cluster's leases of them. */
   runs: Runs;
   /** Starts the run of a held row's transaction, holding its lease (released when the run ends). */
-  start(
-    net: Network,
-    job: Job,
-    admitted: Pick<Admitted, "reservation" | "plan">,
-    lease: { release(): Promise<void> },
-  ): void;
+  start(net: Network, job: Job, admitted: Pick<Admitted, "reservation" | "plan">, lease: Lease): Pending;
 }
 
 export class Recovery {
@@ -81,14 +76,11 @@ export class Recovery {
     try {
       const { job, floor, soroban } = heldJob(row, net.passphrase);
       const plan = await this.deps.admission.plan(net.gateway, floor, soroban);
-      const lease = await this.deps.runs.claim(net.name, row.innerHash);
+      const lease = await this.deps.runs.lease(net.name, row.innerHash);
       if (!lease) return false;
-      if (this.deps.runs.find(net.name, row.innerHash)) {
-        await lease.release();
-        return false;
-      }
-      this.deps.start(net, job, { plan, reservation: heldReservation(row, net.name, this.deps.projects) }, lease);
-      return true;
+      const reservation = heldReservation(row, net.name, this.deps.projects);
+      // a run of it that started here meanwhile is joined (the lease let go): nothing more to do
+      return !this.deps.start(net, job, { plan, reservation }, lease).joined;
     } catch (e) {
       const err = e instanceof Error ? e.message : String(e);
       this.deps.log.warn({ network: net.name, submission: row.id, err }, "sending a held transaction failed");

@@ -8,7 +8,7 @@
  * frees without an outcome; 504 with the hash if neither comes in time.
  */
 import { RelayError } from "../../kernel/errors.ts";
-import type { Outcome, SubmissionStore } from "../../store/types.ts";
+import type { Outcome, SubmissionRecord, SubmissionStore } from "../../store/types.ts";
 import { finalOutcome, outcomeOf } from "./outcomes.ts";
 import type { SponsorAccepted } from "./sponsor.model.ts";
 
@@ -54,6 +54,26 @@ export interface SharedRuns {
   release(name: string): Promise<void>;
 }
 
+/** An inner transaction's lease across instances, held until released. */
+export interface Lease {
+  release(): Promise<void>;
+}
+
+/** Asked of `own` again: a row of the transaction was written meanwhile (by a refusal, or another instance). */
+export const AGAIN = Symbol("again");
+
+/** What the run of a transaction is, once this request owns it (`Runs.claim`). */
+export interface Owner {
+  /** Runs it: its stored row (none, or one with no outcome that stands), the run, whether the row was read again. */
+  own(prior: SubmissionRecord | null, run: Run, again: boolean): Promise<Outcome | typeof AGAIN>;
+  /** When the run ends, or this request joins another: what it reserved is let go of what it did not use. */
+  done(): void;
+  /** What the run stays joinable for after its outcome (the outcome's write). */
+  kept(): Promise<unknown>;
+  /** The lease recovery took already. */
+  lease?: Lease;
+}
+
 /** How often a request waiting on another instance's run checks for its outcome. */
 const POLL_MS = 100;
 /** An inner transaction's lease outlives a submission's timeout by this much. */
@@ -80,18 +100,47 @@ export class Runs {
   }
 
   /**
-   * Starts the run of a transaction (the caller checked `find` first). It stays to be joined until
-   * its outcome and then `kept` settle: a request after the answer finds it here, then in the database.
+   * The one place that keeps one run per transaction. A run under way here is joined (`done` at once:
+   * this request's reservation is dropped). Else this request's run starts, under the transaction's
+   * lease across instances (taken here, or by recovery: `lease`): its stored row is read, an outcome
+   * recorded there answers it, and otherwise `own` runs it with that row (AGAIN: read it once more, a row
+   * written meanwhile). `done` when it ends; it stays to be joined until its outcome and then `kept`
+   * settle: a request after the answer finds it here, then in the database.
    */
-  start(network: string, innerHash: string, body: (run: Run) => Promise<Outcome>, kept: () => Promise<unknown>): Run {
+  claim(network: string, innerHash: string, o: Owner): Pending {
+    const running = this.join(network, innerHash);
+    if (running) {
+      o.done();
+      void o.lease?.release();
+      return running;
+    }
     const key = `${network}:${innerHash}`;
-    const run = new Run(body);
+    const run = new Run(async (r) => {
+      try {
+        const owned = () => this.owned(network, innerHash, r, o.own);
+        return o.lease ? await owned() : await this.exclusive(r, network, innerHash, owned);
+      } catch (e) {
+        return outcomeOf(e);
+      } finally {
+        o.done();
+        await o.lease?.release();
+      }
+    });
     this.byKey.set(key, run);
     void run.outcome
-      .then(kept)
+      .then(o.kept)
       .catch(() => {})
       .finally(() => this.byKey.delete(key));
     return run;
+  }
+
+  /** The run of a transaction whose lease this instance holds: its row read, then answered or run. */
+  private async owned(network: string, innerHash: string, run: Run, own: Owner["own"]): Promise<Outcome> {
+    for (let again = false; ; again = true) {
+      const prior = await this.submissions.byInnerHash(network, innerHash);
+      const outcome = finalOutcome(prior) ?? (await own(prior, run, again));
+      if (outcome !== AGAIN) return outcome;
+    }
   }
 
   /** How many runs of a network are under way (GET /metrics). */
@@ -101,12 +150,15 @@ export class Runs {
     return n;
   }
 
-  /** Runs `fn` (the run of `innerHash`) while holding its lease (one instance alone: at once). */
-  async exclusive(run: Run, network: string, innerHash: string, fn: () => Promise<Outcome>): Promise<Outcome> {
+  /**
+   * Runs `fn` (the run of `innerHash`) while holding its lease (one instance alone: at once); while
+   * another instance holds it, its row tells the outcome, or the acceptance an asynchronous request waits for.
+   */
+  private async exclusive(run: Run, network: string, innerHash: string, fn: () => Promise<Outcome>): Promise<Outcome> {
     if (!this.shared) return await fn();
     const deadline = Date.now() + this.timeoutMs;
     for (;;) {
-      const held = await this.claim(network, innerHash);
+      const held = await this.lease(network, innerHash);
       if (held) {
         try {
           return await fn();
@@ -135,7 +187,7 @@ export class Runs {
    * Takes an inner transaction's lease, or null when another instance holds it. Renewed while held (a
    * transaction held for its predecessor may wait longer than a submission's timeout), until released.
    */
-  async claim(network: string, innerHash: string): Promise<{ release(): Promise<void> } | null> {
+  async lease(network: string, innerHash: string): Promise<Lease | null> {
     const shared = this.shared;
     if (!shared) return { release: async () => {} };
     const lease = `inner:${network}:${innerHash}`;

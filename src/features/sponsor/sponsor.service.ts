@@ -18,7 +18,7 @@
  */
 import { RelayError, type ErrorCode } from "../../kernel/errors.ts";
 import type { NetworkName } from "../../stellar/networks.ts";
-import type { Outcome, SettledCredits, SubmissionStore } from "../../store/types.ts";
+import type { Outcome, SettledCredits, SubmissionRecord, SubmissionStore } from "../../store/types.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { Job } from "./jobs.ts";
 import type { FeePlanner } from "../tx/fee-plan.ts";
@@ -27,11 +27,11 @@ import type { Payer } from "../projects/principal.ts";
 import type { SponsorMetrics } from "../../kernel/metrics.ts";
 import { Admission } from "./admission.ts";
 import { innerHashTaken } from "../../store/write-errors.ts";
-import { finalOutcome, outcomeOf, withIdentity } from "./outcomes.ts";
+import { outcomeOf, withIdentity } from "./outcomes.ts";
 import { ParkedLeases } from "./parked-leases.ts";
 import { Settlement } from "./settlement.ts";
 import { Dispatch } from "./dispatch.ts";
-import { type Pending, Run, Runs, type SharedRuns } from "./run.ts";
+import { AGAIN, type Lease, type Pending, Run, Runs, type SharedRuns } from "./run.ts";
 import type { Admitted } from "./attempt.ts";
 import { Ordering } from "./order/ordering.ts";
 import { Recovery } from "./recovery.ts";
@@ -106,7 +106,7 @@ export class SponsorService {
       settlement: this.settlement,
       admission: this.admission,
       runs: this.runs,
-      start: (net, job, admitted, lease) => void this.start(net, job, admitted, lease),
+      start: (net, job, admitted, lease) => this.start(net, job, admitted, lease),
     });
   }
 
@@ -192,52 +192,27 @@ export class SponsorService {
   }
 
   /**
-   * Starts the run of an admitted transaction, or joins the one that started meanwhile in this
-   * process (which pays for it: this request's reservation is dropped).
+   * The run of an admitted transaction, claimed (run.ts): started here, or the one that started
+   * meanwhile in this process joined (which pays for it: this request's reservation is dropped).
    */
-  private start(
-    network: Network,
-    job: Job,
-    admitted: Pick<Admitted, "reservation" | "plan">,
-    claimed?: { release(): Promise<void> },
-  ): Pending {
-    const running = this.runs.join(network.name, job.innerHash);
-    if (running) {
-      this.settlement.finish(admitted.reservation);
-      return running;
-    }
+  private start(network: Network, job: Job, admitted: Pick<Admitted, "reservation" | "plan">, lease?: Lease): Pending {
     const { reservation, plan } = admitted;
-    return this.runs.start(
-      network.name,
-      job.innerHash,
-      async (run) => {
-        try {
-          const attempt = { network, run, job, plan, reservation };
-          return claimed
-            ? await this.once(attempt)
-            : await this.runs.exclusive(run, network.name, job.innerHash, () => this.once(attempt));
-        } catch (e) {
-          return outcomeOf(e);
-        } finally {
-          this.settlement.finish(reservation);
-          await claimed?.release();
-        }
-      },
+    return this.runs.claim(network.name, job.innerHash, {
+      own: (prior, run, again) => this.once({ network, run, job, plan, reservation }, prior, again),
+      done: () => this.settlement.finish(reservation),
       // joined until its outcome is written: a request after the answer finds it here, then in the database
-      () => reservation.writing ?? Promise.resolve(),
-    );
+      kept: () => reservation.writing ?? Promise.resolve(),
+      lease,
+    });
   }
 
   /**
-   * One submission per inner hash: reuse a recorded outcome, settle one the network applied, or
-   * submit (a recorded intent resumes: its last envelope is sent again first).
+   * The run of a transaction whose stored row has no outcome that stands (`prior`, or none): settle one
+   * the network applied, or submit (a recorded intent resumes: its last envelope is sent again first).
    */
-  private async once(a: Admitted, again = false): Promise<Outcome> {
+  private async once(a: Admitted, prior: SubmissionRecord | null, again: boolean): Promise<Outcome | typeof AGAIN> {
     const gw = a.network.gateway;
-    const { job, reservation } = a;
-    const prior = await this.deps.submissions.byInnerHash(gw.name, job.innerHash);
-    const answered = finalOutcome(prior);
-    if (answered) return answered;
+    const { reservation } = a;
     // a submission's record never moves to another project: each project's look-ups stay its own
     if (prior && prior.projectId !== reservation.payer.projectId) {
       const another = new RelayError(
@@ -263,7 +238,7 @@ export class SponsorService {
       return sent.recorded ? sent.outcome : await this.settlement.close(attempt, prior === null, sent.outcome);
     } catch (e) {
       // a row of this inner hash written meanwhile (a refusal, by another request or instance): resume it
-      if (prior === null && !again && innerHashTaken(e)) return await this.once(a, true);
+      if (prior === null && !again && innerHashTaken(e)) return AGAIN;
       throw e;
     }
   }
