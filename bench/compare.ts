@@ -3,8 +3,8 @@
  * alternating, so that a regression on the request path is seen the day it lands. REF's relay runs
  * from a checkout of its own (its dependencies installed there); the load, the network and the
  * measurement are this tree's bench:e2e (the `fast` step: a standalone localnet with 1 s ledgers,
- * Postgres, open-loop load at BENCH_RATES, default 1000 req/s for BENCH_SECONDS, default 10, right after the
- * warm-up: no latency pairs between them).
+ * Postgres, open-loop load at BENCH_RATES, default 1000 req/s for BENCH_SECONDS, default 10, right after
+ * a warm-up of 20 s at that rate: no latency pairs between them).
  * BENCH_ROUNDS (default 2) pairs of runs, REF first then the work tree. Prints, per run, the relay's
  * CPU per answered request (all threads, and its main thread), answers per second and latency, then
  * the ratio of the medians; with BENCH_THREADS=1 also each run's CPU per answer by thread (the main thread,
