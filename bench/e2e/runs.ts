@@ -20,6 +20,7 @@ export interface Phase {
   relayCpuMsPerAnswer: number;
   relayMainCpuMsPerAnswer: number;
   relayThreadsMsPerAnswer?: Record<string, number>;
+  relayRssMb?: number;
 }
 export type Row = { who: string; phases: Phase[] };
 
@@ -80,11 +81,12 @@ export function printRows(rows: Row[]): void {
       );
 }
 
-/** The threads' shares of the CPU per answer, largest first (when BENCH_THREADS=1). */
+/** The threads' shares of the CPU per answer, largest first, and the relay's RSS after the phase (BENCH_THREADS=1). */
 function threadLine(p: Phase): string {
   if (process.env.BENCH_THREADS !== "1" || !p.relayThreadsMsPerAnswer) return "";
   const by = Object.entries(p.relayThreadsMsPerAnswer).sort((a, b) => b[1] - a[1]);
-  return `\n${" ".repeat(19)}threads: ${by.map(([k, v]) => `${k} ${v.toFixed(3)}`).join(", ")}`;
+  const rss = p.relayRssMb === undefined ? "" : `; RSS ${p.relayRssMb.toFixed(0)} MB`;
+  return `\n${" ".repeat(19)}threads: ${by.map(([k, v]) => `${k} ${v.toFixed(3)}`).join(", ")}${rss}`;
 }
 
 /** The ratio of the medians of the relay's CPU per answer, `after` beside `before`, per rate (and keyed). */

@@ -127,7 +127,11 @@ export function authPlugin(deps: {
         const known = apiKey === null ? null : deps.projects.knownKey(apiKey);
         if (apiKey !== null && known === null) await take(await deps.actors.anonymousFor(ip), set.headers);
         const principal = await deps.projects.authenticate(apiKey, ip, known ?? undefined);
-        Object.assign(context, { principal, clientIp: ip } satisfies CallerContext);
+        // set field by field: the context passed to a function would make Elysia parse every request's
+        // cookies, query and headers (its static analysis cannot see what a callee reads)
+        const caller = context as typeof context & CallerContext;
+        caller.principal = principal;
+        caller.clientIp = ip;
         await take(principal.actor, set.headers);
         const scope = scopeFor(request.method, path);
         if (scope) requireScope(principal, scope);
