@@ -96,7 +96,14 @@ test("every shell block of the README's API by example runs as written, in order
   expect(code).toBe(0); // the last block's last command
   expect(out).toContain('"feePaid":"300"'); // sponsored
   expect(out).toMatch(/"status":"success"/); // looked up by its hash
-  expect(out).toContain('"estimatedFee":"300"'); // estimated
+  // estimated: 3 operations (the fee-bump's own too) at the likely rate, bid at 10x a market rate (fast); each rate is
+  // what the last ledgers the relay read cleared at (100), or the network's fee statistics (150 here: README)
+  const estimate = /"estimatedFee":"(\d+)","bidFee":"(\d+)".*?"rates":\{"likely":"(\d+)","bid":"(\d+)"/.exec(out);
+  expect(estimate).not.toBeNull();
+  const [fee, bidFee, likely, bid] = estimate!.slice(1).map(BigInt) as [bigint, bigint, bigint, bigint];
+  expect([100n, 150n]).toContain(likely);
+  expect([1000n, 1500n]).toContain(bid);
+  expect([fee, bidFee]).toEqual([3n * likely, 3n * bid]);
   expect(out).toContain('"revokedAt":"'); // the admin walkthrough, to the end
   expect(out).toContain(": connected"); // the event stream, with the walkthrough's project's key
   expect(out).toMatch(/"secret":"whsec_/); // a webhook registered
