@@ -96,13 +96,14 @@ export class Admission {
     if (grant instanceof RelayError) return { refused: outcomeOf(grant) };
     const reservation: Reservation = { id, payer, credits, grant, journaled: false, done: false };
     if (!policy?.perUser || !payer.projectId || !this.deps.userCaps) return { reservation, plan };
-    const user = await this.userHold(gw, job, reservation, want.user, policy).catch((e: unknown) => {
-      payer.settle(id, { released: 0n, charged: 0n, journaled: false }); // nothing of it was sent
+    const drop = () => payer.settle(id, { released: 0n, charged: 0n, journaled: false }); // nothing of it was sent
+    const refusal = await this.userHold(gw, job, reservation, want.user, policy).catch((e: unknown) => {
+      drop();
       throw e;
     });
-    if (user === null) return { reservation, plan };
-    payer.settle(id, { released: 0n, charged: 0n, journaled: false }); // refused: nothing of it was sent
-    return { refused: outcomeOf(user) };
+    if (refusal === null) return { reservation, plan };
+    drop();
+    return { refused: outcomeOf(refusal) };
   }
 
   /**
