@@ -26,7 +26,7 @@ export class IdempotencyRepo implements IdempotencyStore {
     this.completions = new GroupCommit<Completion, undefined>((items) => this.writeCompletions(items), { key: idOf });
   }
 
-  claim(scope: string, key: string, bodyHash: string, ttlMs: number): Promise<IdempotencyRecord | null> {
+  claimKey(scope: string, key: string, bodyHash: string, ttlMs: number): Promise<IdempotencyRecord | null> {
     return this.claims.run({ scope, key, bodyHash, expiresAt: new Date(Date.now() + ttlMs) });
   }
 

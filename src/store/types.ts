@@ -133,7 +133,7 @@ export interface IdempotencyRecord {
 
 export interface IdempotencyStore {
   /** Claims (scope, key) for a body; returns the existing record when the key is already taken. */
-  claim(scope: string, key: string, bodyHash: string, ttlMs: number): Promise<IdempotencyRecord | null>;
+  claimKey(scope: string, key: string, bodyHash: string, ttlMs: number): Promise<IdempotencyRecord | null>;
   complete(scope: string, key: string, outcome: Outcome): Promise<void>;
   /** Forgets a claim whose request ended without an answer worth replaying. */
   release(scope: string, key: string): Promise<void>;

@@ -27,18 +27,18 @@ describe.each(storeKinds)("idempotency keys written in batches (%s)", (kind) => 
     const repo = new IdempotencyRepo(r.database as never);
     const scope = `batch-${crypto.randomUUID()}`;
     const keys = Array.from({ length: 20 }, (_, i) => `k${i}`);
-    await repo.claim(scope, "taken", "h-taken", TTL);
+    await repo.claimKey(scope, "taken", "h-taken", TTL);
     await repo.complete(scope, "taken", ok(1));
-    await repo.claim(scope, "expired", "h-old", TTL);
+    await repo.claimKey(scope, "expired", "h-old", TTL);
     await r.database.execute(
       sql`update idempotency_keys set expires_at = now() - interval '1 second' where scope = ${scope} and key = 'expired'`,
     );
 
     // one turn: a batch of 22 claims
     const claims = await Promise.all([
-      ...keys.map((k) => repo.claim(scope, k, `h-${k}`, TTL)),
-      repo.claim(scope, "taken", "h-other", TTL),
-      repo.claim(scope, "expired", "h-new", TTL),
+      ...keys.map((k) => repo.claimKey(scope, k, `h-${k}`, TTL)),
+      repo.claimKey(scope, "taken", "h-other", TTL),
+      repo.claimKey(scope, "expired", "h-new", TTL),
     ]);
     expect(claims.slice(0, 20)).toEqual(keys.map(() => null));
     expect(claims[20]).toEqual({ bodyHash: "h-taken", outcome: ok(1) });
@@ -46,7 +46,7 @@ describe.each(storeKinds)("idempotency keys written in batches (%s)", (kind) => 
 
     // one turn: even keys completed, odd ones released
     await Promise.all(keys.map((k, i) => (i % 2 ? repo.release(scope, k) : repo.complete(scope, k, ok(i + 10)))));
-    const again = await Promise.all(keys.map((k) => repo.claim(scope, k, `h2-${k}`, TTL)));
+    const again = await Promise.all(keys.map((k) => repo.claimKey(scope, k, `h2-${k}`, TTL)));
     for (const [i, c] of again.entries())
       expect(c).toEqual(i % 2 ? null : { bodyHash: `h-k${i}`, outcome: ok(i + 10) });
     const rows = await r.database.execute(sql`select key, body_hash from idempotency_keys where scope = ${scope}`);

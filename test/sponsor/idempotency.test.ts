@@ -19,7 +19,7 @@ class MemoryStore implements IdempotencyStore {
   readonly calls: string[] = [];
   readonly ttls: number[] = [];
 
-  async claim(scope: string, key: string, hash: string, ttlMs: number): Promise<IdempotencyRecord | null> {
+  async claimKey(scope: string, key: string, hash: string, ttlMs: number): Promise<IdempotencyRecord | null> {
     this.calls.push(`claim ${scope} ${key}`);
     this.ttls.push(ttlMs);
     await Bun.sleep(1); // a round trip: concurrent runs overlap here

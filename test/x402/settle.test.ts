@@ -158,7 +158,7 @@ test("a claim left by an instance that died mid-settlement: refused as running u
     // what an instance that died after its claim left: the claim, with the relay's own lifetime
     const ttl = settleClaimMs(1000);
     const claims = new IdempotencyRepo(short.database);
-    expect(await claims.claim(CLAIM_SCOPE, `mainnet:${innerHash}`, innerHash, ttl)).toBeNull();
+    expect(await claims.claimKey(CLAIM_SCOPE, `mainnet:${innerHash}`, innerHash, ttl)).toBeNull();
     const claimedAt = Date.now();
     const payer0 = short.networks.get("mainnet").localnet!.account(payer.publicKey())!.balance;
     const refused = await short.post("/x402/settle", body(transaction, req), { authorization: `Bearer ${p.liveKey}` });

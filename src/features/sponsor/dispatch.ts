@@ -19,8 +19,7 @@ import { drive } from "../tx/submit-steps.ts";
 import type { Verdict } from "../../network/submit-protocol.ts";
 import type { ChannelPool } from "../pool/channel-pool.ts";
 import { expired, outcomeOf, submissionFailed, timedOut } from "./outcomes.ts";
-import type { ParkedLeases } from "./parked-leases.ts";
-import type { Settlement } from "./settlement.ts";
+import type { ParkedLeases, Settlement } from "./settlement.ts";
 
 export interface DispatchDeps {
   networks: Networks;

@@ -39,7 +39,7 @@ export class Idempotency {
 
   /** Runs `start` once per (scope, key) and body; `replayed`: the key was used before. */
   async run(scope: string, key: string, hash: string, start: () => Promise<Pending>): Promise<Keyed> {
-    const existing = await this.store.claim(scope, key, hash, this.ttlMs);
+    const existing = await this.store.claimKey(scope, key, hash, this.ttlMs);
     if (existing) {
       if (existing.bodyHash !== hash) throw reused(key);
       if (existing.outcome) return { pending: Run.ended(existing.outcome), replayed: true };

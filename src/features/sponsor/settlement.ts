@@ -2,7 +2,8 @@
  * Settlement, the one place where credits are settled and outcomes written: the network's verdict is
  * recorded (its status through the lifecycle machine) and the project's actor told what the journal
  * released and charged, for this request's reservation or for the project whose submission it
- * resumed; a refusal before anything was sent is kept as a rejected submission.
+ * resumed; a fee-bump's channel lease kept past a 504 (parked) ends with it; a refusal before anything
+ * was sent is kept as a rejected submission.
  */
 import type { Gateway } from "../../network/gateway.ts";
 import { type NetworkName, chargesCredits } from "../../stellar/networks.ts";
@@ -13,7 +14,7 @@ import type { Outcome, SettledCredits, SubmissionRecord, SubmissionStore } from 
 import type { Networks } from "../networks/networks.ts";
 import type { Reservation } from "./admission.ts";
 import { outcomeOf, submissionFailed } from "./outcomes.ts";
-import type { ParkedLeases } from "./parked-leases.ts";
+import type { FeeLease } from "../pool/channel-pool.ts";
 import type { UserCaps } from "../projects/rules/user-caps.ts";
 import type { Payer } from "../projects/principal.ts";
 import type { Attempt } from "./attempt.ts";
@@ -81,10 +82,10 @@ export class Settlement {
           result: { hash: c.hash, feePaid: c.feeCharged.toString(), ledger: c.ledger, resultXdr: c.resultXdr },
         }
       : outcomeOf(submissionFailed(c.hash, c.resultXdr, { ledger: c.ledger, feePaid: c.feeCharged }));
-    this.parked.unpark(id, c);
     this.deps.metrics?.feePaid(network, c.feeCharged);
-    this.settleUserHold(id, c.feeCharged, reservation);
     const written = this.deps.submissions.recordOutcome(id, outcome, c.feeCharged, chargesCredits(network));
+    this.parked.unpark(id, c);
+    this.settleUserHold(id, c.feeCharged, reservation);
     // several instances: written first, so that every instance's views show it once it is answered
     if (!reservation || !fresh || this.deps.shared) {
       this.applySettlement(network, reservation, await written, c.feeCharged);
@@ -252,4 +253,37 @@ function expectedSettlement(network: NetworkName, r: Reservation, feeCharged: bi
     released: journal ? r.grant : 0n,
     charged: journal ? feeCharged : 0n,
   };
+}
+
+/**
+ * Fee-source leases of submissions answered 504 whose fee-bump may still be queued, by submission
+ * id: the channel keeps the hold until the submission is settled (a retry takes the lease back).
+ */
+export class ParkedLeases {
+  private readonly leases = new Map<string, FeeLease>();
+
+  /** Keeps a fee-bump's lease past a 504 (one per submission). */
+  park(id: string, lease: FeeLease): void {
+    this.leases.get(id)?.end(0n);
+    this.leases.set(id, lease);
+  }
+  /** Ends a parked lease once its submission is resolved: with the fee, if its channel paid it. */
+  unpark(id: string, found: Confirmed | null): void {
+    const lease = this.leases.get(id);
+    if (!lease) return;
+    this.leases.delete(id);
+    const paid = found && (!("feeSource" in found) || found.feeSource === lease.keypair.publicKey());
+    lease.end(paid ? found.feeCharged : 0n);
+  }
+  /** Takes a submission's parked lease (a retry sends with it), or null. */
+  take(id: string): FeeLease | null {
+    const lease = this.leases.get(id) ?? null;
+    this.leases.delete(id);
+    return lease;
+  }
+
+  /** Puts back a lease `take` gave, when the retry could not use it. */
+  putBack(id: string, lease: FeeLease): void {
+    this.leases.set(id, lease);
+  }
 }

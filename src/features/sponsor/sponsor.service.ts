@@ -28,10 +28,9 @@ import type { SponsorMetrics } from "../../kernel/metrics.ts";
 import { Admission } from "./admission.ts";
 import { innerHashTaken } from "../../store/write-errors.ts";
 import { outcomeOf, withIdentity } from "./outcomes.ts";
-import { ParkedLeases } from "./parked-leases.ts";
-import { Settlement } from "./settlement.ts";
+import { ParkedLeases, Settlement } from "./settlement.ts";
 import { Dispatch } from "./dispatch.ts";
-import { AGAIN, type Lease, type Pending, Run, Runs, type SharedRuns } from "./run.ts";
+import { AGAIN, type Lease, type Owner, type Pending, Run, Runs, type SharedRuns } from "./run.ts";
 import type { Admitted } from "./attempt.ts";
 import { Ordering } from "./order/ordering.ts";
 import { Recovery } from "./recovery.ts";
@@ -127,24 +126,28 @@ export class SponsorService {
   }
 
   /**
-   * The path every sponsorship takes, whatever its job: intake (decoded, its inner hash known), a run
-   * of it under way here joined, its job prepared, admission (policy, caps, reservation), the run
-   * (once), the answer. Refused before its run: the outcome is the refusal, kept as a rejected submission.
+   * The path every sponsorship takes, whatever its job: intake (decoded, its inner hash known), its run
+   * (`runOf`), the answer. Refused before its run: the outcome is the refusal, kept as a rejected submission.
    */
   private async pipeline(network: NetworkName, payer: Payer, intake: Intake): Promise<Pending> {
     if ("refused" in intake) return this.answer(network, Run.ended(intake.refused));
-    const { innerHash } = intake;
-    try {
-      const running = this.runs.join(network, innerHash);
-      if (running) return this.answer(network, running, innerHash);
-      const prepared = await this.intake.prepare(intake, payer);
-      if (!("job" in prepared)) return this.answer(network, prepared, innerHash);
-      const admitted = await this.admission.reserve(intake.net.gateway, prepared.job, payer, prepared.wanted);
-      if ("refused" in admitted) return await this.refused(network, intake, payer, admitted.refused);
-      return this.answer(network, this.start(intake.net, prepared.job, admitted), innerHash);
-    } catch (e) {
-      return await this.refused(network, intake, payer, outcomeOf(e));
-    }
+    const run = await this.runOf(intake, payer).catch((e: unknown) => ({ refused: outcomeOf(e) }));
+    if ("refused" in run) return await this.refused(network, intake, payer, run.refused);
+    return this.answer(network, run, intake.innerHash);
+  }
+
+  /**
+   * A taken transaction's run: the one under way here joined (before its job is prepared: a duplicate
+   * pays for no simulation or reservation), else its job prepared, admission (policy, caps,
+   * reservation), and its run claimed; or the refusal that ended it.
+   */
+  private async runOf(intake: Taken, payer: Payer): Promise<Pending | { refused: Outcome }> {
+    const running = this.runs.join(intake.net.name, intake.innerHash);
+    if (running) return running;
+    const prepared = await this.intake.prepare(intake, payer);
+    if (!("job" in prepared)) return prepared;
+    const admitted = await this.admission.reserve(intake.net.gateway, prepared.job, payer, prepared.wanted);
+    return "refused" in admitted ? admitted : this.start(intake.net, prepared.job, admitted);
   }
 
   /** What a crash or a gone instance left: recovery.ts. */
@@ -175,7 +178,7 @@ export class SponsorService {
    */
   private async refused(network: NetworkName, taken: Taken, payer: Payer, o: Outcome): Promise<Pending> {
     const { order, innerHash } = taken;
-    if (order) this.ordering.gate(taken.net.gateway).refusedBefore(order.account, order.seq);
+    if (order) this.ordering.refusedBefore(network, order.account, order.seq);
     const kept =
       taken.refusalKept && o.kind === "failure" && REFUSALS.has(o.error.code) && !this.runs.find(network, innerHash);
     if (kept) await this.settlement.refused(network, innerHash, payer, o);
@@ -197,13 +200,14 @@ export class SponsorService {
    */
   private start(network: Network, job: Job, admitted: Pick<Admitted, "reservation" | "plan">, lease?: Lease): Pending {
     const { reservation, plan } = admitted;
-    return this.runs.claim(network.name, job.innerHash, {
+    const owner: Owner = {
       own: (prior, run, again) => this.once({ network, run, job, plan, reservation }, prior, again),
       done: () => this.settlement.finish(reservation),
       // joined until its outcome is written: a request after the answer finds it here, then in the database
       kept: () => reservation.writing ?? Promise.resolve(),
       lease,
-    });
+    };
+    return this.runs.claim(network.name, job.innerHash, owner);
   }
 
   /**

@@ -61,7 +61,7 @@ export class X402Settlement {
     const { verified } = verdict;
     const who = verified.payment.payer;
     const key = `${verified.network}:${verified.innerHash}`;
-    const taken = await this.deps.claims.claim(CLAIM_SCOPE, key, verified.innerHash, this.deps.claimTtlMs);
+    const taken = await this.deps.claims.claimKey(CLAIM_SCOPE, key, verified.innerHash, this.deps.claimTtlMs);
     if (taken)
       return refusal(
         network,

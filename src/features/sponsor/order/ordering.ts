@@ -31,6 +31,14 @@ export class Ordering {
     return g;
   }
 
+  /**
+   * A transaction refused before its run: what its network's gate holds after it in its account's order
+   * learns it (no gate yet: nothing of that network is held).
+   */
+  refusedBefore(network: NetworkName, account: string, seq: bigint): void {
+    this.gates.get(network)?.refusedBefore(account, seq);
+  }
+
   /** What a held transaction waits for (a look-up's `waitingFor`); null if not held here. */
   waiting(network: NetworkName, innerHash: string): HeldView | null {
     return this.gates.get(network)?.waiting(innerHash) ?? null;
