@@ -39,17 +39,29 @@ export interface ChannelInput {
   state: "creating" | "active" | "draining";
 }
 
+/** A fee-bump's fee (up to `fee`) for request `id`. */
+export interface FeeHold {
+  id: string;
+  fee: bigint;
+}
+
+/** A fee-bump's end: what the network charged for request `id`'s hold. */
+export interface FeeEnd {
+  id: string;
+  charged: bigint;
+}
+
 export type ChannelEvent =
-  /** Pay the fee of a fee-bump (up to `fee`); refused unless active and the fee is affordable. */
-  | { type: "HOLD"; id: string; fee: bigint }
+  /** Pay the fees of fee-bumps, in order; each refused unless active and its fee is affordable then. */
+  | { type: "HOLD"; holds: FeeHold[] }
   /**
    * Pay again for a fee-bump this channel signed before (a resumed submission sends the same
    * envelope): held in any state, unchecked (its fee was granted when it was first sent), so a
    * draining channel is not merged while the envelope may still be charged to it.
    */
   | { type: "KEEP"; id: string; fee: bigint }
-  /** A fee-bump's end: what the network charged (0 when it never reached a ledger). */
-  | { type: "RELEASE"; id: string; charged: bigint }
+  /** Fee-bumps' ends: what the network charged each (0 when it never reached a ledger). */
+  | { type: "RELEASE"; ends: FeeEnd[] }
   /**
    * Run an own transaction of fee up to `fee`: the reply carries the sequence number to use.
    * `internal`: the relay's own upkeep (a merge), allowed while draining.
@@ -97,17 +109,28 @@ export const channelMachine = setup({
   actions: {
     hold: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "HOLD") return;
-      if (available(c) < event.fee)
-        return enqueue.emit({ type: "reply", id: event.id, ok: false, reason: "insufficient_balance" });
-      enqueue.assign(put(c, event.id, event.fee));
-      enqueue.emit({ type: "reply", id: event.id, ok: true });
+      let held = c.held;
+      for (const h of event.holds) {
+        const ok = c.balance - c.reserve - held >= h.fee;
+        if (ok) held = putHold(c.holds, held, h.id, h.fee, fee); // in place: holds.ts
+        enqueue.emit(
+          ok ? { type: "reply", id: h.id, ok } : { type: "reply", id: h.id, ok, reason: "insufficient_balance" },
+        );
+      }
+      enqueue.assign({ holds: c.holds, held });
     }),
     keep: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type === "KEEP") enqueue.assign(put(c, event.id, event.fee));
     }),
     release: enqueueActions(({ context: c, event, enqueue }) => {
-      if (event.type !== "RELEASE" || !c.holds.has(event.id)) return;
-      enqueue.assign({ ...drop(c, event.id), balance: c.balance - event.charged });
+      if (event.type !== "RELEASE") return;
+      let { held, balance } = c;
+      for (const e of event.ends) {
+        if (!c.holds.has(e.id)) continue; // released already
+        held = dropHold(c.holds, held, e.id, fee); // in place: holds.ts
+        balance -= e.charged;
+      }
+      enqueue.assign({ holds: c.holds, held, balance });
     }),
     take: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "TAKE") return;
@@ -143,8 +166,8 @@ export const channelMachine = setup({
       if (event.type === "ACTIVATE") enqueue.assign({ balance: event.balance, seq: event.seq });
     }),
     refuse: enqueueActions(({ event, enqueue }) => {
-      if (event.type === "HOLD" || event.type === "TAKE")
-        enqueue.emit({ type: "reply", id: event.id, ok: false, reason: "not_active" });
+      const ids = event.type === "HOLD" ? event.holds.map((h) => h.id) : event.type === "TAKE" ? [event.id] : [];
+      for (const id of ids) enqueue.emit({ type: "reply", id, ok: false, reason: "not_active" });
     }),
   },
   guards: {

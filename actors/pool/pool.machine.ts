@@ -1,15 +1,16 @@
 /**
  * The pool actor of one network: it owns a channel actor per channel account (spawned children)
- * and assigns work to them. ASSIGN picks the fee source of a fee-bump: the active channel that can
- * best afford it (balance less reserve less fees in flight), so no fee-bump fails for its fee
- * source's balance and no request waits on one channel while another can pay. ACQUIRE picks a
- * channel for an own transaction (func+auth mode): an active channel with no pending transaction
- * of its own. Both answer with an emitted `reply`; the chosen channel is sent HOLD or TAKE in the
- * same step, so two requests can never be given the same fee room or sequence number. One
- * channel's own events (KEEP, RELEASE, DONE, SYNC, ...) go straight to its actor. No I/O.
+ * and assigns work to them. ASSIGN picks the fee sources of fee-bumps (those a turn's requests asked
+ * for, in order): each the active channel that can best afford it (balance less reserve less fees in
+ * flight, less what this ASSIGN gave it already), so no fee-bump fails for its fee source's balance
+ * and no request waits on one channel while another can pay. ACQUIRE picks a channel for an own
+ * transaction (func+auth mode): an active channel with no pending transaction of its own. Both answer
+ * with an emitted `reply`; the chosen channels are sent HOLD or TAKE in the same step, so two requests
+ * can never be given the same fee room or sequence number. One channel's own events (KEEP, RELEASE,
+ * DONE, SYNC, ...) go straight to its actor. No I/O.
  */
 import { setup, enqueueActions, type ActorRefFrom } from "xstate";
-import { available, channelMachine, type ChannelInput } from "./channel.machine.ts";
+import { available, channelMachine, type ChannelInput, type FeeHold } from "./channel.machine.ts";
 
 export type ChannelRef = ActorRefFrom<typeof channelMachine>;
 
@@ -19,25 +20,34 @@ export interface PoolContext {
 
 export type PoolEvent =
   | { type: "ADD"; channel: ChannelInput }
-  | { type: "ASSIGN"; id: string; fee: bigint }
+  | { type: "ASSIGN"; id: string; fees: FeeHold[] }
   | { type: "ACQUIRE"; id: string; fee: bigint }
   | { type: "REMOVE"; publicKey: string };
 
-export type PoolReply =
-  | { type: "reply"; id: string; publicKey: string; seq?: bigint }
+/** ACQUIRE's: the channel and the sequence number to use (null: none is free). */
+export type AcquireReply =
+  | { type: "reply"; id: string; publicKey: string; seq: bigint }
   | { type: "reply"; id: string; publicKey: null };
+/** ASSIGN's: each fee's channel, in the order asked (null: none can afford it now). */
+export type AssignReply = { type: "reply"; id: string; publicKeys: (string | null)[] };
+export type PoolReply = AcquireReply | AssignReply;
 
-/** The active channel that can best afford `fee` (and, for an own transaction, has none pending). */
-function best(channels: Record<string, ChannelRef>, fee: bigint, idle: boolean): string | null {
-  let pick: string | null = null;
-  let room = -1n;
+/** What each active channel can still pay (for an own transaction: those with none pending). */
+function rooms(channels: Record<string, ChannelRef>, idle: boolean): { pk: string; room: bigint }[] {
+  const out: { pk: string; room: bigint }[] = [];
   for (const [pk, ref] of Object.entries(channels)) {
     const s = ref.getSnapshot();
-    if (s.value !== "active" || (idle && s.context.own !== null)) continue;
-    const a = available(s.context);
-    if (a >= fee && a > room) [pick, room] = [pk, a];
+    if (s.value === "active" && !(idle && s.context.own !== null)) out.push({ pk, room: available(s.context) });
   }
-  return pick;
+  return out;
+}
+
+/** The channel that can best afford `fee` (the first of the most room), its room taken; null: none can. */
+function best(room: { pk: string; room: bigint }[], fee: bigint): string | null {
+  let pick: { pk: string; room: bigint } | null = null;
+  for (const r of room) if (r.room >= fee && (!pick || r.room > pick.room)) pick = r;
+  if (pick) pick.room -= fee;
+  return pick?.pk ?? null;
 }
 
 export const poolMachine = setup({
@@ -64,14 +74,20 @@ export const poolMachine = setup({
     },
     ASSIGN: {
       actions: enqueueActions(({ context, event, enqueue }) => {
-        const pk = best(context.channels, event.fee, false);
-        if (pk) enqueue.sendTo(context.channels[pk]!, { type: "HOLD", id: event.id, fee: event.fee });
-        enqueue.emit({ type: "reply", id: event.id, publicKey: pk });
+        const room = rooms(context.channels, false);
+        const holds = new Map<string, FeeHold[]>();
+        const publicKeys = event.fees.map((f) => {
+          const pk = best(room, f.fee);
+          if (pk) holds.get(pk)?.push(f) ?? holds.set(pk, [f]);
+          return pk;
+        });
+        for (const [pk, h] of holds) enqueue.sendTo(context.channels[pk]!, { type: "HOLD", holds: h });
+        enqueue.emit({ type: "reply", id: event.id, publicKeys });
       }),
     },
     ACQUIRE: {
       actions: enqueueActions(({ context, event, enqueue }) => {
-        const pk = best(context.channels, event.fee, true);
+        const pk = best(rooms(context.channels, true), event.fee);
         if (!pk) return enqueue.emit({ type: "reply", id: event.id, publicKey: null });
         enqueue.sendTo(context.channels[pk]!, { type: "TAKE", id: event.id, fee: event.fee });
         enqueue.emit({

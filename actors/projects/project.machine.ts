@@ -1,11 +1,13 @@
 /**
  * The project actor: one per project (and one per client IP of the anonymous testnet project).
  * It holds the rate-limit bucket, the credit balance, the open reservations and the day's spend,
- * and answers each request in one event, so that the requests of a project are serialized without
- * locks: ADMIT takes a rate-limit token; RESERVE checks the policy and reserves the fee; SETTLE
- * turns reservations into what the network charged (several in one event: the settlements of the
- * answers of one turn). No I/O: time comes with the events, replies
- * are emitted (`reply` with the request's id), journaling is the caller's.
+ * and answers requests in events, so that the requests of a project are serialized without locks:
+ * ADMIT takes a rate-limit token for each of a turn's requests; RESERVE checks the policy and reserves
+ * the fee for each of a turn's requests, in order (each sees what those before it reserved); SETTLE
+ * turns reservations into what the network charged (the settlements of the answers of one turn).
+ * One event for a turn's requests, not one each: the actor's interpretation is most of an event's cost.
+ * No I/O: time comes with the events, replies are emitted (`reply` with the event's id, one answer per
+ * request), journaling is the caller's.
  *
  * `balance` mirrors the credit journal: a credit reservation lowers it at once (the caller
  * journals it), and SETTLE applies what the journal released and charged.
@@ -51,9 +53,18 @@ export interface ProjectInput {
   now: number;
 }
 
+/** A request's fee to reserve (`id`: its reservation's), drawn on the credits or only counted in the day's spend. */
+export interface SpendAsk {
+  id: string;
+  credits: boolean;
+  request: SpendRequest;
+}
+
 export type ProjectEvent =
-  | { type: "ADMIT"; id: string; now: number }
-  | { type: "RESERVE"; id: string; now: number; credits: boolean; request: SpendRequest }
+  /** Rate-limit tokens for `count` requests, one each, in order. */
+  | { type: "ADMIT"; id: string; now: number; count: number }
+  /** The policy checked and the fee reserved for each request, in order. */
+  | { type: "RESERVE"; id: string; now: number; asks: SpendAsk[] }
   | { type: "SETTLE"; now: number; settlements: ReservationSettled[] }
   /** A top-up or positive adjustment already journaled. */
   | { type: "CREDIT"; amount: bigint }
@@ -86,9 +97,15 @@ export type ReplyError = {
   retryAfterSeconds?: number;
 };
 
-export type ProjectReply =
-  | { type: "reply"; id: string; ok: true; rate?: RateState; grant?: bigint }
-  | { type: "reply"; id: string; ok: false; error: ReplyError; rate?: RateState };
+/** One request's answer: admitted (with its rate state) or reserved (with the grant), or refused. */
+export type Answer =
+  | { ok: true; rate?: RateState; grant?: bigint }
+  | { ok: false; error: ReplyError; rate?: RateState };
+
+/** DEBIT's reply. */
+export type ProjectReply = { type: "reply"; id: string } & Answer;
+/** ADMIT's and RESERVE's: each request's answer, in the order asked. */
+export type EachReply = { type: "reply"; id: string; each: Answer[] };
 
 const DAY_MS = 86_400_000;
 /** The last day asked for (most events fall on the same day as the one before). */
@@ -150,82 +167,77 @@ export const suspended: ReplyError = {
   details: { reason: "project_suspended" },
 };
 
+/** What a turn's reservations change, as each is made. */
+type Totals = Pick<ProjectContext, "balance" | "held" | "spent" | "testnetSpent" | "testnetHeld">;
+
+/** One request's reservation: the policy's rules, the day's spends and the credits checked against `t`, then held. */
+function reserveOne(c: ProjectContext, t: Totals, a: SpendAsk, now: number): Answer {
+  const fail = (error: ReplyError): Answer => ({ ok: false, error });
+  const checked = checkRules(c.policy, a.request, now);
+  if ("rule" in checked)
+    return fail({
+      code: "POLICY_VIOLATION",
+      message: checked.message,
+      details: { rule: checked.rule, ...checked.details },
+    });
+  const { grant } = checked;
+  const limit = c.policy.dailySpendLimit;
+  if (limit !== null && t.spent + t.held + grant > limit)
+    return fail(dailySpendExceeded(limit, t.spent, t.held, grant));
+  const testnet = a.request.network === "testnet";
+  const testnetLimit = c.policy.testnetDailySpendLimit;
+  if (testnet && testnetLimit != null && t.testnetSpent + t.testnetHeld + grant > testnetLimit) {
+    const e = dailySpendExceeded(testnetLimit, t.testnetSpent, t.testnetHeld, grant);
+    return fail({
+      ...e,
+      message: `the testnet daily spend limit of ${testnetLimit} stroops would be exceeded`,
+      details: { ...e.details, rule: "testnetDailySpendLimit" },
+    });
+  }
+  if (a.credits && grant > t.balance)
+    return fail({
+      code: "INSUFFICIENT_CREDITS",
+      message: `the credit balance of ${t.balance} stroops cannot cover a fee of up to ${grant} stroops`,
+      details: { balance: t.balance.toString(), required: grant.toString() },
+    });
+  const hold = testnet ? { amount: grant, credits: a.credits, testnet } : { amount: grant, credits: a.credits };
+  t.held = putHold(c.holds, t.held, a.id, hold, amountOf);
+  if (a.credits) t.balance -= grant;
+  if (testnet) t.testnetHeld += grant;
+  return { ok: true, grant };
+}
+
 export const projectMachine = setup({
   types: {
     context: {} as ProjectContext,
     input: {} as ProjectInput,
     events: {} as ProjectEvent,
-    emitted: {} as ProjectReply,
+    emitted: {} as ProjectReply | EachReply,
   },
   actions: {
     admit: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "ADMIT") return;
-      const tokens = refill(c, event.now);
-      if (tokens >= 1) {
-        enqueue.assign({ tokens: tokens - 1, refilledAt: event.now });
-        enqueue.emit({ type: "reply", id: event.id, ok: true, rate: rateState(c.policy, tokens - 1) });
-        return;
+      let tokens = refill(c, event.now);
+      const each: Answer[] = [];
+      for (let i = 0; i < event.count; i++) {
+        if (tokens >= 1) each.push({ ok: true, rate: rateState(c.policy, --tokens) });
+        else each.push({ ok: false, rate: rateState(c.policy, tokens), error: rateLimited(c.policy, tokens) });
       }
       enqueue.assign({ tokens, refilledAt: event.now });
-      enqueue.emit({
-        type: "reply",
-        id: event.id,
-        ok: false,
-        rate: rateState(c.policy, tokens),
-        error: rateLimited(c.policy, tokens),
-      });
+      enqueue.emit({ type: "reply", id: event.id, each });
     }),
     reserve: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "RESERVE") return;
-      const fail = (error: ReplyError) => enqueue.emit({ type: "reply", id: event.id, ok: false, error });
-      const checked = checkRules(c.policy, event.request, event.now);
-      if ("rule" in checked)
-        return fail({
-          code: "POLICY_VIOLATION",
-          message: checked.message,
-          details: { rule: checked.rule, ...checked.details },
-        });
-      const { grant } = checked;
-      const limit = c.policy.dailySpendLimit;
-      const spent = spentToday(c, event.now);
-      if (limit !== null && spent + c.held + grant > limit) {
-        return fail(dailySpendExceeded(limit, spent, c.held, grant));
-      }
-      const testnet = event.request.network === "testnet";
-      const testnetLimit = c.policy.testnetDailySpendLimit;
-      const testnetSpent = testnetToday(c, event.now);
-      const testnetHeld = c.testnetHeld ?? 0n;
-      if (testnet && testnetLimit != null && testnetSpent + testnetHeld + grant > testnetLimit) {
-        const e = dailySpendExceeded(testnetLimit, testnetSpent, testnetHeld, grant);
-        return fail({
-          ...e,
-          message: `the testnet daily spend limit of ${testnetLimit} stroops would be exceeded`,
-          details: { ...e.details, rule: "testnetDailySpendLimit" },
-        });
-      }
-      if (event.credits && grant > c.balance) {
-        return fail({
-          code: "INSUFFICIENT_CREDITS",
-          message: `the credit balance of ${c.balance} stroops cannot cover a fee of up to ${grant} stroops`,
-          details: { balance: c.balance.toString(), required: grant.toString() },
-        });
-      }
-      enqueue.assign({
-        holds: c.holds, // updated in place (holds.ts)
-        held: putHold(
-          c.holds,
-          c.held,
-          event.id,
-          testnet ? { amount: grant, credits: event.credits, testnet } : { amount: grant, credits: event.credits },
-          amountOf,
-        ),
-        balance: event.credits ? c.balance - grant : c.balance,
-        spent,
-        testnetSpent,
-        testnetHeld: testnet ? testnetHeld + grant : testnetHeld,
-        spentDay: utcDay(event.now),
-      });
-      enqueue.emit({ type: "reply", id: event.id, ok: true, grant });
+      const t: Totals = {
+        balance: c.balance,
+        held: c.held,
+        spent: spentToday(c, event.now),
+        testnetSpent: testnetToday(c, event.now),
+        testnetHeld: c.testnetHeld ?? 0n,
+      };
+      const each = event.asks.map((a) => reserveOne(c, t, a, event.now));
+      enqueue.assign({ holds: c.holds, ...t, spentDay: utcDay(event.now) }); // holds: updated in place (holds.ts)
+      enqueue.emit({ type: "reply", id: event.id, each });
     }),
     settle: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "SETTLE") return;
@@ -280,8 +292,10 @@ export const projectMachine = setup({
         enqueue.assign({ spent: event.spent, testnetSpent: testnetToday(c, event.now), spentDay: utcDay(event.now) });
     }),
     refuseSuspended: enqueueActions(({ event, enqueue }) => {
-      if (event.type === "ADMIT" || event.type === "RESERVE")
-        enqueue.emit({ type: "reply", id: event.id, ok: false, error: suspended });
+      if (event.type !== "ADMIT" && event.type !== "RESERVE") return;
+      const n = event.type === "ADMIT" ? event.count : event.asks.length;
+      const each: Answer[] = Array.from({ length: n }, () => ({ ok: false, error: suspended }));
+      enqueue.emit({ type: "reply", id: event.id, each });
     }),
   },
   guards: {

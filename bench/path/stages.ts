@@ -5,8 +5,8 @@
 import { Account, Asset, Keypair, Networks, Operation, TransactionBuilder } from "@stellar/stellar-sdk";
 import { createActor } from "xstate";
 import { ask } from "../../actors/ask.ts";
-import { poolMachine, type PoolReply } from "../../actors/pool/pool.machine.ts";
-import { projectMachine, type ProjectReply } from "../../actors/projects/project.machine.ts";
+import { poolMachine, type AssignReply } from "../../actors/pool/pool.machine.ts";
+import { type EachReply, projectMachine } from "../../actors/projects/project.machine.ts";
 import { decodeTransaction } from "../../src/features/tx/decode.ts";
 import { PROJECT_POLICY_DEFAULTS } from "../../src/features/projects/rules/policy.ts";
 import { feeBumpBytes } from "../../src/stellar/envelope.ts";
@@ -59,20 +59,53 @@ export async function stageCosts(n = 20_000): Promise<StageCost[]> {
     },
     {
       stage: "project actor: ADMIT (rate limit)",
-      us: await perCall(n, (i) => ask<ProjectReply>(project, { type: "ADMIT", id: `a${i}`, now: Date.now() })),
+      us: await perCall(n, (i) => ask<EachReply>(project, { type: "ADMIT", id: `a${i}`, now: Date.now(), count: 1 })),
+    },
+    {
+      stage: "project actor, 8 at once: ADMIT (per request)",
+      us:
+        (await perCall(n / 8, (i) =>
+          ask<EachReply>(project, { type: "ADMIT", id: `b${i}`, now: Date.now(), count: 8 }),
+        )) / 8,
     },
     {
       stage: "project actor: RESERVE (policy, credits)",
       us: await perCall(n, (i) =>
-        ask<ProjectReply>(project, { type: "RESERVE", id: `r${i}`, now: Date.now(), credits: true, request }),
+        ask<EachReply>(project, {
+          type: "RESERVE",
+          id: `r${i}`,
+          now: Date.now(),
+          asks: [{ id: `r${i}`, credits: true, request }],
+        }),
       ),
+    },
+    {
+      stage: "project actor, 8 at once: RESERVE (per request)",
+      us:
+        (await perCall(n / 8, (i) => {
+          const asks = Array.from({ length: 8 }, (_, j) => ({ id: `s${i}.${j}`, credits: true, request }));
+          return ask<EachReply>(project, { type: "RESERVE", id: `s${i}`, now: Date.now(), asks });
+        })) / 8,
     },
     {
       stage: "pool actor: ASSIGN, channel HOLD and RELEASE",
       us: await perCall(n, async (i) => {
-        const r = await ask<PoolReply>(pool, { type: "ASSIGN", id: `f${i}`, fee: 400n });
-        channels[r.publicKey!]!.send({ type: "RELEASE", id: `f${i}`, charged: 200n });
+        const r = await ask<AssignReply>(pool, { type: "ASSIGN", id: `f${i}`, fees: [{ id: `f${i}`, fee: 400n }] });
+        channels[r.publicKeys[0]!]!.send({ type: "RELEASE", ends: [{ id: `f${i}`, charged: 200n }] });
       }),
+    },
+    {
+      // a turn's requests: one ASSIGN for eight, the chosen channels' HOLDs, each lease's RELEASE
+      stage: "pool actor, 8 at once: ASSIGN, HOLD and RELEASE (per request)",
+      us:
+        (await perCall(n / 8, async (i) => {
+          const fees = Array.from({ length: 8 }, (_, j) => ({ id: `g${i}.${j}`, fee: 400n }));
+          const r = await ask<AssignReply>(pool, { type: "ASSIGN", id: `g${i}`, fees });
+          const ends = new Map<string, { id: string; charged: bigint }[]>();
+          for (const [j, pk] of r.publicKeys.entries())
+            ends.set(pk!, [...(ends.get(pk!) ?? []), { id: fees[j]!.id, charged: 200n }]);
+          for (const [pk, e] of ends) channels[pk]!.send({ type: "RELEASE", ends: e });
+        })) / 8,
     },
     {
       stage: "fee-bump built, hashed and signed",

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { createActor } from "xstate";
 import { channelMachine, available, type ChannelInput, type ChannelReply } from "../../actors/pool/channel.machine.ts";
-import { poolMachine, type PoolReply } from "../../actors/pool/pool.machine.ts";
+import { type AcquireReply, type AssignReply, poolMachine } from "../../actors/pool/pool.machine.ts";
 import { ask } from "../../actors/ask.ts";
 
 const RESERVE = 10_000_000n;
@@ -15,22 +15,46 @@ function channel(over: Partial<ChannelInput> = {}) {
   let n = 0;
   const send = (e: Record<string, unknown> & { type: string }) =>
     ask<ChannelReply>(actor, { id: `r${n++}`, ...e } as never);
-  return { actor, send, ctx: () => actor.getSnapshot().context, state: () => actor.getSnapshot().value };
+  /** One fee-bump's HOLD, answered by its reply. */
+  const hold = (id: string, fee: bigint) =>
+    ask<ChannelReply>(actor, { type: "HOLD", id, holds: [{ id, fee }] } as never);
+  return { actor, send, hold, ctx: () => actor.getSnapshot().context, state: () => actor.getSnapshot().value };
 }
 
 describe("channel: fee room", () => {
   test("HOLD takes room up to balance − reserve; RELEASE frees it and takes the fee charged", async () => {
     const c = channel();
-    expect((await c.send({ type: "HOLD", id: "a", fee: 600n })).ok).toBe(true);
+    expect((await c.hold("a", 600n)).ok).toBe(true);
     expect(available(c.ctx())).toBe(400n);
-    const refused = await c.send({ type: "HOLD", id: "b", fee: 401n });
+    const refused = await c.hold("b", 401n);
     expect(refused).toMatchObject({ ok: false, reason: "insufficient_balance" });
-    expect((await c.send({ type: "HOLD", id: "b", fee: 400n })).ok).toBe(true);
-    c.actor.send({ type: "RELEASE", id: "a", charged: 200n });
+    expect((await c.hold("b", 400n)).ok).toBe(true);
+    c.actor.send({ type: "RELEASE", ends: [{ id: "a", charged: 200n }] });
     expect(c.ctx().balance).toBe(RESERVE + 800n);
     expect(available(c.ctx())).toBe(400n);
-    c.actor.send({ type: "RELEASE", id: "a", charged: 200n }); // a second release of the same hold changes nothing
+    c.actor.send({ type: "RELEASE", ends: [{ id: "a", charged: 200n }] }); // a second release of the same hold changes nothing
     expect(c.ctx().balance).toBe(RESERVE + 800n);
+  });
+
+  test("one HOLD of several fee-bumps checks each against the room the ones before it left", () => {
+    const c = channel();
+    const replies: ChannelReply[] = [];
+    const sub = c.actor.on("reply", (r) => void replies.push(r));
+    const holds = [
+      { id: "a", fee: 600n },
+      { id: "b", fee: 401n },
+      { id: "c", fee: 400n },
+    ];
+    c.actor.send({ type: "HOLD", holds });
+    sub.unsubscribe();
+    expect(replies.map((r) => [r.id, r.ok])).toEqual([
+      ["a", true],
+      ["b", false],
+      ["c", true],
+    ]);
+    expect(c.ctx().held).toBe(1_000n);
+    expect([...c.ctx().holds.keys()]).toEqual(["a", "c"]);
+    expect(available(c.ctx())).toBe(0n);
   });
 
   test("CREDIT adds a top-up; SYNC takes the network's balance", () => {
@@ -89,20 +113,20 @@ describe("channel: states", () => {
   test("creating takes no work until ACTIVATE", async () => {
     const c = channel({ state: "creating", balance: 0n, seq: 0n });
     expect(c.state()).toBe("creating");
-    expect(await c.send({ type: "HOLD", id: "a", fee: 1n })).toMatchObject({ ok: false, reason: "not_active" });
+    expect(await c.hold("a", 1n)).toMatchObject({ ok: false, reason: "not_active" });
     c.actor.send({ type: "ACTIVATE", balance: RESERVE + 500n, seq: SEQ });
     expect(c.state()).toBe("active");
-    expect((await c.send({ type: "HOLD", id: "a", fee: 500n })).ok).toBe(true);
+    expect((await c.hold("a", 500n)).ok).toBe(true);
   });
 
   test("draining refuses new work but lets in-flight fees settle and runs its own merge", async () => {
     const c = channel();
-    await c.send({ type: "HOLD", id: "a", fee: 300n });
+    await c.hold("a", 300n);
     c.actor.send({ type: "RETIRE" });
     expect(c.state()).toBe("draining");
-    expect(await c.send({ type: "HOLD", id: "b", fee: 1n })).toMatchObject({ ok: false, reason: "not_active" });
+    expect(await c.hold("b", 1n)).toMatchObject({ ok: false, reason: "not_active" });
     expect(await c.send({ type: "TAKE", id: "t", fee: 100n })).toMatchObject({ ok: false, reason: "not_active" });
-    c.actor.send({ type: "RELEASE", id: "a", charged: 300n });
+    c.actor.send({ type: "RELEASE", ends: [{ id: "a", charged: 300n }] });
     expect(c.ctx().holds.size).toBe(0);
     expect(await c.send({ type: "TAKE", id: "m", fee: 100n, internal: true })).toMatchObject({
       ok: true,
@@ -133,34 +157,40 @@ describe("pool: assignment", () => {
       });
     let n = 0;
     const send = (e: Record<string, unknown> & { type: string }) =>
-      ask<PoolReply>(actor, { id: `p${n++}`, ...e } as never);
+      ask<AcquireReply>(actor, { id: `p${n++}`, ...e } as never);
+    /** One ASSIGN of these fees: each one's channel, in order. */
+    const assign = async (...fees: bigint[]) => {
+      const id = `p${n++}`;
+      const holds = fees.map((fee, i) => ({ id: `${id}.${i}`, fee }));
+      return (await ask<AssignReply>(actor, { type: "ASSIGN", id, fees: holds })).publicKeys;
+    };
     const ctx = (pk: string) => actor.getSnapshot().context.channels[pk]!.getSnapshot().context;
-    return { actor, send, ctx };
+    return { actor, send, assign, ctx };
   }
 
   test("each fee-bump goes to the channel with the most room, so load spreads and room is never over-committed", async () => {
     const p = pool([1_000n, 3_000n, 2_000n]);
-    const picks: (string | null)[] = [];
-    // sent back to back, without awaiting: each ASSIGN sees the holds of the ones before
-    const answers = await Promise.all(Array.from({ length: 7 }, () => p.send({ type: "ASSIGN", fee: 800n })));
-    for (const a of answers) picks.push(a.publicKey);
-    // 3000 → G1, then G2 (2000) and G1 (2200) ... until no channel has 800 left
-    expect(picks.filter((x) => x === "G1").length).toBe(3);
-    expect(picks.filter((x) => x === "G2").length).toBe(2);
-    expect(picks.filter((x) => x === "G0").length).toBe(1);
-    expect(picks.filter((x) => x === null).length).toBe(1);
+    // one ASSIGN of seven (a turn's requests): each sees the holds of the ones before it
+    const picks = await p.assign(...Array.from({ length: 7 }, () => 800n));
+    // the most room each time: G1 (3000, then 2200), G2 (2000), G1 (1400), G2 (1200), G0 (1000); then none has 800
+    expect(picks).toEqual(["G1", "G1", "G2", "G1", "G2", "G0", null]);
     for (const pk of ["G0", "G1", "G2"]) expect(available(p.ctx(pk)) >= 0n).toBe(true);
+    expect(p.ctx("G1").holds.size).toBe(3);
+    // ASSIGNs sent back to back, without awaiting, see each other's holds too
+    const q = pool([1_000n, 3_000n, 2_000n]);
+    const one = await Promise.all(Array.from({ length: 7 }, () => q.assign(800n)));
+    expect(one.flat()).toEqual(picks);
   });
 
   test("retired and creating channels are never assigned", async () => {
     const p = pool([5_000n, 1_000n]);
     p.actor.getSnapshot().context.channels.G0!.send({ type: "RETIRE" });
-    expect((await p.send({ type: "ASSIGN", fee: 500n })).publicKey).toBe("G1");
+    expect(await p.assign(500n)).toEqual(["G1"]);
     p.actor.send({
       type: "ADD",
       channel: { publicKey: "G9", balance: 0n, reserve: RESERVE, seq: 0n, state: "creating" },
     });
-    expect((await p.send({ type: "ASSIGN", fee: 501n })).publicKey).toBe(null); // G1 has 500 left, G0 is draining, G9 creating
+    expect(await p.assign(501n)).toEqual([null]); // G1 has 500 left, G0 is draining, G9 creating
   });
 
   test("ACQUIRE skips channels with an own transaction pending and answers the sequence number", async () => {
@@ -171,7 +201,7 @@ describe("pool: assignment", () => {
     expect(b).toMatchObject({ publicKey: "G1", seq: SEQ + 1n });
     expect((await p.send({ type: "ACQUIRE", fee: 100n })).publicKey).toBe(null);
     // fee-bumps still go to a channel that runs an own transaction
-    expect((await p.send({ type: "ASSIGN", fee: 100n })).publicKey).toBe("G0");
+    expect(await p.assign(100n)).toEqual(["G0"]);
     p.actor.getSnapshot().context.channels.G0!.send({ type: "DONE", id: a.id, charged: 100n, consumed: true });
     expect(await p.send({ type: "ACQUIRE", fee: 100n })).toMatchObject({ publicKey: "G0", seq: SEQ + 2n });
   });
@@ -180,6 +210,6 @@ describe("pool: assignment", () => {
     const p = pool([1_000n]);
     p.actor.send({ type: "REMOVE", publicKey: "G0" });
     expect(p.actor.getSnapshot().context.channels).toEqual({});
-    expect((await p.send({ type: "ASSIGN", fee: 1n })).publicKey).toBe(null);
+    expect(await p.assign(1n)).toEqual([null]);
   });
 });

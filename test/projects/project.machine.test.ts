@@ -2,7 +2,13 @@
 import { describe, expect, test } from "bun:test";
 import { createActor } from "xstate";
 import fc from "fast-check";
-import { projectMachine, type ProjectReply, utcDay } from "../../actors/projects/project.machine.ts";
+import {
+  type Answer,
+  type EachReply,
+  projectMachine,
+  type ProjectReply,
+  utcDay,
+} from "../../actors/projects/project.machine.ts";
 import { ask } from "../../actors/ask.ts";
 import type { Policy, SpendRequest } from "../../actors/projects/policy.ts";
 import { PROJECT_POLICY_DEFAULTS } from "../../src/features/projects/rules/policy.ts";
@@ -16,8 +22,16 @@ function start(policy: Partial<Policy> = {}, balance = 0n) {
   });
   actor.start();
   let n = 0;
-  const send = (e: Record<string, unknown> & { type: string }) =>
-    ask<ProjectReply>(actor, { id: `r${n++}`, ...e } as never);
+  /** One request's event: an ADMIT or RESERVE of one (the answer), or another event's reply. */
+  const send = async (e: Record<string, unknown> & { type: string }): Promise<Answer> => {
+    const { type, now, credits, request, id = `r${n++}` } = e;
+    if (type === "ADMIT") return (await ask<EachReply>(actor, { type, id, now, count: 1 } as never)).each[0]!;
+    if (type === "RESERVE") {
+      const event = { type, id, now, asks: [{ id, credits, request }] };
+      return (await ask<EachReply>(actor, event as never)).each[0]!;
+    }
+    return await ask<ProjectReply>(actor, { ...e, id } as never);
+  };
   return { actor, send, ctx: () => actor.getSnapshot().context };
 }
 
@@ -251,6 +265,89 @@ describe("SETTLE", () => {
   });
 });
 
+describe("a turn's requests in one event", () => {
+  /** The answers an event's reply carries (the actor answers while it is sent). */
+  function each(actor: ReturnType<typeof start>["actor"], event: Record<string, unknown>): Answer[] {
+    let got: Answer[] = [];
+    const sub = actor.on("reply", (r) => {
+      if ("each" in r) got = r.each;
+    });
+    actor.send(event as never);
+    sub.unsubscribe();
+    return got;
+  }
+  const state = (c: ReturnType<ReturnType<typeof start>["ctx"]>) => ({
+    tokens: c.tokens,
+    balance: c.balance,
+    held: c.held,
+    spent: c.spent,
+    testnetHeld: c.testnetHeld,
+    holds: [...c.holds.entries()],
+  });
+
+  test("ADMIT of n answers and leaves the bucket as n ADMITs of one", () => {
+    const arb = fc.record({
+      burst: fc.integer({ min: 1, max: 6 }),
+      perSecond: fc.integer({ min: 1, max: 5 }),
+      counts: fc.array(fc.record({ n: fc.integer({ min: 1, max: 8 }), dt: fc.integer({ min: 0, max: 1500 }) }), {
+        minLength: 1,
+        maxLength: 5,
+      }),
+    });
+    fc.assert(
+      fc.property(arb, ({ burst, perSecond, counts }) => {
+        const together = start({ burst, requestsPerSecond: perSecond });
+        const apart = start({ burst, requestsPerSecond: perSecond });
+        let now = T0;
+        for (const { n, dt } of counts) {
+          now += dt;
+          const one = each(together.actor, { type: "ADMIT", id: "t", now, count: n });
+          const many = Array.from({ length: n }, () => each(apart.actor, { type: "ADMIT", id: "a", now, count: 1 })[0]);
+          expect(one).toEqual(many as Answer[]);
+        }
+        expect(state(together.ctx())).toEqual(state(apart.ctx()));
+      }),
+    );
+  });
+
+  test("RESERVE of several answers and holds as one RESERVE each: each sees what those before it reserved", () => {
+    const ask = fc.record({
+      credits: fc.boolean(),
+      network: fc.constantFrom("mainnet", "testnet"),
+      maxFee: fc.bigInt({ min: 100n, max: 300_000n }),
+    });
+    const arb = fc.record({
+      balance: fc.bigInt({ min: 0n, max: 1_000_000n }),
+      daily: fc.option(fc.bigInt({ min: 0n, max: 1_000_000n })),
+      testnetDaily: fc.option(fc.bigInt({ min: 0n, max: 500_000n })),
+      asks: fc.array(ask, { minLength: 1, maxLength: 8 }),
+    });
+    fc.assert(
+      fc.property(arb, ({ balance, daily, testnetDaily, asks }) => {
+        const policy = { dailySpendLimit: daily, testnetDailySpendLimit: testnetDaily };
+        const together = start(policy, balance);
+        const apart = start(policy, balance);
+        const spends = asks.map((a, i) => ({
+          id: `h${i}`,
+          credits: a.credits,
+          request: { ...payment, minFee: 100n, maxFee: a.maxFee, network: a.network },
+        }));
+        const one = each(together.actor, { type: "RESERVE", id: "t", now: T0, asks: spends });
+        const many = spends.map((a) => each(apart.actor, { type: "RESERVE", id: "a", now: T0, asks: [a] })[0]);
+        expect(one).toEqual(many as Answer[]);
+        expect(state(together.ctx())).toEqual(state(apart.ctx()));
+      }),
+    );
+  });
+
+  test("a suspended project refuses each request of the event", () => {
+    const { actor } = start();
+    actor.send({ type: "CONFIGURE", policy: PROJECT_POLICY_DEFAULTS, status: "suspended" });
+    const answers = each(actor, { type: "ADMIT", id: "s", now: T0, count: 3 });
+    expect(answers.map((a) => !a.ok && a.error.code)).toEqual(["FORBIDDEN", "FORBIDDEN", "FORBIDDEN"]);
+  });
+});
+
 describe("credits, configuration and restore", () => {
   test("DEBIT refuses to overdraw; CREDIT adds", async () => {
     const { actor, send, ctx } = start({}, 100n);
@@ -299,8 +396,8 @@ describe("credits, configuration and restore", () => {
     });
     expect(restored.getSnapshot().context.balance).toBe(1_000_000n);
     expect(restored.getSnapshot().context.holds.size).toBe(0);
-    const r = await ask<ProjectReply>(restored, { type: "ADMIT", id: "x", now: T0 + 100 } as never);
-    expect(r.ok).toBe(false); // the bucket was empty when saved
+    const r = await ask<EachReply>(restored, { type: "ADMIT", id: "x", now: T0 + 100, count: 1 } as never);
+    expect(r.each[0]!.ok).toBe(false); // the bucket was empty when saved
   });
 });
 

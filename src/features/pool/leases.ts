@@ -3,11 +3,14 @@
  * that can best afford the fee), the channel that signed an earlier fee-bump (`keep`), or a
  * channel's next sequence number for a transaction it is the source of (`acquire`). A request
  * waits for a channel that can pay until its own deadline, in turn with the others (waiting.ts);
- * each lease ends with what the network charged.
+ * each lease ends with what the network charged. The fee sources asked for while the event loop's
+ * jobs run (a turn's requests go on together) are picked by one ASSIGN: one event for the pool
+ * actor and one HOLD for each channel it chose, not one of each per request.
  */
 import type { Keypair } from "@stellar/stellar-sdk";
-import type { PoolReply } from "../../../actors/pool/pool.machine.ts";
-import type { ChannelEvent } from "../../../actors/pool/channel.machine.ts";
+import DataLoader from "dataloader";
+import type { AcquireReply, AssignReply } from "../../../actors/pool/pool.machine.ts";
+import type { ChannelEvent, FeeEnd, FeeHold } from "../../../actors/pool/channel.machine.ts";
 import { ask } from "../../../actors/ask.ts";
 import { unavailable } from "../../kernel/errors.ts";
 import type { NetworkName } from "../../stellar/networks.ts";
@@ -58,9 +61,22 @@ export interface ChannelWait {
 
 export class Leases {
   /** Leases ended this turn, not yet told to their channels (see `end`). */
-  private ended: [string, ChannelEvent][] = [];
+  private ended: [string, FeeEnd | ChannelEvent][] = [];
   private readonly waiting = new Waiting();
   private serving = false;
+  /** The fee sources asked for meanwhile, picked together (their channels, or null where none can pay now). */
+  private readonly picks = new DataLoader<FeeHold, string | null>(
+    async (fees) => {
+      this.sendEnded(); // a pick sees every lease ended so far
+      const r = await ask<AssignReply>(this.channels.pool, {
+        type: "ASSIGN",
+        id: crypto.randomUUID(),
+        fees: [...fees],
+      });
+      return r.publicKeys;
+    },
+    { cache: false },
+  );
 
   constructor(
     private readonly channels: Channels,
@@ -71,13 +87,8 @@ export class Leases {
   /** The fee source for a fee-bump of up to `fee` stroops: the channel that can best afford it. */
   async assign(fee: bigint, wait: ChannelWait = {}): Promise<FeeLease> {
     const id = crypto.randomUUID();
-    const pk = await this.until(
-      fee,
-      async () => (await ask<PoolReply>(this.channels.pool, { type: "ASSIGN", id, fee })).publicKey,
-      wait,
-      false,
-    );
-    return { keypair: this.channels.keys.get(pk)!, end: (charged) => this.end(pk, { type: "RELEASE", id, charged }) };
+    const pk = await this.until(fee, () => this.picks.load({ id, fee }), wait, false);
+    return { keypair: this.channels.keys.get(pk)!, end: (charged) => this.end(pk, { id, charged }) };
   }
 
   /** A lease on the channel that signed an earlier fee-bump (to send it again); null when that channel is gone. */
@@ -87,7 +98,7 @@ export class Leases {
     const id = crypto.randomUUID();
     this.sendEnded();
     this.channels.send(publicKey, { type: "KEEP", id, fee });
-    return { keypair, end: (charged) => this.end(publicKey, { type: "RELEASE", id, charged }) };
+    return { keypair, end: (charged) => this.end(publicKey, { id, charged }) };
   }
 
   /** A channel's next sequence number, for a transaction of fee up to `fee` with the channel as its source. */
@@ -95,7 +106,7 @@ export class Leases {
     const id = crypto.randomUUID();
     let seq = 0n;
     const pick = async () => {
-      const r = await ask<PoolReply>(this.channels.pool, { type: "ACQUIRE", id, fee });
+      const r = await ask<AcquireReply>(this.channels.pool, { type: "ACQUIRE", id, fee });
       if (r.publicKey) seq = r.seq!;
       return r.publicKey;
     };
@@ -202,11 +213,12 @@ export class Leases {
   }
 
   /**
-   * Ends a lease: its channel is told with the turn's other ends once the turn's answers are out
-   * (a burst of confirmations is answered first), or before the next pick, whichever is first.
+   * Ends a lease (a fee-bump's, or an own transaction's DONE): its channel is told with the turn's other
+   * ends once the turn's answers are out (a burst of confirmations is answered first), or before the
+   * next pick, whichever is first; a channel's fee-bumps in one RELEASE.
    */
-  private end(pk: string, event: ChannelEvent): void {
-    this.ended.push([pk, event]);
+  private end(pk: string, e: FeeEnd | ChannelEvent): void {
+    this.ended.push([pk, e]);
     if (this.ended.length === 1) setImmediate(() => this.sendEnded());
   }
 
@@ -214,9 +226,11 @@ export class Leases {
     if (!this.ended.length) return;
     const ended = this.ended;
     this.ended = [];
-    for (const [pk, event] of ended) {
-      this.channels.send(pk, event);
-      this.opts.upkeep(pk);
-    }
+    const releases = new Map<string, FeeEnd[]>();
+    for (const [pk, e] of ended)
+      if (!("type" in e)) releases.get(pk)?.push(e) ?? releases.set(pk, [e]);
+      else this.channels.send(pk, e);
+    for (const [pk, ends] of releases) this.channels.send(pk, { type: "RELEASE", ends });
+    for (const pk of new Set(ended.map(([pk]) => pk))) this.opts.upkeep(pk);
   }
 }

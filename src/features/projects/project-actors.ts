@@ -19,19 +19,17 @@ import {
   suspended,
   utcDay,
   type ProjectActor,
-  type ProjectReply,
   type ProjectStatus,
   type RateState,
-  type ReplyError,
 } from "../../../actors/projects/project.machine.ts";
-import { ask } from "../../../actors/ask.ts";
-import { RelayError } from "../../kernel/errors.ts";
+import type { RelayError } from "../../kernel/errors.ts";
 import type { CheckpointStore } from "../../store/checkpoints.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { Policy } from "./rules/policy.ts";
 import type { Payer } from "./principal.ts";
 import { restorable, withoutHolds } from "./project-checkpoints.ts";
 import { clientGroup } from "./client-group.ts";
+import { ProjectAsks, replyError } from "./project-asks.ts";
 
 /** Limits shared by every instance (Redis): a rate bucket and a day's spend per project or client IP. */
 export interface SharedLimits {
@@ -66,10 +64,6 @@ function idle(actor: ProjectActor, now: number): boolean {
   return full && c.holds.size === 0;
 }
 
-export function replyError(e: ReplyError): RelayError {
-  return new RelayError(e.code, e.message, e.details, e.retryAfterSeconds ? { retryAfter: e.retryAfterSeconds } : {});
-}
-
 export class ProjectActors {
   private readonly projects = new Map<string, ProjectActor>();
   /** By client IP, least recently used first. */
@@ -82,6 +76,7 @@ export class ProjectActors {
   >();
   /** Each actor's checkpoint key (also its global bucket's name). */
   private readonly keys = new WeakMap<ProjectActor, string>();
+  private readonly asks = new WeakMap<ProjectActor, ProjectAsks>();
   private sharedFailedAt = 0;
   /** Open holds against a shared day's spend, by reservation id. */
   private readonly spendHolds = new Map<string, { name: string; grant: bigint }>();
@@ -233,8 +228,7 @@ export class ProjectActors {
         this.sharedFailed(e, "the global rate-limit bucket did not answer: this instance's own is used");
       }
     }
-    this.sendSettlements(actor);
-    const r = await ask<ProjectReply>(actor, { type: "ADMIT", id: crypto.randomUUID(), now: Date.now() });
+    const r = await this.asksOf(actor).admit();
     return r.ok ? { ok: true, rate: r.rate! } : { ok: false, error: replyError(r.error), rate: r.rate };
   }
 
@@ -250,11 +244,9 @@ export class ProjectActors {
       projectId,
       scope,
       reserve: async (id, credits, request) => {
-        const now = Date.now();
-        this.sendSettlements(actor);
-        const r = await ask<ProjectReply>(actor, { type: "RESERVE", id, now, credits, request });
+        const r = await this.asksOf(actor).reserve({ id, credits, request });
         if (!r.ok) return replyError(r.error);
-        return (await this.reserveShared(actor, id, r.grant!, now)) ?? r.grant!;
+        return (await this.reserveShared(actor, id, r.grant!, Date.now())) ?? r.grant!;
       },
       settle: (id, s) => this.settle(actor, id, s),
       feeStrategy: () => actor.getSnapshot().context.policy.feeStrategy,
@@ -311,6 +303,13 @@ export class ProjectActors {
     if (totals.spent + totals.held <= limit) return null;
     this.settle(actor, id, { charged: 0n, released: 0n, journaled: false }); // never used
     return replyError(dailySpendExceeded(limit, totals.spent, totals.held - grant, grant));
+  }
+
+  /** An actor's asks, a turn's together (project-asks.ts). */
+  private asksOf(actor: ProjectActor): ProjectAsks {
+    let asks = this.asks.get(actor);
+    if (!asks) this.asks.set(actor, (asks = new ProjectAsks(actor, () => this.sendSettlements(actor))));
+    return asks;
   }
 
   private sendSettlements(actor: ProjectActor): void {

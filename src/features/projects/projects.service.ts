@@ -16,7 +16,8 @@ import { utcDay, type ProjectActor, type ProjectReply } from "../../../actors/pr
 import { effectivePolicy, policyView, type Policy, type PolicyPatch } from "./rules/policy.ts";
 import type { Approvals } from "./rules/approval.ts";
 import { PolicyChanges, withSecret } from "./rules/policy-changes.ts";
-import { replyError, type ProjectActors } from "./project-actors.ts";
+import type { ProjectActors } from "./project-actors.ts";
+import { replyError } from "./project-asks.ts";
 import { KeysService, keyView, type KeyNotice, type NewKey } from "./keys/keys.service.ts";
 import type { CreatedKeyView, KeyView } from "./keys/key.model.ts";
 import type { CreditBalance, CreditEntryView, CreditJournal, X402Settings } from "./project.model.ts";
