@@ -50,7 +50,13 @@ describe("ProjectAsks", () => {
       }),
     );
     expect(events).toEqual(["RESERVE 3"]);
-    expect(answers.map((a) => (a.ok ? a.grant : a.error.code))).toEqual([1_000n, 1_000n, "INSUFFICIENT_CREDITS"]);
+    expect(answers.map(({ answer: a }) => (a.ok ? a.grant : a.error.code))).toEqual([
+      1_000n,
+      1_000n,
+      "INSUFFICIENT_CREDITS",
+    ]);
+    // one time for the turn's reservations: the day a shared daily spend counts them in
+    expect(new Set(answers.map((a) => a.now)).size).toBe(1);
     expect([...actor.getSnapshot().context.holds.keys()]).toEqual(["a", "b"]);
     expect(actor.getSnapshot().context.balance).toBe(500n);
   });

@@ -278,9 +278,12 @@ describe("a turn's requests in one event", () => {
   }
   const state = (c: ReturnType<ReturnType<typeof start>["ctx"]>) => ({
     tokens: c.tokens,
+    refilledAt: c.refilledAt,
     balance: c.balance,
     held: c.held,
     spent: c.spent,
+    spentDay: c.spentDay,
+    testnetSpent: c.testnetSpent,
     testnetHeld: c.testnetHeld,
     holds: [...c.holds.entries()],
   });
@@ -321,19 +324,26 @@ describe("a turn's requests in one event", () => {
       daily: fc.option(fc.bigInt({ min: 0n, max: 1_000_000n })),
       testnetDaily: fc.option(fc.bigInt({ min: 0n, max: 500_000n })),
       asks: fc.array(ask, { minLength: 1, maxLength: 8 }),
+      // spent the day before (a testnet charge), and the asks on that day or just past its midnight
+      spentBefore: fc.bigInt({ min: 0n, max: 400_000n }),
+      now: fc.constantFrom(T0, T0 + 12 * 3_600_000, T0 + 12 * 3_600_000 - 1),
     });
     fc.assert(
-      fc.property(arb, ({ balance, daily, testnetDaily, asks }) => {
+      fc.property(arb, ({ balance, daily, testnetDaily, asks, spentBefore, now }) => {
         const policy = { dailySpendLimit: daily, testnetDailySpendLimit: testnetDaily };
         const together = start(policy, balance);
         const apart = start(policy, balance);
+        for (const p of [together, apart]) {
+          const settlement = { id: "before", charged: spentBefore, released: 0n, journaled: false };
+          p.actor.send({ type: "SETTLE", now: T0, settlements: [settlement] });
+        }
         const spends = asks.map((a, i) => ({
           id: `h${i}`,
           credits: a.credits,
           request: { ...payment, minFee: 100n, maxFee: a.maxFee, network: a.network },
         }));
-        const one = each(together.actor, { type: "RESERVE", id: "t", now: T0, asks: spends });
-        const many = spends.map((a) => each(apart.actor, { type: "RESERVE", id: "a", now: T0, asks: [a] })[0]);
+        const one = each(together.actor, { type: "RESERVE", id: "t", now, asks: spends });
+        const many = spends.map((a) => each(apart.actor, { type: "RESERVE", id: "a", now, asks: [a] })[0]);
         expect(one).toEqual(many as Answer[]);
         expect(state(together.ctx())).toEqual(state(apart.ctx()));
       }),

@@ -4,12 +4,13 @@
  * channel's next sequence number for a transaction it is the source of (`acquire`). A request
  * waits for a channel that can pay until its own deadline, in turn with the others (waiting.ts);
  * each lease ends with what the network charged. The fee sources asked for while the event loop's
- * jobs run (a turn's requests go on together) are picked by one ASSIGN: one event for the pool
- * actor and one HOLD for each channel it chose, not one of each per request.
+ * jobs run (a turn's requests go on together) are picked by one ASSIGN when they have run: one event
+ * for the pool actor and one HOLD for each channel it chose, not one of each per request (a KEEP or
+ * an ACQUIRE sent meanwhile is taken first).
  */
 import type { Keypair } from "@stellar/stellar-sdk";
 import DataLoader from "dataloader";
-import type { AcquireReply, AssignReply } from "../../../actors/pool/pool.machine.ts";
+import type { AcquireReply, AssignReply, PoolEvent } from "../../../actors/pool/pool.machine.ts";
 import type { ChannelEvent, FeeEnd, FeeHold } from "../../../actors/pool/channel.machine.ts";
 import { ask } from "../../../actors/ask.ts";
 import { unavailable } from "../../kernel/errors.ts";
@@ -68,11 +69,8 @@ export class Leases {
   private readonly picks = new DataLoader<FeeHold, string | null>(
     async (fees) => {
       this.sendEnded(); // a pick sees every lease ended so far
-      const r = await ask<AssignReply>(this.channels.pool, {
-        type: "ASSIGN",
-        id: crypto.randomUUID(),
-        fees: [...fees],
-      });
+      const event = { type: "ASSIGN", id: crypto.randomUUID(), fees: [...fees] } satisfies PoolEvent;
+      const r = await ask<AssignReply>(this.channels.pool, event);
       return r.publicKeys;
     },
     { cache: false },
@@ -195,9 +193,8 @@ export class Leases {
         for (const w of this.waiting.round()) {
           this.sendEnded(); // a pick sees every lease ended so far
           w.picking = true;
-          const pk = await w.pick().finally(() => {
-            w.picking = false;
-          });
+          const pk = await w.pick().catch((e: unknown) => this.pickFailed(w, e));
+          w.picking = false;
           if (pk) {
             clearTimeout(w.timer);
             this.waiting.served(w);
@@ -210,6 +207,14 @@ export class Leases {
     } finally {
       this.serving = false;
     }
+  }
+
+  /** A waiting request whose pick failed (the pool actor did not answer): it fails, not the loop. */
+  private pickFailed(w: Waiter, e: unknown): null {
+    if (!this.waiting.remove(w)) return null;
+    clearTimeout(w.timer);
+    w.reject(e instanceof Error ? e : new Error(String(e)));
+    return null;
   }
 
   /**

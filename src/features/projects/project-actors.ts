@@ -244,9 +244,10 @@ export class ProjectActors {
       projectId,
       scope,
       reserve: async (id, credits, request) => {
-        const r = await this.asksOf(actor).reserve({ id, credits, request });
+        // the shared day's spend counts it in the day the actor did (`now`)
+        const { answer: r, now } = await this.asksOf(actor).reserve({ id, credits, request });
         if (!r.ok) return replyError(r.error);
-        return (await this.reserveShared(actor, id, r.grant!, Date.now())) ?? r.grant!;
+        return (await this.reserveShared(actor, id, r.grant!, now)) ?? r.grant!;
       },
       settle: (id, s) => this.settle(actor, id, s),
       feeStrategy: () => actor.getSnapshot().context.policy.feeStrategy,

@@ -3,7 +3,8 @@
  * reservations (RESERVE) that requests ask for while the event loop's jobs run (the requests of one
  * turn go on together, src/http/turn.ts) reach the actor as one event, in the order asked, and each
  * request gets its own answer. The actor's interpretation of an event, not the request's own check,
- * is most of what an ask costs (bench:path prints both).
+ * is most of what an ask costs (bench:path prints both). The event goes when those jobs have run: an
+ * event sent to the actor directly meanwhile (a credit adjustment, a suspension) is taken first.
  */
 import DataLoader from "dataloader";
 import { ask } from "../../../actors/ask.ts";
@@ -11,6 +12,7 @@ import type {
   Answer,
   EachReply,
   ProjectActor,
+  ProjectEvent,
   ReplyError,
   SpendAsk,
 } from "../../../actors/projects/project.machine.ts";
@@ -21,19 +23,34 @@ export function replyError(e: ReplyError): RelayError {
   return new RelayError(e.code, e.message, e.details, e.retryAfterSeconds ? { retryAfter: e.retryAfterSeconds } : {});
 }
 
+/** A reservation's answer, and the time the actor made it at (its day is the day's spend it counts in). */
+export interface Reserved {
+  answer: Answer;
+  now: number;
+}
+
 export class ProjectAsks {
   private readonly admits: DataLoader<true, Answer>;
-  private readonly reserves: DataLoader<SpendAsk, Answer>;
+  private readonly reserves: DataLoader<SpendAsk, Reserved>;
 
   /** `before`: what is owed to the actor before it answers (the settlements not yet sent). */
   constructor(actor: ProjectActor, before: () => void) {
-    const each = async (event: { type: "ADMIT"; count: number } | { type: "RESERVE"; asks: SpendAsk[] }) => {
+    const each = async (
+      event: { type: "ADMIT"; count: number } | { type: "RESERVE"; asks: SpendAsk[] },
+      now: number,
+    ) => {
       before();
-      const id = crypto.randomUUID();
-      return (await ask<EachReply>(actor, { ...event, id, now: Date.now() })).each;
+      const e = { ...event, id: crypto.randomUUID(), now } satisfies ProjectEvent;
+      return (await ask<EachReply>(actor, e)).each;
     };
-    this.admits = new DataLoader((ks) => each({ type: "ADMIT", count: ks.length }), { cache: false });
-    this.reserves = new DataLoader((asks) => each({ type: "RESERVE", asks: [...asks] }), { cache: false });
+    this.admits = new DataLoader((ks) => each({ type: "ADMIT", count: ks.length }, Date.now()), { cache: false });
+    this.reserves = new DataLoader(
+      async (asks) => {
+        const now = Date.now();
+        return (await each({ type: "RESERVE", asks: [...asks] }, now)).map((answer) => ({ answer, now }));
+      },
+      { cache: false },
+    );
   }
 
   /** One rate-limit token. */
@@ -42,7 +59,7 @@ export class ProjectAsks {
   }
 
   /** The policy checked and the fee reserved. */
-  reserve(a: SpendAsk): Promise<Answer> {
+  reserve(a: SpendAsk): Promise<Reserved> {
     return this.reserves.load(a);
   }
 }
