@@ -39,11 +39,8 @@ export class Sending {
     }
     // held: written as a pending submission first (sent after a crash; 202 at once under respond-async)
     if (ordered) {
-      try {
-        await gate!.enter(ordered, () => this.deps.dispatch.hold(a));
-      } catch (e) {
-        return { outcome: outcomeOf(e), recorded: false }; // never its turn: a gap, a rejected predecessor, 429
-      }
+      const never = await gate!.enter(ordered, () => this.deps.dispatch.hold(a));
+      if (never) return { outcome: outcomeOf(never), recorded: false }; // a gap, a rejected predecessor, 429
     }
     return await this.inOrder(a, ordered && gate && { tx: ordered, gate });
   }
@@ -58,13 +55,10 @@ export class Sending {
       const row = { ...a.row, resume: first ? resume : null, fresh: fresh && first };
       const sent = await this.deps.dispatch.submit({ ...a, row });
       if (!order) return sent;
-      try {
-        const hold = () => this.deps.dispatch.hold(a);
-        const heldAgain = await order.gate.ended(order.tx, sequenceUse(sent.outcome), hold);
-        if (!heldAgain) return sent;
-      } catch (e) {
-        return { outcome: outcomeOf(e), recorded: false }; // held again, and its predecessor never came
-      }
+      const hold = () => this.deps.dispatch.hold(a);
+      const after = await order.gate.ended(order.tx, sequenceUse(sent.outcome), hold);
+      if (after === "stands") return sent;
+      if (after !== "again") return { outcome: outcomeOf(after), recorded: false }; // its predecessor never came
       // its predecessor is applied now: sent again
     }
   }

@@ -51,8 +51,10 @@ export interface Waiter {
   tx: OrderedTx;
   /** When it was held (epoch ms). */
   since: number;
-  resolve(): void;
-  reject(e: RelayError): void;
+  /** Its turn came: it may be sent. */
+  go(): void;
+  /** It never may be sent: why, as its promise's value. */
+  refuse(e: RelayError): void;
   /** Gives up on it: SEQUENCE_HOLD_MS without progress on its account, or its maxTime. */
   timer: ReturnType<typeof setTimeout>;
 }
@@ -90,21 +92,22 @@ export class Holds {
     };
   }
 
-  /** Throws 429 when holding `tx` would pass a limit (its payer's count or bytes, its account's count). */
-  check(tx: OrderedTx): void {
+  /** The 429 holding `tx` would earn past a limit (its payer's count or bytes, its account's count), or null. */
+  check(tx: OrderedTx): RelayError | null {
     const { perPayer, perAccount, perPayerBytes } = this.limits;
     const account = this.byAccount.get(tx.account) ?? 0;
     const by = this.byScope.get(tx.scope);
     const payer = by?.count ?? 0;
-    if ((by?.bytes ?? 0) + tx.bytes > perPayerBytes) throw tooManyBytes(tx, by?.bytes ?? 0, perPayerBytes);
-    if (payer < perPayer && account < perAccount) return;
-    throw payer >= perPayer ? tooMany(tx, "payer", perPayer) : tooMany(tx, "account", perAccount);
+    if ((by?.bytes ?? 0) + tx.bytes > perPayerBytes) return tooManyBytes(tx, by?.bytes ?? 0, perPayerBytes);
+    if (payer < perPayer && account < perAccount) return null;
+    return payer >= perPayer ? tooMany(tx, "payer", perPayer) : tooMany(tx, "account", perAccount);
   }
 
-  /** Holds `tx` until it is released (its timer started). */
-  hold(tx: OrderedTx): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.waiters.set(tx.id, { tx, since: Date.now(), resolve, reject, timer: this.timer(tx) });
+  /** Holds `tx` until it is released (its timer started): null when its turn comes, else why it never may go. */
+  hold(tx: OrderedTx): Promise<RelayError | null> {
+    return new Promise<RelayError | null>((resolve) => {
+      const go = () => resolve(null);
+      this.waiters.set(tx.id, { tx, since: Date.now(), go, refuse: resolve, timer: this.timer(tx) });
       this.byAccount.set(tx.account, (this.byAccount.get(tx.account) ?? 0) + 1);
       const by = this.byScope.get(tx.scope);
       if (by) {
@@ -139,10 +142,10 @@ export class Holds {
   }
 
   /** Gives up on every held transaction with `error`. */
-  rejectAll(error: () => RelayError): void {
+  refuseAll(error: () => RelayError): void {
     for (const w of this.waiters.values()) {
       clearTimeout(w.timer);
-      w.reject(error());
+      w.refuse(error());
     }
     this.waiters.clear();
     this.byAccount.clear();

@@ -36,6 +36,9 @@ export { DEFAULT_ORDER_LIMITS, type HeldView, type OrderLimits, type OrderedTx }
 /** How a sent transaction ended, for its successors. */
 export type OrderResult = "applied" | "rejected" | "unknown" | "out_of_order";
 
+/** After a sent transaction's end: its outcome stands, it is sent again, or why it never may be. */
+export type AfterEnd = "stands" | "again" | Error;
+
 type AccountActor = Actor<typeof accountMachine>;
 
 export class SequenceGate {
@@ -66,24 +69,26 @@ export class SequenceGate {
   }
 
   /**
-   * Resolves when `tx` may be sent (at once when its account has nothing before it); throws if it never
-   * may. `beforeHold`: run before it is held (its row written), once it is known that it will wait.
+   * Resolves when `tx` may be sent (at once when its account has nothing before it): with null, or with
+   * why it never may (a gap never filled, a rejected predecessor, too many held, the relay stopping, its
+   * row not written). `beforeHold`: run before it is held (its row written), once it is known that it will wait.
    */
-  async enter(tx: OrderedTx, beforeHold?: () => Promise<void>): Promise<void> {
-    if (this.stopped) return;
+  async enter(tx: OrderedTx, beforeHold?: () => Promise<void>): Promise<Error | null> {
+    if (this.stopped) return null;
     // nothing of its account here: it goes at once (what a new account's actor decides), without one
     if (!this.accounts.has(tx.account) && !this.lone.has(tx.account)) {
       this.lone.set(tx.account, { id: tx.id, seq: tx.seq });
-      return;
+      return null;
     }
-    this.holds.check(tx);
+    const tooMany = this.holds.check(tx);
+    if (tooMany) return tooMany;
     // counted (and its time running) from now; its account's actor learns of it once it is written
     const held = this.holds.hold(tx);
-    const w = beforeHold ? await this.write(tx, held, beforeHold) : "held";
+    const w = beforeHold ? await this.write(tx, beforeHold) : "held";
     if (w === "gone") return await held;
     if (w !== "held") {
       this.refusedBefore(tx.account, tx.seq); // not held: what waits after it learns it
-      throw w.error;
+      return w.error;
     }
     this.send(tx.account, { type: "ARRIVE", id: tx.id, seq: tx.seq });
     return await held;
@@ -91,75 +96,78 @@ export class SequenceGate {
 
   /**
    * Writes a held transaction's row (`beforeHold`): "held"; "gone" when it was given up on meanwhile
-   * (stopped, or its time ran out: its promise rejects); or the error, and then it is not held.
+   * (stopped, or its time ran out: its promise has the refusal); or the error, and then it is not held.
    */
-  private async write(
-    tx: OrderedTx,
-    held: Promise<void>,
-    beforeHold: () => Promise<void>,
-  ): Promise<"held" | "gone" | { error: unknown }> {
-    void held.catch(() => {}); // answered by the caller
+  private async write(tx: OrderedTx, beforeHold: () => Promise<void>): Promise<"held" | "gone" | { error: Error }> {
     try {
       await beforeHold();
-    } catch (error) {
+    } catch (e) {
       this.holds.release(tx.id);
-      return { error };
+      return { error: e instanceof Error ? e : new Error(String(e)) };
     }
     return this.holds.has(tx.id) ? "held" : "gone";
   }
 
   /**
-   * A sent transaction's end. `out_of_order` (tx_bad_seq before any ledger): the account's number
-   * is read, and a transaction ahead of it is held again (the promise resolves when it may be sent
-   * again: true; `beforeHold` runs first) or is really behind the chain (false: the rejection stands).
+   * A sent transaction's end, told to its account's order: "stands" (what it ended with is its
+   * outcome), or, for `out_of_order` (tx_bad_seq before any ledger), the account's number is read and a
+   * transaction ahead of it is held again (`beforeHold` runs first): "again" when it may be sent again,
+   * else why it never may (as `enter`); one really behind the chain stands rejected.
    */
-  async ended(tx: OrderedTx, result: OrderResult, beforeHold?: () => Promise<void>): Promise<boolean> {
-    if (this.stopped) return false;
+  async ended(tx: OrderedTx, result: OrderResult, beforeHold?: () => Promise<void>): Promise<AfterEnd> {
+    if (this.stopped) return "stands";
     // a lone transaction applied: its account has nothing else here (any other outcome goes to an actor)
     if (result === "applied" && this.lone.get(tx.account)?.id === tx.id) {
       this.lone.delete(tx.account);
-      return false;
+      return "stands";
     }
     switch (result) {
       case "applied":
         this.send(tx.account, { type: "APPLIED", id: tx.id, seq: tx.seq });
-        return false;
+        return "stands";
       case "rejected":
         this.send(tx.account, { type: "REJECTED", id: tx.id, seq: tx.seq });
-        return false;
+        return "stands";
       case "unknown":
         this.send(tx.account, { type: "UNKNOWN", id: tx.id, seq: tx.seq });
-        return false;
-      case "out_of_order": {
-        let chainSeq: bigint | undefined;
-        try {
-          chainSeq = (await this.deps.accounts([tx.account])).get(tx.account)?.seq;
-        } catch (e) {
-          this.deps.log.warn(
-            { network: this.deps.network, account: tx.account, err: String(e) },
-            "reading a sequence failed",
-          );
-        }
-        if (chainSeq === undefined || tx.seq <= chainSeq + 1n) {
-          this.send(tx.account, { type: "LEAVE", id: tx.id });
-          return false;
-        }
-        this.holds.check(tx);
-        const again = this.holds.hold(tx);
-        const w = beforeHold ? await this.write(tx, again, beforeHold) : "held";
-        if (w === "gone") return await again.then(() => true); // rejects
-        if (w !== "held") {
-          this.deps.log.warn({ network: this.deps.network, id: tx.id, err: String(w.error) }, "writing a hold failed");
-          this.send(tx.account, { type: "LEAVE", id: tx.id });
-          return false; // not held: its rejection stands
-        }
-        this.send(tx.account, { type: "GAP", id: tx.id, seq: tx.seq, chainSeq });
-        await again;
-        return true;
-      }
+        return "stands";
+      case "out_of_order":
+        return await this.outOfOrder(tx, beforeHold);
       default:
         return result satisfies never;
     }
+  }
+
+  /** A transaction refused as out of order: held again if the chain is behind it, else its rejection stands. */
+  private async outOfOrder(tx: OrderedTx, beforeHold?: () => Promise<void>): Promise<AfterEnd> {
+    let chainSeq: bigint | undefined;
+    try {
+      chainSeq = (await this.deps.accounts([tx.account])).get(tx.account)?.seq;
+    } catch (e) {
+      this.deps.log.warn(
+        { network: this.deps.network, account: tx.account, err: String(e) },
+        "reading a sequence failed",
+      );
+    }
+    if (chainSeq === undefined || tx.seq <= chainSeq + 1n) {
+      this.send(tx.account, { type: "LEAVE", id: tx.id });
+      return "stands";
+    }
+    const tooMany = this.holds.check(tx);
+    if (tooMany) {
+      this.send(tx.account, { type: "LEAVE", id: tx.id }); // not held: its account's order goes on without it
+      return tooMany;
+    }
+    const again = this.holds.hold(tx);
+    const w = beforeHold ? await this.write(tx, beforeHold) : "held";
+    if (w === "gone") return (await again) ?? "again";
+    if (w !== "held") {
+      this.deps.log.warn({ network: this.deps.network, id: tx.id, err: String(w.error) }, "writing a hold failed");
+      this.send(tx.account, { type: "LEAVE", id: tx.id });
+      return "stands"; // not held: its rejection stands
+    }
+    this.send(tx.account, { type: "GAP", id: tx.id, seq: tx.seq, chainSeq });
+    return (await again) ?? "again";
   }
 
   /** A transaction of the account refused by the relay itself before it was sent (policy, credits). */
@@ -169,7 +177,7 @@ export class SequenceGate {
 
   stop(): void {
     this.stopped = true;
-    this.holds.rejectAll(stopping);
+    this.holds.refuseAll(stopping);
     for (const a of this.accounts.values()) a.stop();
     this.accounts.clear();
     this.lone.clear();
@@ -190,8 +198,8 @@ export class SequenceGate {
     actor.send(event);
     const snap = actor.getSnapshot();
     if (snap.context.chainSeq !== before) this.holds.progressed(account);
-    for (const tx of snap.context.go) this.holds.release(tx.id)?.resolve();
-    for (const r of snap.context.refused) this.holds.release(r.id)?.reject(predecessorRejected(account, r.rejected));
+    for (const tx of snap.context.go) this.holds.release(tx.id)?.go();
+    for (const r of snap.context.refused) this.holds.release(r.id)?.refuse(predecessorRejected(account, r.rejected));
     if (idle(snap.context)) {
       this.accounts.delete(account);
       this.stalled.delete(account);
@@ -208,7 +216,7 @@ export class SequenceGate {
     const actor = this.accounts.get(tx.account);
     const chain = actor?.getSnapshot().context.chainSeq ?? null;
     this.send(tx.account, { type: "LEAVE", id: tx.id });
-    w.reject(neverCame(tx, chain, this.deps.limits.holdMs));
+    w.refuse(neverCame(tx, chain, this.deps.limits.holdMs));
   }
 
   /**
