@@ -14,6 +14,8 @@ import { expired, outcomeOf, submissionFailed, timedOut } from "../../src/featur
 import type { Attempt } from "../../src/features/sponsor/attempt.ts";
 import type { Outcome } from "../../src/store/types.ts";
 import { RelayError } from "../../src/kernel/errors.ts";
+import { Ordering } from "../../src/features/sponsor/order/ordering.ts";
+import { DEFAULT_ORDER_LIMITS } from "../../src/features/sponsor/order/holds.ts";
 import { createLogger } from "../../src/kernel/log.ts";
 import { xdr } from "@stellar/stellar-sdk";
 
@@ -37,6 +39,7 @@ for (const kind of ["pglite", "postgres"] as const)
           projects: { settleJournaled() {} },
           shared: false,
           log: createLogger("silent"),
+          ordering: new Ordering(DEFAULT_ORDER_LIMITS, createLogger("silent")),
         },
         new ParkedLeases(),
       );

@@ -15,6 +15,7 @@ import {
 } from "../../src/features/sponsor/outcomes.ts";
 import { Sending } from "../../src/features/sponsor/sending.ts";
 import { Ordering } from "../../src/features/sponsor/order/ordering.ts";
+import { ParkedLeases, Settlement } from "../../src/features/sponsor/settlement.ts";
 import { DEFAULT_ORDER_LIMITS } from "../../src/features/sponsor/order/holds.ts";
 import type { Attempt, Sent } from "../../src/features/sponsor/attempt.ts";
 import type { Dispatch } from "../../src/features/sponsor/dispatch.ts";
@@ -28,6 +29,14 @@ import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 
 const silentLogger = createLogger("silent");
+
+/** Sending with its account orders, closed by a settlement that only ends order slots (nothing is stored here). */
+function sendingOf(dispatch: Dispatch, approvals?: Approvals): Sending {
+  const ordering = new Ordering(DEFAULT_ORDER_LIMITS, silentLogger);
+  const deps = { ordering, projects: { settleJournaled() {} }, shared: false, log: silentLogger };
+  const settlement = new Settlement({ ...deps, submissions: {} as never, networks: {} as never }, new ParkedLeases());
+  return new Sending({ ordering, dispatch, settlement, approvals });
+}
 
 const PASSPHRASE = Passphrases.TESTNET;
 
@@ -210,7 +219,7 @@ describe("sending", () => {
       sealedSecret: approvals.seal("p1", `whsec_${randomBytes(24).toString("base64")}`),
     };
     try {
-      const sending = new Sending({ ordering: new Ordering(DEFAULT_ORDER_LIMITS, silentLogger), dispatch, approvals });
+      const sending = sendingOf(dispatch, approvals);
       const sent = await sending.send(attempt("aa".repeat(32), undefined, policy));
       expect(sent.recorded).toBe(false);
       expect(sent.outcome.kind === "failure" && sent.outcome.error).toMatchObject({
@@ -226,7 +235,7 @@ describe("sending", () => {
 
   test("an account's second transaction is held (written first) and dispatched once the first is applied", async () => {
     const { calls, ends, dispatch } = scriptedDispatch();
-    const sending = new Sending({ ordering: new Ordering(DEFAULT_ORDER_LIMITS, silentLogger), dispatch });
+    const sending = sendingOf(dispatch);
     const account = Keypair.random().publicKey();
     const [first, second] = ["01".repeat(32), "02".repeat(32)];
     const one = sending.send(attempt(first, { account, seq: 10n }));

@@ -94,10 +94,8 @@ export class Dispatch {
     } finally {
       // a transaction answered 504 may still be queued: its channel keeps the hold (a fee-bump's fee) or the
       // transaction (one of its own: the next would be refused while it is queued) until the submission is resolved
-      // (nothing of it was sent when no intent was written: nothing to wait for)
-      const end = senderEnd(result);
-      if (end.unresolved && sender.lease && recorded > 0) this.parked.park(id, sender.lease);
-      else sender.end(end.charged, end.consumed);
+      // (nothing of it was sent when no intent was written: nothing to wait for); settlement decides which
+      this.settlement.endLease(id, sender, result, recorded > 0);
     }
   }
   /**
@@ -221,18 +219,4 @@ export class Dispatch {
     reservation.journaled ||= journaled;
     if (reservation.user) reservation.userOnRow = true; // its hold is the submission's now
   }
-}
-
-/**
- * What the fee source keeps of a submission once it ends: the fee charged, whether its room and
- * sequence number were used (after a timeout it may still be included: they stay counted), and
- * whether it is unresolved (504: still perhaps queued).
- */
-function senderEnd(r: Verdict | null): { charged: bigint; consumed: boolean; unresolved: boolean } {
-  if (!r) return { charged: 0n, consumed: false, unresolved: false };
-  return {
-    charged: r.kind === "applied" ? r.confirmed.feeCharged : 0n,
-    consumed: r.kind === "applied" || (r.kind !== "busy" && r.accepted),
-    unresolved: r.kind === "unknown",
-  };
 }

@@ -8,16 +8,19 @@
 import type { Approvals } from "../projects/rules/approval.ts";
 import { jobFee } from "./jobs.ts";
 import type { Ordering } from "./order/ordering.ts";
-import type { OrderedTx, SequenceGate } from "./order/sequence-gate.ts";
+import type { OrderedTx } from "./order/sequence-gate.ts";
 import type { Attempt, Sent } from "./attempt.ts";
 import type { Dispatch } from "./dispatch.ts";
-import { outcomeOf, sequenceUse } from "./outcomes.ts";
+import { outcomeOf } from "./outcomes.ts";
+import type { Settlement } from "./settlement.ts";
 
 export class Sending {
   constructor(
     private readonly deps: {
       ordering: Ordering;
       dispatch: Dispatch;
+      /** Ends what sending took: an ordered transaction's slot in its account's order. */
+      settlement: Pick<Settlement, "endOrder" | "refusedInOrder">;
       approvals?: Approvals;
     },
   ) {}
@@ -25,7 +28,6 @@ export class Sending {
   /** Approves, orders and dispatches an attempt (`row.resume`: an earlier run's intent, sent again as it was). */
   async send(a: Attempt): Promise<Sent> {
     const { job, reservation } = a;
-    const gate = job.order ? this.deps.ordering.gate(a.network.gateway) : null;
     // a client's transaction waits for its predecessors in its account's order (one resumed may be queued: not held)
     const ordered: OrderedTx | null =
       job.order && !a.row.resume
@@ -34,29 +36,31 @@ export class Sending {
     // a new submission (or one sent again after a refusal) is put to the project's approval server once
     const refused = a.row.resume ? null : await this.approve(a);
     if (refused) {
-      if (job.order) gate!.refusedBefore(job.order.account, job.order.seq);
+      if (job.order) this.deps.settlement.refusedInOrder(a.network.name, job.order);
       return { outcome: refused, recorded: false };
     }
     // held: written as a pending submission first (sent after a crash; 202 at once under respond-async)
     if (ordered) {
-      const never = await gate!.enter(ordered, () => this.deps.dispatch.hold(a));
+      const gate = this.deps.ordering.gate(a.network.gateway);
+      const never = await gate.enter(ordered, () => this.deps.dispatch.hold(a));
       if (never) return { outcome: outcomeOf(never), recorded: false }; // a gap, a rejected predecessor, 429
     }
-    return await this.inOrder(a, ordered && gate && { tx: ordered, gate });
+    return await this.inOrder(a, ordered);
   }
 
   /**
    * Dispatches, and tells the account's order what became of the transaction's sequence number. One
    * refused as out of order while a predecessor is still to come is held again, and sent when it may.
    */
-  private async inOrder(a: Attempt, order: { tx: OrderedTx; gate: SequenceGate } | null): Promise<Sent> {
+  private async inOrder(a: Attempt, order: OrderedTx | null): Promise<Sent> {
     const { resume, fresh } = a.row;
     for (let first = true; ; first = false) {
       const row = { ...a.row, resume: first ? resume : null, fresh: fresh && first };
       const sent = await this.deps.dispatch.submit({ ...a, row });
       if (!order) return sent;
-      const hold = () => this.deps.dispatch.hold(a);
-      const after = await order.gate.ended(order.tx, sequenceUse(sent.outcome), hold);
+      const after = await this.deps.settlement.endOrder(a.network, order, sent.outcome, () =>
+        this.deps.dispatch.hold(a),
+      );
       if (after === "stands") return sent;
       if (after !== "again") return { outcome: outcomeOf(after), recorded: false }; // its predecessor never came
       // its predecessor is applied now: sent again

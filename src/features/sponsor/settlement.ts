@@ -1,9 +1,10 @@
 /**
- * Settlement, the one place where credits are settled and outcomes written: the network's verdict is
- * recorded (its status through the lifecycle machine) and the project's actor told what the journal
- * released and charged, for this request's reservation or for the project whose submission it
- * resumed; a fee-bump's channel lease kept past a 504 (parked) ends with it; a refusal before anything
- * was sent is kept as a rejected submission.
+ * Settlement, the one place where credits are settled, outcomes written and what a send took is closed:
+ * the network's verdict is recorded (its status through the lifecycle machine) and the project's actor
+ * told what the journal released and charged, for this request's reservation or for the project whose
+ * submission it resumed; a send's channel lease ends (or, past a 504, is parked until its submission is
+ * resolved); a transaction's slot in its account's order ends with its outcome; a refusal before
+ * anything was sent is kept as a rejected submission, and its account's order learns it.
  */
 import type { Gateway } from "../../network/gateway.ts";
 import { type NetworkName, chargesCredits } from "../../stellar/networks.ts";
@@ -13,12 +14,16 @@ import type { SponsorMetrics } from "../../kernel/metrics.ts";
 import type { Outcome, SettledCredits, SubmissionRecord, SubmissionStore } from "../../store/types.ts";
 import type { Networks } from "../networks/networks.ts";
 import type { Reservation } from "./admission.ts";
-import { outcomeOf, submissionFailed } from "./outcomes.ts";
+import { outcomeOf, sequenceUse, submissionFailed } from "./outcomes.ts";
 import type { FeeLease } from "../pool/channel-pool.ts";
 import type { UserCaps } from "../projects/rules/user-caps.ts";
 import type { Payer } from "../projects/principal.ts";
 import type { Attempt } from "./attempt.ts";
 import { isRetryable } from "../../kernel/errors.ts";
+import type { Verdict } from "../../network/submit-protocol.ts";
+import type { Sender } from "./jobs.ts";
+import type { Ordering } from "./order/ordering.ts";
+import type { AfterEnd, OrderedTx } from "./order/sequence-gate.ts";
 
 export interface SettlementDeps {
   submissions: SubmissionStore;
@@ -31,6 +36,8 @@ export interface SettlementDeps {
   log: Logger;
   /** End users' days (the policy's perUser caps). */
   userCaps?: UserCaps;
+  /** The accounts' orders (order flow), one per network. */
+  ordering: Ordering;
 }
 
 export class Settlement {
@@ -150,6 +157,31 @@ export class Settlement {
     return o;
   }
 
+  /**
+   * A send's channel lease let go: ended with what the network charged (and whether the channel's number
+   * was used), or, when the verdict is not known yet and an intent of it was written, parked past the 504
+   * while an envelope of it may be queued: it ends when its submission is resolved (`unpark`).
+   */
+  endLease(id: string, sender: Sender, r: Verdict | null, written: boolean): void {
+    const end = senderEnd(r);
+    if (end.unresolved && sender.lease && written) this.parked.park(id, sender.lease);
+    else sender.end(end.charged, end.consumed);
+  }
+
+  /**
+   * A sent transaction's slot in its account's order, ended with its outcome: "stands"; or, refused as
+   * out of order while its predecessor is still to come, held again (`hold` writes it first): "again"
+   * once it may be sent, else why it never may.
+   */
+  async endOrder(network: Attempt["network"], tx: OrderedTx, o: Outcome, hold: () => Promise<void>): Promise<AfterEnd> {
+    return await this.deps.ordering.gate(network.gateway).ended(tx, sequenceUse(o), hold);
+  }
+
+  /** A transaction of an account's order refused before it was sent: what waits after it in that order learns it. */
+  refusedInOrder(network: NetworkName, order: { account: string; seq: bigint }): void {
+    this.deps.ordering.refusedBefore(network, order.account, order.seq);
+  }
+
   /** The network accepted none of a request's attempts: its reservation is given back now. */
   async giveBack(reservation: Reservation, id: string): Promise<void> {
     this.settleUserHold(id, 0n, reservation);
@@ -240,6 +272,20 @@ export class Settlement {
         .settle(user, fee)
         .catch((e) => this.deps.log.warn({ err: String(e), user: user.key.account }, "settling a user's day failed"));
   }
+}
+
+/**
+ * What the fee source keeps of a submission once it ends: the fee charged, whether its room and
+ * sequence number were used (after a timeout it may still be included: they stay counted), and
+ * whether it is unresolved (504: still perhaps queued).
+ */
+function senderEnd(r: Verdict | null): { charged: bigint; consumed: boolean; unresolved: boolean } {
+  if (!r) return { charged: 0n, consumed: false, unresolved: false };
+  return {
+    charged: r.kind === "applied" ? r.confirmed.feeCharged : 0n,
+    consumed: r.kind === "applied" || (r.kind !== "busy" && r.accepted),
+    unresolved: r.kind === "unknown",
+  };
 }
 
 /**

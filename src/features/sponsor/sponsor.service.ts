@@ -92,13 +92,13 @@ export class SponsorService {
       userCaps: deps.userCaps,
       submissions: deps.submissions,
     });
-    this.settlement = new Settlement({ ...deps, shared: Boolean(deps.shared) }, parked);
+    this.settlement = new Settlement({ ...deps, shared: Boolean(deps.shared), ordering: this.ordering }, parked);
     const dispatch = new Dispatch(
       { ...deps, submissionTimeoutMs: deps.config.submissionTimeoutMs },
       this.settlement,
       parked,
     );
-    this.sending = new Sending({ ...deps, ordering: this.ordering, dispatch });
+    this.sending = new Sending({ ...deps, ordering: this.ordering, dispatch, settlement: this.settlement });
     this.intake = new Intakes({ ...deps, runs: this.runs, admission: this.admission, settlement: this.settlement });
     this.recovery = new Recovery({
       ...deps,
@@ -178,7 +178,7 @@ export class SponsorService {
    */
   private async refused(network: NetworkName, taken: Taken, payer: Payer, o: Outcome): Promise<Pending> {
     const { order, innerHash } = taken;
-    if (order) this.ordering.refusedBefore(network, order.account, order.seq);
+    if (order) this.settlement.refusedInOrder(network, order);
     const kept =
       taken.refusalKept && o.kind === "failure" && REFUSALS.has(o.error.code) && !this.runs.find(network, innerHash);
     if (kept) await this.settlement.refused(network, innerHash, payer, o);
