@@ -5,14 +5,16 @@
  *    whole HTTP path (a keyed request with a malformed envelope). It prints each server's
  *    main-thread CPU per request (from /proc) and its requests per second.
  * 2. The sponsoring stages alone, each in a tight loop in this process (its code and data in the
- *    caches): decoding, the project and pool actors' events, the fee-bump and its signature.
+ *    caches): decoding, the project and pool actors' events, the fee-bump and its signature; and what
+ *    each allocates on the JavaScript heap per request (in a process of its own, from the GC's log).
  * The database, the RPC and the ledger watcher's share are in bench:e2e (statements and RPC
  * requests per answer) and bench:store.
  */
 import { cleanup, cpuMs, stopChild } from "./e2e/procs.ts";
 import { n, table } from "./e2e/stats.ts";
 import { bareServer, elysiaServer, relayServer, type Server } from "./path/servers.ts";
-import { stageCosts } from "./path/stages.ts";
+import { stageCosts, stageList } from "./path/stages.ts";
+import { allocatedKb } from "./path/allocation.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
@@ -62,15 +64,16 @@ try {
   console.log("1. HTTP: POST /v1/sponsor answered 400, closed loop, the server in its own process");
   console.log(table(["server", "requests/s", "main thread us/request", "process us/request"], rows));
   const stages = await stageCosts();
-  console.log("\n2. The sponsoring stages alone, each in a tight loop in this process (best of 5 rounds)");
+  const kb = (await stageList()).map((s, i) => allocatedKb(i, s.per));
+  console.log("\n2. The sponsoring stages alone, each in a tight loop (best of 5 rounds), and what each allocates");
   console.log(
     table(
-      ["stage", "us"],
-      stages.map((s) => [s.stage, s.us.toFixed(1)]),
+      ["stage", "us", "KB allocated"],
+      stages.map((s, i) => [s.stage, s.us.toFixed(1), kb[i]!.toFixed(1)]),
     ),
   );
   const sum = stages.reduce((a, s) => a + s.us, 0);
-  console.log(`   sum ${sum.toFixed(1)} us`);
+  console.log(`   sum ${sum.toFixed(1)} us, ${kb.reduce((a, k) => a + k, 0).toFixed(1)} KB`);
 } finally {
   await cleanup();
 }

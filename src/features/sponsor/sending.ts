@@ -62,7 +62,7 @@ export class Sending {
         this.deps.dispatch.hold(a),
       );
       if (after === "stands") return sent;
-      if (after !== "again") return { outcome: outcomeOf(after), recorded: false }; // its predecessor never came
+      if (after !== "again") return { outcome: outcomeOf(after), recorded: false }; // never its turn again: a gap, 429
       // its predecessor is applied now: sent again
     }
   }
