@@ -3,13 +3,13 @@
  * template, see pglite.ts), or Postgres in a schema of its own when TEST_DATABASE_URL is set. All
  * are removed after the test file's last test.
  */
-import { afterAll } from "bun:test";
+import { afterAll, beforeAll } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import postgres from "postgres";
 import { openDatabase, type Database } from "../../src/store/db.ts";
-import { seedPglite } from "./pglite.ts";
+import { pgliteTemplates, seedPglite } from "./pglite.ts";
 
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 
@@ -17,6 +17,9 @@ export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
 export function storeDatabases(prefix: string): (kind: "pglite" | "postgres") => Promise<Database> {
   const dirs: string[] = [];
   const schemas: string[] = [];
+  // the first PGlite of a test process waits for its templates (initdb: seconds of a core, more on a busy
+  // machine): waited for here, with room, so that a test's own time is its own
+  beforeAll(() => pgliteTemplates(), { timeout: 180_000 });
   afterAll(async () => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
     if (!TEST_DATABASE_URL || !schemas.length) return;

@@ -44,7 +44,7 @@ const maker = Bun.spawn(["bun", join(import.meta.dir, "pglite-template.ts"), roo
 maker.unref();
 let made: Promise<void> | undefined;
 /** The templates, once their process says they are ready. */
-function templates(): Promise<void> {
+export function pgliteTemplates(): Promise<void> {
   made ??= (async () => {
     const reader = maker.stdout.getReader();
     let said = "";
@@ -71,12 +71,12 @@ async function copyDir(from: string, to: string): Promise<void> {
 /** Puts a migrated, empty PGlite database where a relay started with `dataDir` (and no DATABASE_URL) opens it. */
 export async function seedPglite(dataDir: string): Promise<void> {
   mkdirSync(dataDir, { recursive: true });
-  await templates();
+  await pgliteTemplates();
   await copyDir(join(root, "migrated", "pglite"), join(dataDir, "pglite"));
 }
 
 /** A new PGlite data directory at `dir`, just after initdb (no migration applied). */
 export async function emptyPglite(dir: string): Promise<void> {
-  await templates();
+  await pgliteTemplates();
   await copyDir(join(root, "empty"), dir);
 }
