@@ -1,11 +1,11 @@
 /**
  * The project actor: one per project (and one per client IP of the anonymous testnet project).
- * It holds the rate-limit bucket, the credit balance, the open reservations and the day's spend,
- * and answers requests in events, so that the requests of a project are serialized without locks:
- * ADMIT takes a rate-limit token for each of a turn's requests; RESERVE checks the policy and reserves
- * the fee for each of a turn's requests, in order (each sees what those before it reserved); SETTLE
- * turns reservations into what the network charged (the settlements of the answers of one turn).
- * One event for a turn's requests, not one each: the actor's interpretation is most of an event's cost.
+ * It holds the credit balance, the open reservations and the day's spend, and answers requests in
+ * events, so that the requests of a project are serialized without locks: RESERVE checks the policy
+ * and reserves the fee for each of a turn's requests, in order (each sees what those before it
+ * reserved); SETTLE turns reservations into what the network charged (the settlements of the answers
+ * of one turn). One event for a turn's requests, not one each: the actor's interpretation is most of
+ * an event's cost. The rate limit is not its: a token is arithmetic on a bucket (rate-bucket.ts).
  * No I/O: time comes with the events, replies are emitted (`reply` with the event's id, one answer per
  * request), journaling is the caller's.
  *
@@ -37,8 +37,6 @@ export interface ProjectContext {
   /** Of `spent`, what testnet transactions cost (the same day), and the testnet holds' sum. */
   testnetSpent: bigint;
   testnetHeld: bigint;
-  tokens: number;
-  refilledAt: number;
 }
 
 /** A project takes requests while active; suspended, it is refused (403). */
@@ -61,8 +59,6 @@ export interface SpendAsk {
 }
 
 export type ProjectEvent =
-  /** Rate-limit tokens for `count` requests, one each, in order. */
-  | { type: "ADMIT"; id: string; now: number; count: number }
   /** The policy checked and the fee reserved for each request, in order. */
   | { type: "RESERVE"; id: string; now: number; asks: SpendAsk[] }
   | { type: "SETTLE"; now: number; settlements: ReservationSettled[] }
@@ -83,13 +79,6 @@ export interface ReservationSettled {
   journaled: boolean;
 }
 
-export interface RateState {
-  limit: number;
-  remaining: number;
-  /** Seconds until the bucket is full again. */
-  resetSeconds: number;
-}
-
 export type ReplyError = {
   code: "RATE_LIMIT_EXCEEDED" | "FORBIDDEN" | "POLICY_VIOLATION" | "INSUFFICIENT_CREDITS";
   message: string;
@@ -97,14 +86,12 @@ export type ReplyError = {
   retryAfterSeconds?: number;
 };
 
-/** One request's answer: admitted (with its rate state) or reserved (with the grant), or refused. */
-export type Answer =
-  | { ok: true; rate?: RateState; grant?: bigint }
-  | { ok: false; error: ReplyError; rate?: RateState };
+/** One request's answer: reserved (with the grant), or refused. */
+export type Answer = { ok: true; grant?: bigint } | { ok: false; error: ReplyError };
 
 /** DEBIT's reply. */
 export type ProjectReply = { type: "reply"; id: string } & Answer;
-/** ADMIT's and RESERVE's: each request's answer, in the order asked. */
+/** RESERVE's: each request's answer, in the order asked. */
 export type EachReply = { type: "reply"; id: string; each: Answer[] };
 
 const DAY_MS = 86_400_000;
@@ -115,31 +102,6 @@ export function utcDay(now: number): string {
   const start = now - (((now % DAY_MS) + DAY_MS) % DAY_MS);
   if (start !== lastDay.start) lastDay = { start, name: new Date(start).toISOString().slice(0, 10) };
   return lastDay.name;
-}
-
-/** The bucket refilled up to `now`. */
-function refill(c: ProjectContext, now: number): number {
-  const elapsed = Math.max(0, now - c.refilledAt) / 1000;
-  return Math.min(c.policy.burst, c.tokens + elapsed * c.policy.requestsPerSecond);
-}
-
-export function rateState(policy: Policy, tokens: number): RateState {
-  return {
-    limit: policy.burst,
-    remaining: Math.floor(tokens),
-    resetSeconds: Math.ceil((policy.burst - tokens) / policy.requestsPerSecond),
-  };
-}
-
-/** RATE_LIMIT_EXCEEDED with `tokens` left in the bucket. */
-export function rateLimited(policy: Policy, tokens: number): ReplyError {
-  const retryAfterSeconds = Math.max(1, Math.ceil((1 - tokens) / policy.requestsPerSecond));
-  return {
-    code: "RATE_LIMIT_EXCEEDED",
-    message: `rate limit of ${policy.requestsPerSecond} requests per second (burst ${policy.burst}) exceeded; retry in ${retryAfterSeconds} s`,
-    details: { limit: policy.burst, requestsPerSecond: policy.requestsPerSecond, retryAfter: retryAfterSeconds },
-    retryAfterSeconds,
-  };
 }
 
 /** POLICY_VIOLATION of `dailySpendLimit`: what was spent today and is reserved, and what this request needs. */
@@ -215,17 +177,6 @@ export const projectMachine = setup({
     emitted: {} as ProjectReply | EachReply,
   },
   actions: {
-    admit: enqueueActions(({ context: c, event, enqueue }) => {
-      if (event.type !== "ADMIT") return;
-      let tokens = refill(c, event.now);
-      const each: Answer[] = [];
-      for (let i = 0; i < event.count; i++) {
-        if (tokens >= 1) each.push({ ok: true, rate: rateState(c.policy, --tokens) });
-        else each.push({ ok: false, rate: rateState(c.policy, tokens), error: rateLimited(c.policy, tokens) });
-      }
-      enqueue.assign({ tokens, refilledAt: event.now });
-      enqueue.emit({ type: "reply", id: event.id, each });
-    }),
     reserve: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "RESERVE") return;
       const t: Totals = {
@@ -283,8 +234,7 @@ export const projectMachine = setup({
     }),
     configure: enqueueActions(({ context: c, event, enqueue }) => {
       if (event.type !== "CONFIGURE" && event.type !== "SYNC") return;
-      // a new rate keeps the tokens (capped by a smaller burst)
-      enqueue.assign({ policy: event.policy, tokens: Math.min(c.tokens, event.policy.burst) });
+      enqueue.assign({ policy: event.policy });
       if (event.type !== "SYNC") return;
       enqueue.assign({ balance: event.balance, holds: new Map(), held: 0n, testnetHeld: 0n });
       // the testnet share is the actor's own count (its checkpoint's): kept for the same day
@@ -292,9 +242,8 @@ export const projectMachine = setup({
         enqueue.assign({ spent: event.spent, testnetSpent: testnetToday(c, event.now), spentDay: utcDay(event.now) });
     }),
     refuseSuspended: enqueueActions(({ event, enqueue }) => {
-      if (event.type !== "ADMIT" && event.type !== "RESERVE") return;
-      const n = event.type === "ADMIT" ? event.count : event.asks.length;
-      const each: Answer[] = Array.from({ length: n }, () => ({ ok: false, error: suspended }));
+      if (event.type !== "RESERVE") return;
+      const each: Answer[] = event.asks.map(() => ({ ok: false, error: suspended }));
       enqueue.emit({ type: "reply", id: event.id, each });
     }),
   },
@@ -314,14 +263,11 @@ export const projectMachine = setup({
     spent: input.spent,
     testnetSpent: 0n,
     testnetHeld: 0n,
-    tokens: input.policy.burst,
-    refilledAt: input.now,
   }),
   initial: "active",
   states: {
     active: {
       on: {
-        ADMIT: { actions: "admit" },
         RESERVE: { actions: "reserve" },
         CONFIGURE: [{ guard: "toSuspended", target: "suspended", actions: "configure" }, { actions: "configure" }],
         SYNC: [{ guard: "toSuspended", target: "suspended", actions: "configure" }, { actions: "configure" }],
@@ -329,7 +275,6 @@ export const projectMachine = setup({
     },
     suspended: {
       on: {
-        ADMIT: { actions: "refuseSuspended" },
         RESERVE: { actions: "refuseSuspended" },
         CONFIGURE: [{ guard: "toActive", target: "active", actions: "configure" }, { actions: "configure" }],
         SYNC: [{ guard: "toActive", target: "active", actions: "configure" }, { actions: "configure" }],

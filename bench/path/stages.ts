@@ -10,6 +10,7 @@ import { type EachReply, projectMachine } from "../../actors/projects/project.ma
 import { decodeTransaction } from "../../src/features/tx/decode.ts";
 import { PROJECT_POLICY_DEFAULTS } from "../../src/features/projects/rules/policy.ts";
 import { feeBumpBytes } from "../../src/stellar/envelope.ts";
+import { fullBucket, take } from "../../actors/projects/rate-bucket.ts";
 
 export interface StageCost {
   stage: string;
@@ -56,6 +57,7 @@ export async function stageList(): Promise<Stage[]> {
 
   const policy = { ...PROJECT_POLICY_DEFAULTS, requestsPerSecond: 1e9, burst: 1e9 };
   const input = { projectId: "bench", policy, balance: 10n ** 18n, spent: 0n, now: Date.now() };
+  let bucket = fullBucket(policy, Date.now());
   const project = createActor(projectMachine, { input }).start();
   const request = { operationTypes: ["payment"], contractIds: [], minFee: 200n, maxFee: 400n };
   const pool = createActor(poolMachine).start();
@@ -74,14 +76,11 @@ export async function stageList(): Promise<Stage[]> {
       fn: () => decodeTransaction(b64, passphrase, { signatures: true, sorobanData: true }),
     },
     {
-      stage: "project actor: ADMIT (rate limit)",
+      stage: "rate limit: a token from the bucket",
       per: 1,
-      fn: (i) => ask<EachReply>(project, { type: "ADMIT", id: `a${i}`, now: Date.now(), count: 1 }),
-    },
-    {
-      stage: "project actor, 8 at once: ADMIT (per request)",
-      per: 8,
-      fn: (i) => ask<EachReply>(project, { type: "ADMIT", id: `b${i}`, now: Date.now(), count: 8 }),
+      fn: () => {
+        bucket = take(bucket, policy, Date.now()).bucket;
+      },
     },
     {
       stage: "project actor: RESERVE (policy, credits)",

@@ -1,4 +1,4 @@
-/** A turn's asks of a project actor reach it as one event each kind, each request answered in order. */
+/** A turn's reservations reach the project actor as one event, each request answered in order. */
 import { describe, expect, test } from "bun:test";
 import { createActor } from "xstate";
 import { type ProjectEvent, projectMachine } from "../../actors/projects/project.machine.ts";
@@ -8,39 +8,23 @@ import { PROJECT_POLICY_DEFAULTS } from "../../src/features/projects/rules/polic
 
 const payment: SpendRequest = { operationTypes: ["payment"], contractIds: [], minFee: 100n, maxFee: 1_000n };
 
-function actorWithLog(burst: number, balance: bigint) {
-  const policy = { ...PROJECT_POLICY_DEFAULTS, burst, requestsPerSecond: 1 };
+function actorWithLog(balance: bigint) {
+  const policy = PROJECT_POLICY_DEFAULTS;
   const actor = createActor(projectMachine, {
     input: { projectId: "p", policy, balance, spent: 0n, now: Date.now() },
   }).start();
   const events: string[] = [];
   const send = actor.send.bind(actor);
   actor.send = (e: ProjectEvent) => {
-    events.push(e.type === "ADMIT" ? `ADMIT ${e.count}` : e.type === "RESERVE" ? `RESERVE ${e.asks.length}` : e.type);
+    events.push(e.type === "RESERVE" ? `RESERVE ${e.asks.length}` : e.type);
     send(e);
   };
   return { actor, events };
 }
 
 describe("ProjectAsks", () => {
-  test("the ADMITs of one turn are one event; each request gets its own token or refusal, in order", async () => {
-    const { actor, events } = actorWithLog(3, 0n);
-    let before = 0;
-    const asks = new ProjectAsks(actor, () => before++);
-    const answers = await Promise.all(Array.from({ length: 5 }, () => asks.admit()));
-    expect(events).toEqual(["ADMIT 5"]);
-    expect(before).toBe(1);
-    expect(answers.map((a) => a.ok)).toEqual([true, true, true, false, false]);
-    expect(answers.map((a) => a.rate?.remaining)).toEqual([2, 1, 0, 0, 0]);
-    const refused = answers[4]!;
-    expect(!refused.ok && refused.error.code).toBe("RATE_LIMIT_EXCEEDED");
-    // asked in another turn: another event
-    await asks.admit();
-    expect(events).toEqual(["ADMIT 5", "ADMIT 1"]);
-  });
-
   test("the RESERVEs of one turn are one event; each sees the credits those before it took", async () => {
-    const { actor, events } = actorWithLog(10, 2_500n);
+    const { actor, events } = actorWithLog(2_500n);
     const asks = new ProjectAsks(actor, () => {});
     const answers = await Promise.all(
       ["a", "b", "c"].map(async (id, i) => {
@@ -62,16 +46,17 @@ describe("ProjectAsks", () => {
   });
 
   test("a turn's event that fails fails each of its requests, and the next turn asks again", async () => {
-    const { actor, events } = actorWithLog(3, 0n);
+    const { actor, events } = actorWithLog(0n);
     let fail = true;
     const asks = new ProjectAsks(actor, () => {
       if (fail) throw new Error("the settlements could not be sent");
     });
-    const results = await Promise.allSettled([asks.admit(), asks.admit()]);
+    const reserve = (id: string) => asks.reserve({ id, credits: false, request: payment });
+    const results = await Promise.allSettled([reserve("a"), reserve("b")]);
     expect(results.map((r) => r.status)).toEqual(["rejected", "rejected"]);
     expect(events).toEqual([]);
     fail = false;
-    expect((await asks.admit()).ok).toBe(true);
-    expect(events).toEqual(["ADMIT 1"]);
+    expect((await reserve("c")).answer.ok).toBe(true);
+    expect(events).toEqual(["RESERVE 1"]);
   });
 });

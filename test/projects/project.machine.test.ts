@@ -1,4 +1,4 @@
-/** The project machine driven with events alone: bucket, policy, reservations, settlement, suspension, restore. */
+/** The project machine driven with events alone: policy, reservations, settlement, suspension, restore. */
 import { describe, expect, test } from "bun:test";
 import { createActor } from "xstate";
 import fc from "fast-check";
@@ -22,10 +22,9 @@ function start(policy: Partial<Policy> = {}, balance = 0n) {
   });
   actor.start();
   let n = 0;
-  /** One request's event: an ADMIT or RESERVE of one (the answer), or another event's reply. */
+  /** One request's event: a RESERVE of one (the answer), or another event's reply. */
   const send = async (e: Record<string, unknown> & { type: string }): Promise<Answer> => {
     const { type, now, credits, request, id = `r${n++}` } = e;
-    if (type === "ADMIT") return (await ask<EachReply>(actor, { type, id, now, count: 1 } as never)).each[0]!;
     if (type === "RESERVE") {
       const event = { type, id, now, asks: [{ id, credits, request }] };
       return (await ask<EachReply>(actor, event as never)).each[0]!;
@@ -34,34 +33,6 @@ function start(policy: Partial<Policy> = {}, balance = 0n) {
   };
   return { actor, send, ctx: () => actor.getSnapshot().context };
 }
-
-describe("ADMIT: the token bucket", () => {
-  test("a burst passes, the next is refused with Retry-After, tokens refill at the sustained rate", async () => {
-    const { send } = start({ requestsPerSecond: 2, burst: 3 });
-    const answers = [];
-    for (let i = 0; i < 4; i++) answers.push(await send({ type: "ADMIT", now: T0 }));
-    expect(answers.slice(0, 3).every((a) => a.ok)).toBe(true);
-    expect(answers.map((a) => a.rate?.remaining)).toEqual([2, 1, 0, 0]);
-    const refused = answers[3]!;
-    expect(refused.ok).toBe(false);
-    if (!refused.ok) {
-      expect(refused.error.code).toBe("RATE_LIMIT_EXCEEDED");
-      expect(refused.error.retryAfterSeconds).toBe(1);
-    }
-    expect((await send({ type: "ADMIT", now: T0 + 499 })).ok).toBe(false);
-    expect((await send({ type: "ADMIT", now: T0 + 500 })).ok).toBe(true); // 0.5 s x 2/s = 1 token
-    const later = await send({ type: "ADMIT", now: T0 + 60_000 });
-    expect(later.rate).toEqual({ limit: 3, remaining: 2, resetSeconds: 1 });
-  });
-
-  test("Retry-After is whole seconds, at least 1, for slow rates", async () => {
-    const { send } = start({ requestsPerSecond: 0.1, burst: 1 });
-    await send({ type: "ADMIT", now: T0 });
-    const r = await send({ type: "ADMIT", now: T0 + 1000 });
-    expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.error.retryAfterSeconds).toBe(9);
-  });
-});
 
 describe("RESERVE: policy and credits in one event", () => {
   test("each rule is a POLICY_VIOLATION naming it", async () => {
@@ -277,8 +248,6 @@ describe("a turn's requests in one event", () => {
     return got;
   }
   const state = (c: ReturnType<ReturnType<typeof start>["ctx"]>) => ({
-    tokens: c.tokens,
-    refilledAt: c.refilledAt,
     balance: c.balance,
     held: c.held,
     spent: c.spent,
@@ -286,31 +255,6 @@ describe("a turn's requests in one event", () => {
     testnetSpent: c.testnetSpent,
     testnetHeld: c.testnetHeld,
     holds: [...c.holds.entries()],
-  });
-
-  test("ADMIT of n answers and leaves the bucket as n ADMITs of one", () => {
-    const arb = fc.record({
-      burst: fc.integer({ min: 1, max: 6 }),
-      perSecond: fc.integer({ min: 1, max: 5 }),
-      counts: fc.array(fc.record({ n: fc.integer({ min: 1, max: 8 }), dt: fc.integer({ min: 0, max: 1500 }) }), {
-        minLength: 1,
-        maxLength: 5,
-      }),
-    });
-    fc.assert(
-      fc.property(arb, ({ burst, perSecond, counts }) => {
-        const together = start({ burst, requestsPerSecond: perSecond });
-        const apart = start({ burst, requestsPerSecond: perSecond });
-        let now = T0;
-        for (const { n, dt } of counts) {
-          now += dt;
-          const one = each(together.actor, { type: "ADMIT", id: "t", now, count: n });
-          const many = Array.from({ length: n }, () => each(apart.actor, { type: "ADMIT", id: "a", now, count: 1 })[0]);
-          expect(one).toEqual(many as Answer[]);
-        }
-        expect(state(together.ctx())).toEqual(state(apart.ctx()));
-      }),
-    );
   });
 
   test("RESERVE of several answers and holds as one RESERVE each: each sees what those before it reserved", () => {
@@ -353,7 +297,8 @@ describe("a turn's requests in one event", () => {
   test("a suspended project refuses each request of the event", () => {
     const { actor } = start();
     actor.send({ type: "CONFIGURE", policy: PROJECT_POLICY_DEFAULTS, status: "suspended" });
-    const answers = each(actor, { type: "ADMIT", id: "s", now: T0, count: 3 });
+    const asks = ["a", "b", "c"].map((id) => ({ id, credits: false, request: payment }));
+    const answers = each(actor, { type: "RESERVE", id: "s", now: T0, asks });
     expect(answers.map((a) => !a.ok && a.error.code)).toEqual(["FORBIDDEN", "FORBIDDEN", "FORBIDDEN"]);
   });
 });
@@ -368,22 +313,19 @@ describe("credits, configuration and restore", () => {
     expect(ctx().balance).toBe(50n);
   });
 
-  test("suspension refuses ADMIT and RESERVE until reactivated; a smaller burst caps the tokens", async () => {
+  test("suspension refuses RESERVE until reactivated; CONFIGURE sets the policy", async () => {
     const { actor, send, ctx } = start({ burst: 10 });
     actor.send({ type: "CONFIGURE", policy: { ...PROJECT_POLICY_DEFAULTS, burst: 4 }, status: "suspended" });
     expect(actor.getSnapshot().value).toBe("suspended");
-    expect(ctx().tokens).toBe(4);
-    const r = await send({ type: "ADMIT", now: T0 });
+    expect(ctx().policy.burst).toBe(4);
+    const r = await send({ type: "RESERVE", now: T0, credits: false, request: payment });
     expect(!r.ok && r.error).toMatchObject({ code: "FORBIDDEN", details: { reason: "project_suspended" } });
-    expect((await send({ type: "RESERVE", now: T0, credits: false, request: payment })).ok).toBe(false);
     actor.send({ type: "CONFIGURE", policy: PROJECT_POLICY_DEFAULTS, status: "active" });
-    expect((await send({ type: "ADMIT", now: T0 })).ok).toBe(true);
+    expect((await send({ type: "RESERVE", now: T0, credits: false, request: payment })).ok).toBe(true);
   });
 
-  test("a persisted snapshot restores the bucket; SYNC puts back the durable balance and drops holds", async () => {
+  test("a persisted snapshot restores; SYNC puts back the durable balance and drops holds", async () => {
     const first = start({ requestsPerSecond: 1, burst: 2 }, 1_000_000n);
-    await first.send({ type: "ADMIT", now: T0 });
-    await first.send({ type: "ADMIT", now: T0 });
     await first.send({ type: "RESERVE", now: T0, credits: true, request: payment });
     const saved = JSON.parse(
       JSON.stringify(first.actor.getPersistedSnapshot(), (_k, v) =>
@@ -406,8 +348,7 @@ describe("credits, configuration and restore", () => {
     });
     expect(restored.getSnapshot().context.balance).toBe(1_000_000n);
     expect(restored.getSnapshot().context.holds.size).toBe(0);
-    const r = await ask<EachReply>(restored, { type: "ADMIT", id: "x", now: T0 + 100, count: 1 } as never);
-    expect(r.each[0]!.ok).toBe(false); // the bucket was empty when saved
+    expect(restored.getSnapshot().context.spent).toBe(0n);
   });
 });
 

@@ -9,25 +9,30 @@
  * checkpoint is written), and when none of the least recently used is idle, it shares one overflow
  * actor with the other newcomers (one bucket and one daily spend for all of them) until room frees.
  */
-import { createActor } from "xstate";
 import {
   type ReservationSettled,
   dailySpendExceeded,
-  projectMachine,
-  rateLimited,
-  rateState,
   suspended,
   utcDay,
   type ProjectActor,
+  type ProjectInput,
   type ProjectStatus,
-  type RateState,
 } from "../../../actors/projects/project.machine.ts";
+import {
+  type Bucket,
+  fullBucket,
+  isFull,
+  type RateState,
+  rateLimited,
+  rateState,
+  take,
+} from "../../../actors/projects/rate-bucket.ts";
 import type { RelayError } from "../../kernel/errors.ts";
 import type { CheckpointStore } from "../../store/checkpoints.ts";
 import type { Logger } from "../../kernel/log.ts";
 import type { Policy } from "./rules/policy.ts";
 import type { Payer } from "./principal.ts";
-import { restorable, withoutHolds } from "./project-checkpoints.ts";
+import { CheckpointWriter, restore } from "./project-checkpoints.ts";
 import { clientGroup } from "./client-group.ts";
 import { ProjectAsks, replyError } from "./project-asks.ts";
 
@@ -57,25 +62,15 @@ interface AnonymousClient {
   actor?: ProjectActor;
 }
 
-/** Whether dropping an anonymous actor loses nothing: its bucket is full again and nothing of it is in flight. */
-function idle(actor: ProjectActor, now: number): boolean {
-  const c = actor.getSnapshot().context;
-  const full = c.tokens + ((now - c.refilledAt) / 1000) * c.policy.requestsPerSecond >= c.policy.burst;
-  return full && c.holds.size === 0;
-}
-
 export class ProjectActors {
   private readonly projects = new Map<string, ProjectActor>();
   /** By client IP, least recently used first. */
   private readonly anonymous = new Map<string, AnonymousClient>();
   private overflow?: Promise<ProjectActor>;
   private overflowWarnedAt = 0;
-  private readonly timers = new Map<
-    ProjectActor,
-    { key: string; ttl?: number; timer: ReturnType<typeof setTimeout> }
-  >();
-  /** Each actor's checkpoint key (also its global bucket's name). */
-  private readonly keys = new WeakMap<ProjectActor, string>();
+  private readonly checkpoints: CheckpointWriter;
+  /** Each actor's rate-limit bucket (rate-bucket.ts); none: full (it has taken no token yet). */
+  private readonly buckets = new WeakMap<ProjectActor, Bucket>();
   private readonly asks = new WeakMap<ProjectActor, ProjectAsks>();
   private sharedFailedAt = 0;
   /** Open holds against a shared day's spend, by reservation id. */
@@ -90,7 +85,15 @@ export class ProjectActors {
     private readonly config: ActorsConfig,
     private readonly log: Logger,
     private readonly shared: SharedLimits | null = null,
-  ) {}
+  ) {
+    this.checkpoints = new CheckpointWriter(
+      store,
+      config.debounceMs,
+      log,
+      (a) => this.buckets.get(a),
+      (a) => this.sendSettlements(a),
+    );
+  }
 
   /** Starts (or restores) a project's actor with the durable truth from Postgres. */
   async start(p: {
@@ -107,10 +110,9 @@ export class ProjectActors {
     });
     const now = Date.now();
     const input = { projectId: p.id, policy: p.policy, balance: p.balance, spent: p.spent, now };
-    const actor = createActor(projectMachine, snapshot ? { snapshot: restorable(snapshot), input } : { input });
-    actor.start();
+    const actor = this.restore(snapshot, input);
     actor.send({ type: "SYNC", now, balance: p.balance, spent: p.spent, policy: p.policy, status: p.status });
-    this.watch(actor, key);
+    this.checkpoints.watch(actor, key);
     this.projects.get(p.id)?.stop();
     this.projects.set(p.id, actor);
     return actor;
@@ -165,12 +167,25 @@ export class ProjectActors {
       spent: 0n,
       now: Date.now(),
     };
-    const actor = createActor(projectMachine, snapshot ? { snapshot: restorable(snapshot), input } : { input });
-    actor.start();
+    const actor = this.restore(snapshot, input);
     // the configured policy wins over the checkpoint's; the day's spend is the checkpoint's
     actor.send({ type: "SYNC", now: Date.now(), balance: 0n, policy: this.config.anonymousPolicy, status: "active" });
-    this.watch(actor, key, ANON_TTL_SECONDS);
+    this.checkpoints.watch(actor, key, ANON_TTL_SECONDS);
     return actor;
+  }
+
+  /** An actor started from its checkpoint (none: new), with the bucket the checkpoint kept. */
+  private restore(checkpoint: unknown, input: ProjectInput): ProjectActor {
+    const { actor, bucket } = restore(checkpoint, input);
+    if (bucket) this.buckets.set(actor, bucket);
+    return actor;
+  }
+
+  /** Whether dropping an anonymous actor loses nothing: its bucket is full again and nothing of it is in flight. */
+  private idle(actor: ProjectActor, now: number): boolean {
+    const { policy, holds } = actor.getSnapshot().context;
+    const bucket = this.buckets.get(actor);
+    return (!bucket || isFull(bucket, policy, now)) && holds.size === 0;
   }
 
   /**
@@ -183,9 +198,9 @@ export class ProjectActors {
     for (const [ip, client] of this.anonymous) {
       if (scanned++ >= DROP_SCAN) break;
       this.anonymous.delete(ip);
-      if (client.actor && idle(client.actor, now)) {
+      if (client.actor && this.idle(client.actor, now)) {
         // not stopped: a request admitted by it may still reserve and settle through it; unreferenced, it is collected
-        void this.flush(client.actor);
+        void this.checkpoints.flush(client.actor);
         return true;
       }
       this.anonymous.set(ip, client);
@@ -207,19 +222,19 @@ export class ProjectActors {
   }
 
   /**
-   * Takes a rate-limit token (the first thing every /v1 request does): from the global bucket when
-   * instances share one (the actor's own if Redis fails to answer: the limit is then per instance
-   * for that request, and a warning says so, at most once a minute).
+   * Takes a rate-limit token (the first thing every /v1 request does; a suspended project is refused
+   * first): from the global bucket when instances share one (the actor's own if Redis fails to
+   * answer: the limit is then per instance for that request, and a warning says so, at most once a
+   * minute).
    */
   async admit(
     actor: ProjectActor,
   ): Promise<{ ok: true; rate: RateState } | { ok: false; error: RelayError; rate?: RateState }> {
-    const key = this.keys.get(actor);
+    const snapshot = actor.getSnapshot();
+    if (snapshot.value === "suspended") return { ok: false, error: replyError(suspended) };
+    const { policy } = snapshot.context;
+    const key = this.checkpoints.key(actor);
     if (this.shared && key) {
-      const snapshot = actor.getSnapshot();
-      // what the actor's ADMIT refuses before its bucket: a suspended project
-      if (snapshot.value === "suspended") return { ok: false, error: replyError(suspended) };
-      const { policy } = snapshot.context;
       try {
         const { taken, tokens } = await this.shared.take(key, policy.requestsPerSecond, policy.burst);
         const rate = rateState(policy, tokens);
@@ -228,8 +243,11 @@ export class ProjectActors {
         this.sharedFailed(e, "the global rate-limit bucket did not answer: this instance's own is used");
       }
     }
-    const r = await this.asksOf(actor).admit();
-    return r.ok ? { ok: true, rate: r.rate! } : { ok: false, error: replyError(r.error), rate: r.rate };
+    const now = Date.now();
+    const { bucket, taken } = take(this.buckets.get(actor) ?? fullBucket(policy, now), policy, now);
+    this.buckets.set(actor, bucket);
+    this.checkpoints.changed(actor);
+    return taken.ok ? taken : { ok: false, error: replyError(taken.error), rate: taken.rate };
   }
 
   /** A warning (at most once a minute) that Redis did not answer and this instance's own view was used. */
@@ -287,7 +305,7 @@ export class ProjectActors {
    * actor's check stands (a warning says so).
    */
   private async reserveShared(actor: ProjectActor, id: string, grant: bigint, now: number): Promise<RelayError | null> {
-    const key = this.keys.get(actor);
+    const key = this.checkpoints.key(actor);
     const c = actor.getSnapshot().context;
     const limit = c.policy.dailySpendLimit;
     if (!this.shared || !key || limit === null) return null;
@@ -320,29 +338,10 @@ export class ProjectActors {
     actor.send({ type: "SETTLE", now: Date.now(), settlements });
   }
 
-  private watch(actor: ProjectActor, key: string, ttl?: number): void {
-    this.keys.set(actor, key);
-    actor.subscribe(() => {
-      if (this.timers.has(actor)) return;
-      this.timers.set(actor, { key, ttl, timer: setTimeout(() => this.flush(actor), this.config.debounceMs) });
-    });
-  }
-
-  private flush(actor: ProjectActor): Promise<void> {
-    this.sendSettlements(actor);
-    const t = this.timers.get(actor);
-    if (!t) return Promise.resolve();
-    clearTimeout(t.timer);
-    this.timers.delete(actor);
-    return this.store
-      .set(t.key, withoutHolds(actor), t.ttl)
-      .catch((e) => this.log.warn({ err: String(e), key: t.key }, "writing a checkpoint failed"));
-  }
-
   /** Writes every pending checkpoint and stops the actors. */
   async stop(): Promise<void> {
     for (const a of [...this.unsent.keys()]) this.sendSettlements(a);
-    await Promise.all([...this.timers.keys()].map((a) => this.flush(a)));
+    await this.checkpoints.flushAll();
     for (const a of this.projects.values()) a.stop();
     for (const c of this.anonymous.values()) (await c.ready).stop();
     if (this.overflow) (await this.overflow).stop();

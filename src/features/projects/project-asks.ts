@@ -1,10 +1,10 @@
 /**
- * A turn's asks of one project actor, one event each kind: the rate-limit tokens (ADMIT) and the
- * reservations (RESERVE) that requests ask for while the event loop's jobs run (the requests of one
- * turn go on together, src/http/turn.ts) reach the actor as one event, in the order asked, and each
- * request gets its own answer. The actor's interpretation of an event, not the request's own check,
- * is most of what an ask costs (bench:path prints both). The event goes when those jobs have run: an
- * event sent to the actor directly meanwhile (a credit adjustment, a suspension) is taken first.
+ * A turn's asks of one project actor as one event: the reservations (RESERVE) that requests ask for
+ * while the event loop's jobs run (the requests of one turn go on together, src/http/turn.ts) reach
+ * the actor as one event, in the order asked, and each request gets its own answer. The actor's
+ * interpretation of an event, not the request's own check, is most of what an ask costs (bench:path
+ * prints both). The event goes when those jobs have run: an event sent to the actor directly
+ * meanwhile (a credit adjustment, a suspension) is taken first.
  */
 import DataLoader from "dataloader";
 import { ask } from "../../../actors/ask.ts";
@@ -30,32 +30,19 @@ export interface Reserved {
 }
 
 export class ProjectAsks {
-  private readonly admits: DataLoader<true, Answer>;
   private readonly reserves: DataLoader<SpendAsk, Reserved>;
 
   /** `before`: what is owed to the actor before it answers (the settlements not yet sent). */
   constructor(actor: ProjectActor, before: () => void) {
-    const each = async (
-      event: { type: "ADMIT"; count: number } | { type: "RESERVE"; asks: SpendAsk[] },
-      now: number,
-    ) => {
-      before();
-      const e = { ...event, id: crypto.randomUUID(), now } satisfies ProjectEvent;
-      return (await ask<EachReply>(actor, e)).each;
-    };
-    this.admits = new DataLoader((ks) => each({ type: "ADMIT", count: ks.length }, Date.now()), { cache: false });
     this.reserves = new DataLoader(
       async (asks) => {
+        before();
         const now = Date.now();
-        return (await each({ type: "RESERVE", asks: [...asks] }, now)).map((answer) => ({ answer, now }));
+        const event = { type: "RESERVE", id: crypto.randomUUID(), now, asks: [...asks] } satisfies ProjectEvent;
+        return (await ask<EachReply>(actor, event)).each.map((answer) => ({ answer, now }));
       },
       { cache: false },
     );
-  }
-
-  /** One rate-limit token. */
-  admit(): Promise<Answer> {
-    return this.admits.load(true);
   }
 
   /** The policy checked and the fee reserved. */
