@@ -41,7 +41,7 @@ export function chargedRate(resultXdr: string): bigint | null {
 /** What the relay knows of the market of one lane (classic or Soroban), stroops per operation. */
 export interface Market {
   /** The clearing rates of the last few ledgers the relay read itself (newest last; may be empty). */
-  recent: bigint[];
+  recent: readonly bigint[];
   /** The network's fee statistics (recent fees charged per operation): the median and the configured percentile. */
   median: bigint;
   percentile: bigint;
@@ -50,6 +50,9 @@ export interface Market {
 export class ClearingRates {
   private readonly ledgers = new Map<number, bigint[]>();
   private readonly tries = new Map<number, number>();
+  /** Samples kept or dropped so far: what `recent` last answered stands while it has not moved. */
+  private changes = 0;
+  private last: { latest: number; window: number; changes: number; rates: readonly bigint[] } | null = null;
 
   /** A transaction of ledger `ledger` (its result XDR), as the watcher reads it. */
   see(ledger: number, resultXdr: string): void {
@@ -59,7 +62,7 @@ export class ClearingRates {
       for (const l of this.tries.keys())
         if (l <= ledger - KEPT) {
           this.tries.delete(l);
-          this.ledgers.delete(l);
+          if (this.ledgers.delete(l)) this.changes++;
         }
     this.tries.set(ledger, tried + 1);
     const rate = chargedRate(resultXdr);
@@ -67,13 +70,21 @@ export class ClearingRates {
     const samples = this.ledgers.get(ledger);
     if (samples) samples.push(rate);
     else this.ledgers.set(ledger, [rate]);
+    this.changes++;
   }
 
-  /** The clearing rates of the ledgers after `latest - window` read so far (oldest first). */
-  recent(latest: number, window = 5): bigint[] {
-    return [...this.ledgers.entries()]
+  /**
+   * The clearing rates of the ledgers after `latest - window` read so far (oldest first). Every
+   * sponsorship's fee plan asks: worked out again only when a sample or the latest ledger changed.
+   */
+  recent(latest: number, window = 5): readonly bigint[] {
+    const last = this.last;
+    if (last && last.latest === latest && last.window === window && last.changes === this.changes) return last.rates;
+    const rates = [...this.ledgers.entries()]
       .filter(([l]) => l > latest - window)
       .sort(([a], [b]) => a - b)
       .map(([, s]) => [...s].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))[Math.floor(s.length / 2)]!);
+    this.last = { latest, window, changes: this.changes, rates };
+    return rates;
   }
 }

@@ -63,6 +63,12 @@ export interface AccountState {
 
 const LEDGER_ENTRIES_PER_CALL = 200;
 
+/** The inclusion fee rate at `percentile` of fee statistics (stroops per operation; 0 when not given). */
+function rateOf(f: Static<typeof S.FeeStats>, percentile: FeePercentile | "mode", soroban: boolean): bigint {
+  const value = (soroban ? f.sorobanInclusionFee : f.inclusionFee)[percentile] ?? "0";
+  return BigInt(typeof value === "number" ? Math.max(0, Math.trunc(value)) : value);
+}
+
 export class Gateway {
   readonly name: NetworkName;
   readonly upstream: string;
@@ -179,9 +185,7 @@ export class Gateway {
    * statistics are read once per ledger: concurrent requests share the one call.
    */
   async feeRate(percentile: FeePercentile | "mode", soroban: boolean): Promise<bigint> {
-    const f = await this.feeStats();
-    const value = (soroban ? f.sorobanInclusionFee : f.inclusionFee)[percentile] ?? "0";
-    return BigInt(typeof value === "number" ? Math.max(0, Math.trunc(value)) : value);
+    return rateOf(await this.feeStats(), percentile, soroban);
   }
 
   /**
@@ -189,9 +193,9 @@ export class Gateway {
    * (classic only), and the fee statistics' median and `percentile`.
    */
   async market(percentile: FeePercentile, soroban: boolean): Promise<Market> {
-    const [median, atPercentile] = await Promise.all([this.feeRate("p50", soroban), this.feeRate(percentile, soroban)]);
+    const f = await this.feeStats();
     const recent = soroban ? [] : this.watcher.clearing.recent(this.watcher.latestLedger);
-    return { recent, median, percentile: atPercentile };
+    return { recent, median: rateOf(f, "p50", soroban), percentile: rateOf(f, percentile, soroban) };
   }
 
   /** getFeeStats, read once per ledger. */

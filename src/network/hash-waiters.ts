@@ -56,13 +56,13 @@ export class HashWaiters {
    * Throws when its result cannot be decoded.
    */
   found(t: ReadTx): boolean {
-    const brief = resultSummary(t.resultXdr, false);
-    const waiting = [
-      ...(this.pending.get(t.txHash) ?? []),
-      ...(brief.innerHash ? (this.pending.get(brief.innerHash) ?? []) : []),
-    ];
-    if (!waiting.length) return false;
+    // a fee-bump the relay sent is waited for by its hash: its result is decoded once, whole; another
+    // transaction's only as far as its inner hash, unless someone waits for that
+    const byHash = this.pending.get(t.txHash);
+    const inner = byHash ? null : resultSummary(t.resultXdr, false).innerHash;
+    if (!byHash && !(inner && this.pending.has(inner))) return false;
     const summary = resultSummary(t.resultXdr); // a waiter's result is decoded whole before it is believed
+    const waiting = [...(byHash ?? []), ...(summary.innerHash ? (this.pending.get(summary.innerHash) ?? []) : [])];
     const c: Confirmed = {
       hash: t.txHash,
       innerHash: summary.innerHash,

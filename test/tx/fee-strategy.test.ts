@@ -114,4 +114,8 @@ test("clearing rates: per ledger the median of a few samples, for the last ledge
   expect(c.recent(15, 3)).toEqual([2_000n]);
   c.see(30, plain(100n)); // ledgers long past are forgotten
   expect(c.recent(30, 100)).toEqual([100n]);
+  // asked again with nothing read since: the same answer, not worked out again; a sample read since counts
+  expect(c.recent(30, 100)).toBe(c.recent(30, 100));
+  for (const fee of [300n, 300n]) c.see(30, plain(fee));
+  expect(c.recent(30, 100)).toEqual([300n]);
 });

@@ -82,7 +82,7 @@ export interface BidContext {
   /** The most the reservation allows, stroops per operation. */
   cap: bigint;
   /** What the last ledgers cleared at (stroops per operation, oldest first); empty when unknown. */
-  cleared: bigint[];
+  cleared: readonly bigint[];
   strategy: string;
 }
 
