@@ -2,7 +2,7 @@
  * `bun run bench:stages`: where an answer's CPU goes, stage by stage. A checkout of HEAD with
  * `bench/stages/cut.patch` applied (a `CUT` setting kept out of `src/`: the relay answers every
  * POST /v1/sponsor with a fixed 200 at the next 1 s tick, as the floor does, at one point of its
- * path) runs bench:e2e's `fast` step once per cut and once untouched, BENCH_ROUNDS times (default 1);
+ * path) runs bench:e2e's `fast` step once per cut (six points) and once untouched, BENCH_ROUNDS times (default 1);
  * it prints each run, then each point's median CPU per answer and what each stage adds to the one
  * before. The patch follows the path: when it no longer applies, this fails saying so.
  */
@@ -17,7 +17,9 @@ const CUTS: [cut: string, where: string][] = [
   ["http", "in the route (auth, rate limit, input screen, schema)"],
   ["intake", "after intake (the envelope decoded, its inner hash)"],
   ["admission", "after admission (the fee plan, the reservation)"],
-  ["", "after the whole run (claim to settlement)"],
+  ["ordered", "claimed, in its account's order (approval, gate)"],
+  ["signed", "its channel leased, the fee-bump signed"],
+  ["", "after the whole run (intent, send, ledger, settlement)"],
 ];
 const ROOT = join(import.meta.dir, "..");
 const rounds = Number(process.env.BENCH_ROUNDS ?? 1);
