@@ -110,7 +110,7 @@ export class ProjectActors {
     });
     const now = Date.now();
     const input = { projectId: p.id, policy: p.policy, balance: p.balance, spent: p.spent, now };
-    const actor = this.restore(snapshot, input);
+    const actor = this.restored(snapshot, input);
     actor.send({ type: "SYNC", now, balance: p.balance, spent: p.spent, policy: p.policy, status: p.status });
     this.checkpoints.watch(actor, key);
     this.projects.get(p.id)?.stop();
@@ -167,7 +167,7 @@ export class ProjectActors {
       spent: 0n,
       now: Date.now(),
     };
-    const actor = this.restore(snapshot, input);
+    const actor = this.restored(snapshot, input);
     // the configured policy wins over the checkpoint's; the day's spend is the checkpoint's
     actor.send({ type: "SYNC", now: Date.now(), balance: 0n, policy: this.config.anonymousPolicy, status: "active" });
     this.checkpoints.watch(actor, key, ANON_TTL_SECONDS);
@@ -175,7 +175,7 @@ export class ProjectActors {
   }
 
   /** An actor started from its checkpoint (none: new), with the bucket the checkpoint kept. */
-  private restore(checkpoint: unknown, input: ProjectInput): ProjectActor {
+  private restored(checkpoint: unknown, input: ProjectInput): ProjectActor {
     const { actor, bucket } = restore(checkpoint, input);
     if (bucket) this.buckets.set(actor, bucket);
     return actor;
