@@ -7,6 +7,7 @@ import { Elysia } from "elysia";
 import { localnetHttp } from "./localnet/server.ts";
 import { bodyLimitPlugin, errorsPlugin, internalErrorResponse } from "./http/errors.plugin.ts";
 import { inputPlugin } from "./http/input.plugin.ts";
+import { Gathering } from "./http/turn.ts";
 import { Lifecycle, lifecyclePlugin, probeRoutes } from "./http/lifecycle.ts";
 import { sponsorRoutes } from "./features/sponsor/sponsor.routes.ts";
 import { simulateRoutes } from "./features/tx/simulate.routes.ts";
@@ -74,6 +75,8 @@ export interface AppDeps {
   log: Logger;
   maxBodyBytes: number;
   trustProxy: boolean;
+  /** A busy relay's requests wait this long for those after them, to go on together (GATHER_MS; 0: the turn only). */
+  gatherMs?: number;
   /** Strict-Transport-Security max-age in seconds; 0 or unset: no HSTS header. */
   hstsMaxAge?: number;
   startedAt: number;
@@ -129,7 +132,7 @@ export function createApp(deps: AppDeps) {
     .use(probeRoutes(lifecycle))
     .use(openapiRoutes({ title: "Stellar sponsorship relay", version: VERSION }))
     .use(consoleRoutes())
-    .use(authPlugin({ ...deps, sessions, adminLimiter }))
+    .use(authPlugin({ ...deps, sessions, adminLimiter, gathering: new Gathering(deps.gatherMs ?? 0) }))
     .use(bodyLimitPlugin(deps.maxBodyBytes))
     .use(inputPlugin({ maxBodyBytes: deps.maxBodyBytes }))
     .use(sponsorRoutes(deps))

@@ -99,6 +99,8 @@ export const ConfigSchema = Type.Object({
   MAX_FEE_RATE: NumberFromEnv(100_000, 100),
   IDEMPOTENCY_TTL_MS: NumberFromEnv(24 * 3600 * 1000, 1),
   MAX_BODY_BYTES: NumberFromEnv(262_144, 1024),
+  /** While the relay is busy, how long a /v1 request waits for those after it to go on together (0: never). */
+  GATHER_MS: NumberFromEnv(25, 0),
   /** The longest time between two polls of an upstream network's latest ledger. */
   WATCHER_POLL_MS: NumberFromEnv(1000, 10),
   /** The poll period from shortly before an upstream ledger's expected close until it is seen. */

@@ -135,6 +135,7 @@ export function wireFeatures(
       log,
       maxBodyBytes: config.MAX_BODY_BYTES,
       trustProxy: config.TRUST_PROXY,
+      gatherMs: config.GATHER_MS,
       hstsMaxAge: config.HSTS_MAX_AGE,
       startedAt: Date.now(),
       lifecycle,

@@ -27,7 +27,7 @@ import type { CallerContext } from "../features/projects/caller.ts";
 import { clientIp } from "../http/caller.ts";
 import { HttpError } from "../http/errors.ts";
 import { RelayError } from "../kernel/errors.ts";
-import { endOfTurn } from "../http/turn.ts";
+import type { Gathering } from "../http/turn.ts";
 import { requireScope } from "../features/projects/principal.ts";
 import type { KeyScope } from "../features/projects/keys/key.model.ts";
 import type { ProjectsService } from "../features/projects/projects.service.ts";
@@ -66,6 +66,8 @@ export function authPlugin(deps: {
   /** Wrong admin tokens per client IP (the app shares it with the channels protocol's adminSecret; default: its own). */
   adminLimiter?: SignInLimiter;
   trustProxy: boolean;
+  /** Where a /v1 request waits for the requests that arrive with it (turn.ts). */
+  gathering: Gathering;
 }) {
   const admin = deps.adminToken
     ? adminAuthenticator({ adminToken: deps.adminToken, sessions: deps.sessions, limiter: deps.adminLimiter })
@@ -106,7 +108,7 @@ export function authPlugin(deps: {
           return;
         }
         const ip = clientIp(request, server, deps.trustProxy); // before the wait: the client may be gone after it
-        await endOfTurn(); // this turn's requests go on together, stage by stage (turn.ts)
+        await deps.gathering.wait(); // the requests that came with it go on together, stage by stage (turn.ts)
         const sent = request.headers.get("x-api-key") ?? bearer(request);
         // an Authorization that is no bearer key (Basic, a bare token...) is a key sent wrongly: never anonymous
         if (sent === null && !compat && request.headers.has("authorization"))
