@@ -14,7 +14,7 @@
  * longer than the turn.
  */
 
-/** The mean gap between arrivals, from an idle relay's (`idleMs`), a gap at a time. */
+/** The arrivals so far: the last one's time and the running mean of the gaps between them (ms). */
 export interface Arrivals {
   last: number;
   meanGapMs: number;
@@ -25,6 +25,7 @@ const BATCH = 4;
 /** Each arrival moves the mean gap this share of the way to its own gap. */
 const WEIGHT = 1 / 8;
 
+/** Before the first arrival, or after a long pause: as idle as a gap is ever counted. */
 export const idleArrivals = (windowMs: number): Arrivals => ({
   last: Number.NEGATIVE_INFINITY,
   meanGapMs: idleGap(windowMs),
