@@ -11,7 +11,7 @@
  * busy: while requests arrive on average closer than a quarter of `windowMs` apart, the first of a
  * batch waits `windowMs` for those after it (a wait costs a busy relay a few milliseconds and saves it
  * CPU on every stage; docs/performance.md has both). An idle relay, or a windowMs of 0, never waits
- * longer than the turn.
+ * longer than the turn; nor does a read (GET), whose cost a wait would not lower.
  */
 
 /** The arrivals so far: the last one's time and the running mean of the gaps between them (ms). */
@@ -42,6 +42,7 @@ export function arrive(a: Arrivals, now: number, windowMs: number): { arrivals: 
 
 export class Gathering {
   private batch: Promise<void> | null = null;
+  private turn: Promise<void> | null = null;
   private arrivals: Arrivals;
 
   constructor(
@@ -64,5 +65,19 @@ export class Gathering {
       else setImmediate(go);
     });
     return this.batch;
+  }
+
+  /**
+   * Resolves at the end of the turn, busy or not, for a request that costs too little to be worth a
+   * wait (a read): it goes on with the other such requests of its turn, and is not counted as an arrival.
+   */
+  endOfTurn(): Promise<void> {
+    this.turn ??= new Promise<void>((resolve) =>
+      setImmediate(() => {
+        this.turn = null;
+        resolve();
+      }),
+    );
+    return this.turn;
   }
 }

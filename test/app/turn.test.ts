@@ -85,3 +85,34 @@ test("a busy relay's batch goes on after its window, not at the end of the turn"
   expect(turnEnded).toBe(true);
   expect(performance.now() - started).toBeGreaterThanOrEqual(14);
 });
+
+/** Whether `p` settles before a timer of `ms` set now (timers never fire early; a busy machine only delays both). */
+async function before(p: Promise<void>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const first = await Promise.race([p.then(() => true as const), late]);
+  clearTimeout(timer);
+  return first;
+}
+
+test("a read of a busy relay goes on at the end of its turn, not after the window, and is no arrival", async () => {
+  let now = 0;
+  const gathering = new Gathering(15, () => now);
+  const warm: Promise<void>[] = [];
+  for (let i = 0; i < 60; i++) {
+    now += 1;
+    warm.push(gathering.wait());
+  }
+  await Promise.all(warm);
+  now += 1;
+  const batch = gathering.wait(); // busy: this batch waits its window
+  const read = gathering.endOfTurn();
+  expect(gathering.endOfTurn()).toBe(read); // the turn's reads share one wait
+  expect(await before(read, 15)).toBe(true);
+  now += 1_000; // reads do not count: after a second's pause with reads only, the next write is idle
+  for (let i = 0; i < 100; i++) await gathering.endOfTurn();
+  await batch;
+  expect(await before(gathering.wait(), 15)).toBe(true);
+});
