@@ -214,7 +214,10 @@ describe("the operator console in Chromium", () => {
       const used = await r.http.get(`/v1/transactions/${"0".repeat(64)}`, { "x-api-key": reader });
       expect(used.status).toBe(404);
       while (!(await listed()).find((k: { id: string }) => k.id === made.id).lastUsedAt) await Bun.sleep(50);
-      // Rotate (the overlap asked: the dialog's default, 3600 s, accepted)
+      // Rotate (the overlap asked: the dialog's default, 3600 s, accepted), once the list shows the new key
+      const rowOf = (prefix: string) =>
+        [...document.querySelectorAll("tr")].some((tr) => tr.textContent?.includes(prefix));
+      await page.waitForFunction(rowOf, {}, made.prefix);
       const rotated = await page.evaluate((prefix) => {
         const row = [...document.querySelectorAll("tr")].find((tr) => tr.textContent?.includes(prefix));
         const b = [...(row?.querySelectorAll("button") ?? [])].find((x) => x.textContent === "Rotate");
