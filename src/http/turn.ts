@@ -40,6 +40,16 @@ export function arrive(a: Arrivals, now: number, windowMs: number): { arrivals: 
   return { arrivals: { last: now, meanGapMs }, busy: windowMs > 0 && meanGapMs * BATCH <= windowMs };
 }
 
+/** A promise resolved when `schedule` calls back, after `forget` (its holder drops it: the next caller gets a new one). */
+function shared(schedule: (go: () => void) => unknown, forget: () => void): Promise<void> {
+  return new Promise<void>((resolve) =>
+    schedule(() => {
+      forget();
+      resolve();
+    }),
+  );
+}
+
 export class Gathering {
   private batch: Promise<void> | null = null;
   private turn: Promise<void> | null = null;
@@ -56,13 +66,9 @@ export class Gathering {
   wait(): Promise<void> {
     const { arrivals, busy } = arrive(this.arrivals, this.now(), this.windowMs);
     this.arrivals = arrivals;
-    this.batch ??= new Promise<void>((resolve) => {
-      const go = () => {
-        this.batch = null;
-        resolve();
-      };
-      if (busy) setTimeout(go, this.windowMs);
-      else setImmediate(go);
+    // a batch forming is joined; the first request of the next one decides how long it waits
+    this.batch ??= shared(busy ? (go) => setTimeout(go, this.windowMs) : setImmediate, () => {
+      this.batch = null;
     });
     return this.batch;
   }
@@ -72,12 +78,9 @@ export class Gathering {
    * wait (a read): it goes on with the other such requests of its turn, and is not counted as an arrival.
    */
   endOfTurn(): Promise<void> {
-    this.turn ??= new Promise<void>((resolve) =>
-      setImmediate(() => {
-        this.turn = null;
-        resolve();
-      }),
-    );
+    this.turn ??= shared(setImmediate, () => {
+      this.turn = null;
+    });
     return this.turn;
   }
 }
