@@ -25,10 +25,33 @@ export class BatchStatement<K extends string> {
   /** Runs it on `db` (or a transaction) with each column's values; answers the driver's result. */
   run(db: Db, columns: Record<K, Value[]>): Promise<unknown> {
     this.query ??= dialect.sqlToQuery(this.build((key, type) => sql`${sql.placeholder(key)}::${sql.raw(type)}[]`));
-    const values: Record<string, (string | null)[]> = {};
-    for (const key in columns) values[key] = columns[key].map((v) => (v === null ? null : String(v)));
+    const values: Record<string, string> = {};
+    for (const key in columns) values[key] = arrayLiteral(columns[key]);
     return db._.session.prepareQuery(this.query, undefined, this.name, false).execute(values);
   }
+}
+
+/** A character that an array literal's quoted element must escape. */
+const SPECIAL = /["\\]/;
+const SPECIALS = /["\\]/g;
+
+/**
+ * A column as Postgres's array literal (`{"a",NULL,"b"}`), which both drivers send as it is for an
+ * array parameter. Built here in one pass: the drivers' own serializers run two replacements over
+ * every value, each value of a batch (its envelopes, its outcomes) a few hundred characters.
+ */
+export function arrayLiteral(values: Value[]): string {
+  let out = "{";
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (i > 0) out += ",";
+    if (v === null) out += "NULL";
+    else {
+      const s = String(v);
+      out += `"${SPECIAL.test(s) ? s.replace(SPECIALS, "\\$&") : s}"`;
+    }
+  }
+  return `${out}}`;
 }
 
 /** Rows of a raw statement, from either driver (postgres-js answers an array, PGlite `{ rows }`). */

@@ -22,12 +22,16 @@ import { type Waiter, Waiting } from "./waiting.ts";
 /** A fee-bump's fee source: end it with what the network charged (0 if the fee-bump reached no ledger). */
 export interface FeeLease {
   keypair: Keypair;
+  /** The channel's address (the keypair's, which the SDK encodes anew on every publicKey() call). */
+  publicKey: string;
   end(charged: bigint): void;
 }
 
 /** A channel's next sequence number, for one transaction whose source is the channel. */
 export interface OwnLease {
   keypair: Keypair;
+  /** The channel's address. */
+  publicKey: string;
   seq: bigint;
   /** After tx_bad_seq: re-reads the sequence number from the network and takes the next one. */
   resync(): Promise<void>;
@@ -86,7 +90,7 @@ export class Leases {
   async assign(fee: bigint, wait: ChannelWait = {}): Promise<FeeLease> {
     const id = crypto.randomUUID();
     const pk = await this.until(fee, () => this.picks.load({ id, fee }), wait, false);
-    return { keypair: this.channels.keys.get(pk)!, end: (charged) => this.end(pk, { id, charged }) };
+    return { keypair: this.channels.keys.get(pk)!, publicKey: pk, end: (charged) => this.end(pk, { id, charged }) };
   }
 
   /** A lease on the channel that signed an earlier fee-bump (to send it again); null when that channel is gone. */
@@ -96,7 +100,7 @@ export class Leases {
     const id = crypto.randomUUID();
     this.sendEnded();
     this.channels.send(publicKey, { type: "KEEP", id, fee });
-    return { keypair, end: (charged) => this.end(publicKey, { id, charged }) };
+    return { keypair, publicKey, end: (charged) => this.end(publicKey, { id, charged }) };
   }
 
   /** A channel's next sequence number, for a transaction of fee up to `fee` with the channel as its source. */
@@ -113,6 +117,7 @@ export class Leases {
     const ref = this.channels.refs()[pk]!;
     const lease: OwnLease = {
       keypair: this.channels.keys.get(pk)!,
+      publicKey: pk,
       seq,
       resync: async () => {
         lease.seq = await this.sync.reseq(ref, id, badSeq++ > 0);

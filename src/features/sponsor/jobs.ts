@@ -84,13 +84,13 @@ export function feeBumpJob(d: DecodedTx, passphrase: string): Job {
         parked ??
         ((before && pool.keep(before.feeSource, maxFee)) || (await pool.assign(maxFee, { scope: wait.scope })));
       const resumed =
-        before && before.feeSource === lease.keypair.publicKey()
+        before && before.feeSource === lease.publicKey
           ? { envelope: before.envelope, rate: (before.fee - d.resourceFee) / feeOps }
           : undefined;
       return {
         resumed,
         lease,
-        channel: lease.keypair.publicKey(),
+        channel: lease.publicKey,
         envelope: (rate) => buildFeeBump(d, lease.keypair, rate, passphrase),
         end: (charged) => lease.end(charged),
       };
@@ -115,12 +115,16 @@ export function operationJob(
       // its own transaction needs a channel of its own: it waits as long as its deadline allows, in its payer's turn
       const lease = await pool.acquire(maxFee, wait);
       return {
-        channel: lease.keypair.publicKey(),
+        channel: lease.publicKey,
         // kept past a 504 (its channel holds it as its one queued transaction) until its submission is
         // resolved: in a ledger, charged and its number used; else its number given back
-        lease: { keypair: lease.keypair, end: (charged) => lease.end(charged, charged > 0n) },
+        lease: {
+          keypair: lease.keypair,
+          publicKey: lease.publicKey,
+          end: (charged) => lease.end(charged, charged > 0n),
+        },
         envelope: (rate) => {
-          const source = new Account(lease.keypair.publicKey(), (lease.seq - 1n).toString());
+          const source = new Account(lease.publicKey, (lease.seq - 1n).toString());
           const tx = new TransactionBuilder(source, {
             fee: rate.toString(),
             networkPassphrase: passphrase,

@@ -318,7 +318,7 @@ export class ParkedLeases {
     const lease = this.leases.get(id);
     if (!lease) return;
     this.leases.delete(id);
-    const paid = found && (!("feeSource" in found) || found.feeSource === lease.keypair.publicKey());
+    const paid = found && (!("feeSource" in found) || found.feeSource === lease.publicKey);
     lease.end(paid ? found.feeCharged : 0n);
   }
   /** Takes a submission's parked lease (a retry sends with it), or null. */
