@@ -63,8 +63,13 @@ test("an insufficient-fee answer from a full queue raises the bid and resends", 
     tx.sign(u);
     expect((await r.rpc.sendTransaction(tx)).status).toBe("PENDING");
   }
-  const pending = r.post("/v1/sponsor", { transaction: xdrOf(await r.payment(users[4])), network: "testnet" });
-  await Bun.sleep(200);
+  const tx = await r.payment(users[4]);
+  const pending = r.post("/v1/sponsor", { transaction: xdrOf(tx), network: "testnet" });
+  // the ledger closes once the relay's fee-bump is in the queue (its first bid refused, its second taken):
+  // however long a busy machine takes to get there
+  const queue = r.networks.get("testnet").localnet!.queue;
+  const inner = Buffer.from(tx.hash()).toString("hex");
+  while (!queue.byAnyHash(inner)) await Bun.sleep(10);
   r.close();
   const res = await pending;
   expect(res.status).toBe(200);

@@ -155,9 +155,15 @@ export async function startTestRelay(
       const n = needNet();
       if (n.ledgerCloseMs <= 0) {
         const kp = Keypair.random();
-        const pending = friendbot(kp);
-        await Bun.sleep(20);
-        n.closeLedger();
+        // a ledger closes once the funding is queued, however long a busy machine takes to queue it
+        let funded = false;
+        const pending = friendbot(kp).finally(() => {
+          funded = true;
+        });
+        while (!funded) {
+          await Bun.sleep(20);
+          n.closeIfPending();
+        }
         await pending;
         return kp;
       }
