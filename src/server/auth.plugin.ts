@@ -109,7 +109,8 @@ export function authPlugin(deps: {
         }
         const ip = clientIp(request, server, deps.trustProxy); // before the wait: the client may be gone after it
         // the requests that came with it go on together, stage by stage; a read waits for its turn only (turn.ts)
-        await (request.method === "GET" ? deps.gathering.endOfTurn() : deps.gathering.wait());
+        const read = request.method === "GET" || request.method === "HEAD";
+        await (read ? deps.gathering.endOfTurn() : deps.gathering.wait());
         const sent = request.headers.get("x-api-key") ?? bearer(request);
         // an Authorization that is no bearer key (Basic, a bare token...) is a key sent wrongly: never anonymous
         if (sent === null && !compat && request.headers.has("authorization"))

@@ -31,8 +31,7 @@ export class BatchStatement<K extends string> {
   }
 }
 
-/** A character that an array literal's quoted element must escape. */
-const SPECIAL = /["\\]/;
+/** The characters that an array literal's quoted element must escape. */
 const SPECIALS = /["\\]/g;
 
 /**
@@ -46,10 +45,7 @@ export function arrayLiteral(values: Value[]): string {
     const v = values[i];
     if (i > 0) out += ",";
     if (v === null) out += "NULL";
-    else {
-      const s = String(v);
-      out += `"${SPECIAL.test(s) ? s.replace(SPECIALS, "\\$&") : s}"`;
-    }
+    else out += `"${String(v).replace(SPECIALS, "\\$&")}"`;
   }
   return `${out}}`;
 }
