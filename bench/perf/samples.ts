@@ -41,11 +41,11 @@ export function readSamples(script: string): Sample[] {
 
 /**
  * A compiled JavaScript function's name (its tiers merged), or null for any other frame; JavaScriptCore's
- * thunks (call trampolines, bound functions) are not functions of the code and count as native.
+ * thunks (call trampolines, bound functions, FTL thunks) are not functions of the code and count as native.
  */
 export function jsName(f: Frame): string | null {
   const m = /^JSC-(\w+): (.*?)(?:#[A-Za-z0-9]+)?$/.exec(f.sym);
-  if (f.kind !== "js" || !m || m[1] === "Thunk") return null;
+  if (f.kind !== "js" || !m || m[1]!.endsWith("Thunk")) return null;
   return m[2] || "(anonymous)";
 }
 
