@@ -10,8 +10,9 @@
  * (compiled JavaScript, native, kernel), by JavaScript function (with the native and kernel code it
  * called: Bun's binary is stripped), by function with all it called, and the kernel's part by system
  * call. Needs `perf` (Debian: linux-perf) and leave to profile another process (root, or
- * kernel.perf_event_paranoid <= 1). BENCH_PERF_SECONDS (default 8) of the measured phase are recorded;
- * BENCH_RATES and BENCH_RELAY_DIR as for bench:e2e.
+ * kernel.perf_event_paranoid <= 1). BENCH_PERF_SECONDS (default 8) of the measured phase are recorded (with
+ * BENCH_PERF_KEYED=1, of the phase after it, each request with an idempotency key); BENCH_RATES and
+ * BENCH_RELAY_DIR as for bench:e2e.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,6 +21,7 @@ import { readSamples, summarize, type Summary } from "./perf/samples.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const seconds = Number(process.env.BENCH_PERF_SECONDS ?? 8);
+const keyed = process.env.BENCH_PERF_KEYED === "1";
 const dir = mkdtempSync(join(tmpdir(), "relay-perf-"));
 const sh = (cmd: string[], timeoutMs = 300_000) => {
   const r = Bun.spawnSync(cmd, { stdout: "pipe", stderr: "pipe", timeout: timeoutMs });
@@ -40,7 +42,8 @@ async function main(): Promise<void> {
     BENCH_SECONDS: String(Math.max(10, seconds + 2)),
     BENCH_PROFILE: "0",
     BENCH_LATENCY_PAIRS: "0,0",
-    BENCH_KEYED_RATE: "0",
+    // BENCH_PERF_KEYED=1: the phase whose requests carry idempotency keys (after the plain one) is the one recorded
+    BENCH_KEYED_RATE: keyed ? rate.split(",")[0]! : "0",
     BENCH_RELAY_ENV: JSON.stringify({ BUN_JSC_useJITDump: "1", BUN_JSC_jitDumpDirectory: dir }),
   };
   const bench = Bun.spawn([process.execPath, "bench/e2e.bench.ts"], { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" });
@@ -53,7 +56,7 @@ async function main(): Promise<void> {
       const text = decoder.decode(chunk, { stream: true });
       process.stderr.write(text);
       seen = (seen + text).slice(-200); // the line may come in two chunks
-      if (recorded || !seen.includes("open-loop phases")) continue;
+      if (recorded || !seen.includes(keyed ? "each with an idempotency key" : "open-loop phases")) continue;
       relayPid = Number(
         sh(["pgrep", "-P", String(bench.pid), "-f", "src/index.ts"])
           .trim()
@@ -67,11 +70,12 @@ async function main(): Promise<void> {
   if ((await bench.exited) !== 0) throw new Error(`bench:e2e failed:\n${out.slice(-2000)}`);
   if (!recorded) throw new Error("the measured phase never started");
   await recorded;
-  console.log(`bench:perf ${new Date().toISOString()}: ${seconds} s of the relay (pid ${relayPid}) at ${rate} req/s`);
+  const what = `${rate} req/s${keyed ? ", each request with an idempotency key" : ""}`;
+  console.log(`bench:perf ${new Date().toISOString()}: ${seconds} s of the relay (pid ${relayPid}) at ${what}`);
   // the phase's two table rows (answers, the relay's CPU), each under its header
   const lines = out.split("\n");
   lines.forEach((l, i) => {
-    if (!/^postgres\s+1,?000\s/.test(l)) return;
+    if (!/^postgres\S*\s+[\d,]+\s/.test(l)) return;
     const header = lines.slice(0, i).findLast((h) => h.startsWith("database"));
     console.log(`  ${header}\n  ${l}`);
   });
