@@ -89,15 +89,22 @@ function threadLine(p: Phase): string {
   return `\n${" ".repeat(19)}threads: ${by.map(([k, v]) => `${k} ${v.toFixed(3)}`).join(", ")}${rss}`;
 }
 
-/** The ratio of the medians of the relay's CPU per answer, `after` beside `before`, per rate (and keyed). */
+/**
+ * The ratio of the medians of the relay's CPU per answer, `after` beside `before`, per rate (and keyed); and
+ * each round's own ratio (the runs in the order they ran: `after`'s i-th beside `before`'s i-th), whose
+ * spread says how far one figure can be trusted.
+ */
 export function printRatios(before: Phase[], after: Phase[], names: { after: string; before: string }): void {
   for (const keyed of [false, true])
     for (const rate of [...new Set(after.filter((p) => !!p.keyed === keyed).map((p) => p.rate))]) {
-      const cpu = (ps: Phase[]) =>
-        median(ps.filter((p) => p.rate === rate && !!p.keyed === keyed).map((p) => p.relayCpuMsPerAnswer));
+      const cpus = (ps: Phase[]) =>
+        ps.filter((p) => p.rate === rate && !!p.keyed === keyed).map((p) => p.relayCpuMsPerAnswer);
+      const [a, b] = [cpus(after), cpus(before)];
+      const rounds = a.map((x, i) => (b[i] ? (x / b[i]).toFixed(2) : "-")).join(", ");
       console.log(
         `${rate} req/s${keyed ? " with idempotency keys" : ""}: relay CPU per answer, ${names.after} / ${names.before}: ` +
-          `${(cpu(after) / cpu(before)).toFixed(2)}x (medians ${cpu(after).toFixed(3)} and ${cpu(before).toFixed(3)} ms)`,
+          `${(median(a) / median(b)).toFixed(2)}x (medians ${median(a).toFixed(3)} and ${median(b).toFixed(3)} ms; ` +
+          `round by round ${rounds})`,
       );
     }
 }
