@@ -85,9 +85,12 @@ export class Intakes {
     }
   }
 
-  /** The job and what admission checks of it; or the answer already known of an operation. */
-  async prepare(t: Taken, payer: Payer): Promise<Prepared | Pending> {
-    return t.kind === "transaction" ? wrapping(t.decoded, t.net) : await this.invoking(t.op, t.net, t.pool, payer);
+  /**
+   * The job and what admission checks of it; or the answer already known of an operation. A transaction's
+   * is known at once (a value, no promise); an operation's is simulated first.
+   */
+  prepare(t: Taken, payer: Payer): Prepared | Pending | Promise<Prepared | Pending> {
+    return t.kind === "transaction" ? wrapping(t.decoded, t.net) : this.invoking(t.op, t.net, t.pool, payer);
   }
 
   /**

@@ -118,7 +118,8 @@ export class Runs {
     const run = new Run(async (r) => {
       try {
         const owned = () => this.owned(network, innerHash, r, o.own);
-        return o.lease ? await owned() : await this.exclusive(r, network, innerHash, owned);
+        // a lease taken already (recovery's), or one instance alone: run at once
+        return o.lease || !this.shared ? await owned() : await this.exclusive(r, network, innerHash, owned);
       } catch (e) {
         return outcomeOf(e);
       } finally {
@@ -151,11 +152,10 @@ export class Runs {
   }
 
   /**
-   * Runs `fn` (the run of `innerHash`) while holding its lease (one instance alone: at once); while
+   * Runs `fn` (the run of `innerHash`) while holding its lease across instances; while
    * another instance holds it, its row tells the outcome, or the acceptance an asynchronous request waits for.
    */
   private async exclusive(run: Run, network: string, innerHash: string, fn: () => Promise<Outcome>): Promise<Outcome> {
-    if (!this.shared) return await fn();
     const deadline = Date.now() + this.timeoutMs;
     for (;;) {
       const held = await this.lease(network, innerHash);

@@ -34,7 +34,8 @@ export class Sending {
         ? { ...job.order, id: job.innerHash, scope: reservation.payer.scope, maxTime: job.validUntil?.maxTime ?? 0n }
         : null;
     // a new submission (or one sent again after a refusal) is put to the project's approval server once
-    const refused = a.row.resume ? null : await this.approve(a);
+    const ask = a.row.resume ? null : this.approval(a);
+    const refused = ask ? await this.approved(ask) : null;
     if (refused) {
       if (job.order) this.deps.settlement.refusedInOrder(a.network.name, job.order);
       return { outcome: refused, recorded: false };
@@ -42,7 +43,7 @@ export class Sending {
     // held: written as a pending submission first (sent after a crash; 202 at once under respond-async)
     if (ordered) {
       const gate = this.deps.ordering.gate(a.network.gateway);
-      const never = await gate.enter(ordered, () => this.deps.dispatch.hold(a));
+      const never = gate.passesAlone(ordered) ? null : await gate.enter(ordered, () => this.deps.dispatch.hold(a));
       if (never) return { outcome: outcomeOf(never), recorded: false }; // a gap, a rejected predecessor, 429
     }
     return await this.inOrder(a, ordered);
@@ -66,20 +67,30 @@ export class Sending {
       // its predecessor is applied now: sent again
     }
   }
-  /** The project's approval server's no (src/features/projects/rules/approval.ts) as an outcome; null: yes, or none asked. */
-  private async approve({ network, job, plan, reservation }: Attempt) {
-    const { payer } = reservation;
+  /**
+   * The attempt's question to its project's approval server (src/features/projects/rules/approval.ts);
+   * null when the project asks none (known at once: no promise for the usual case).
+   */
+  private approval({ network, job, plan, reservation: { payer } }: Attempt): (() => Promise<unknown>) | null {
     const approval = payer.policy?.().approval;
-    if (!approval || !payer.projectId || !this.deps.approvals) return null;
-    try {
-      await this.deps.approvals.ask(approval, {
-        project: payer.projectId,
+    const { approvals } = this.deps;
+    const project = payer.projectId;
+    if (!approval || !project || !approvals) return null;
+    return () =>
+      approvals.ask(approval, {
+        project,
         network: network.name,
         innerHash: job.innerHash,
         source: job.about?.user ?? null,
         operations: job.about?.operations() ?? [],
         estimatedFee: jobFee(job, plan.rate).toString(),
       });
+  }
+
+  /** The approval server's no as an outcome; null: yes. */
+  private async approved(ask: () => Promise<unknown>) {
+    try {
+      await ask();
       return null;
     } catch (e) {
       return outcomeOf(e);

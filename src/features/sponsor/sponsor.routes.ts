@@ -77,10 +77,8 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
             ? deps.sponsor.sponsor(body.transaction, network, principal.payer)
             : deps.sponsor.sponsorOperation(body.operation!, network, principal.payer);
         /** The outcome, or the network's acceptance when it comes first (asynchronous mode). */
-        const first = async (p: Pending): Promise<Outcome | Accepted> => {
-          if (!async) return await p.outcome;
-          return await Promise.race([p.outcome, p.accepted]);
-        };
+        const first = (p: Pending): Promise<Outcome | Accepted> =>
+          async ? Promise.race([p.outcome, p.accepted]) : p.outcome;
         const acceptedAnswer = (a: Accepted) => {
           annotate({ projectId: principal.payer.projectId, network, hash: a.hash, result: "submitted" });
           set.status = 202;

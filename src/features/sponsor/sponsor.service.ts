@@ -113,16 +113,16 @@ export class SponsorService {
    * Sponsors a client transaction for `payer`: what the request waits for, from the run of its
    * inner transaction (started here, or joined when one is under way in this process).
    */
-  async sponsor(transaction: string, network: NetworkName, payer: Payer): Promise<Pending> {
-    return await this.pipeline(network, payer, this.intake.transaction(transaction, network));
+  sponsor(transaction: string, network: NetworkName, payer: Payer): Promise<Pending> {
+    return this.pipeline(network, payer, this.intake.transaction(transaction, network));
   }
   /**
    * Sponsors a client's invokeHostFunction operation (func+auth mode): a channel account is the
    * transaction's source; the relay simulates it (enforce mode, so the client's signed entries are
    * checked), reserves the fee, assembles, signs and submits.
    */
-  async sponsorOperation(operation: string, network: NetworkName, payer: Payer): Promise<Pending> {
-    return await this.pipeline(network, payer, this.intake.operation(operation, network));
+  sponsorOperation(operation: string, network: NetworkName, payer: Payer): Promise<Pending> {
+    return this.pipeline(network, payer, this.intake.operation(operation, network));
   }
 
   /**
@@ -144,7 +144,8 @@ export class SponsorService {
   private async runOf(intake: Taken, payer: Payer): Promise<Pending | { refused: Outcome }> {
     const running = this.runs.join(intake.net.name, intake.innerHash);
     if (running) return running;
-    const prepared = await this.intake.prepare(intake, payer);
+    const preparing = this.intake.prepare(intake, payer);
+    const prepared = preparing instanceof Promise ? await preparing : preparing;
     if (!("job" in prepared)) return prepared;
     const admitted = await this.admission.reserve(intake.net.gateway, prepared.job, payer, prepared.wanted);
     return "refused" in admitted ? admitted : this.start(intake.net, prepared.job, admitted);

@@ -25,7 +25,9 @@ export async function drive(steps: Steps, answers: StepAnswers): Promise<Verdict
   while (!next.done) {
     let answer: StepAnswer;
     try {
-      answer = await answerOf(next.value, answers);
+      // a step answered at once (a build, an acceptance) is not awaited: no promise and no turn of its own
+      const now = answerOf(next.value, answers);
+      answer = now instanceof Promise ? await now : now;
     } catch (e) {
       next = await steps.throw(e);
       continue;
@@ -35,21 +37,20 @@ export async function drive(steps: Steps, answers: StepAnswers): Promise<Verdict
   return next.value;
 }
 
-async function answerOf(step: Step, a: StepAnswers): Promise<StepAnswer> {
+/** A step's answer: a value for the steps the relay answers at once, a promise for those that wait. */
+function answerOf(step: Step, a: StepAnswers): StepAnswer | Promise<StepAnswer> {
   switch (step.kind) {
     case "build":
       return a.build(step.rate);
     case "record":
-      await a.record(step.envelope, step.hash, step.rate);
-      return undefined;
+      return a.record(step.envelope, step.hash, step.rate).then(() => undefined);
     case "accepted":
       a.accepted?.(step.hash, step.answer);
       return undefined;
     case "resync":
-      await a.resync?.();
-      return undefined;
+      return a.resync ? a.resync().then(() => undefined) : undefined;
     case "lookup":
-      return await a.lookup(step.hash);
+      return a.lookup(step.hash);
     default:
       return step satisfies never;
   }

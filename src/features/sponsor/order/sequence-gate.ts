@@ -69,17 +69,24 @@ export class SequenceGate {
   }
 
   /**
+   * Lets `tx` go at once when its account has nothing here (it is then counted as the account's lone
+   * transaction: what a new account's actor would decide, without one) or the gate is stopped: true. False:
+   * it goes through `enter`. Asked before `enter`, so that a lone transaction costs no promise.
+   */
+  passesAlone(tx: OrderedTx): boolean {
+    if (this.stopped) return true;
+    if (this.accounts.has(tx.account) || this.lone.has(tx.account)) return false;
+    this.lone.set(tx.account, { id: tx.id, seq: tx.seq });
+    return true;
+  }
+
+  /**
    * Resolves when `tx` may be sent (at once when its account has nothing before it): with null, or with
    * why it never may (a gap never filled, a rejected predecessor, too many held, the relay stopping, its
    * row not written). `beforeHold`: run before it is held (its row written), once it is known that it will wait.
    */
   async enter(tx: OrderedTx, beforeHold?: () => Promise<void>): Promise<Error | null> {
-    if (this.stopped) return null;
-    // nothing of its account here: it goes at once (what a new account's actor decides), without one
-    if (!this.accounts.has(tx.account) && !this.lone.has(tx.account)) {
-      this.lone.set(tx.account, { id: tx.id, seq: tx.seq });
-      return null;
-    }
+    if (this.passesAlone(tx)) return null;
     const tooMany = this.holds.check(tx);
     if (tooMany) return tooMany;
     // counted (and its time running) from now; its account's actor learns of it once it is written
