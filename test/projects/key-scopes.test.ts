@@ -45,6 +45,19 @@ describe.each(databaseKinds)("scoped keys (%s)", (kind) => {
   /** A look-up of an unknown hash: 404 once the key is authenticated (cheap: what "the key works" needs). */
   const works = async (k: string) =>
     expectError(await r.http.get(`/v1/transactions/${"0".repeat(64)}`, key(k)), 404, "NOT_FOUND");
+  /** A look-up with key `k`, polled (POLL) until it is 401: that answer. */
+  const expired = async (what: string, k: string): Promise<Res> => {
+    let last: Res | undefined;
+    await until(
+      what,
+      async () => {
+        last = await r.http.get("/v1/transactions/unknown", key(k));
+        return last.status === 401;
+      },
+      ...POLL,
+    );
+    return last!;
+  };
   const listed = async (id: string) =>
     (await r.admin("GET", `/projects/${project.id}/keys`)).body.keys.find((k: { id: string }) => k.id === id);
 
@@ -94,17 +107,9 @@ describe.each(databaseKinds)("scoped keys (%s)", (kind) => {
     const k = await newKey({ expiresAt });
     expect(k.body.expiresAt).toBe(expiresAt);
     await works(k.body.key);
-    let last: Res | undefined;
-    await until(
-      "the key expired",
-      async () => {
-        last = await r.http.get("/v1/transactions/unknown", key(k.body.key));
-        return last.status === 401;
-      },
-      ...POLL,
-    );
-    expectError(last!, 401, "KEY_EXPIRED");
-    expect(last!.body.error.details.expiresAt).toBe(expiresAt);
+    const last = await expired("the key expired", k.body.key);
+    expectError(last, 401, "KEY_EXPIRED");
+    expect(last.body.error.details.expiresAt).toBe(expiresAt);
     expectError(await sponsored(k.body.key), 401, "KEY_EXPIRED");
   });
 
@@ -119,16 +124,7 @@ describe.each(databaseKinds)("scoped keys (%s)", (kind) => {
     await works(rotated.body.key);
     const oldListed = await listed(old.body.id);
     expect(Date.parse(oldListed.expiresAt)).toBeGreaterThan(Date.now() - 2000);
-    let last: Res | undefined;
-    await until(
-      "the old key expired",
-      async () => {
-        last = await r.http.get("/v1/transactions/unknown", key(old.body.key));
-        return last.status === 401;
-      },
-      ...POLL,
-    );
-    expectError(last!, 401, "KEY_EXPIRED");
+    expectError(await expired("the old key expired", old.body.key), 401, "KEY_EXPIRED");
     expectOk(await sponsored(rotated.body.key));
     // the list: the new key shown without its secret; a revoked or unknown key cannot be rotated
     expect("key" in (await listed(rotated.body.id))).toBe(false);
