@@ -12,7 +12,8 @@
  * call. Needs `perf` (Debian: linux-perf) and leave to profile another process (root, or
  * kernel.perf_event_paranoid <= 1). BENCH_PERF_SECONDS (default 8) of the measured phase are recorded (with
  * BENCH_PERF_KEYED=1, of the phase after it, each request with an idempotency key); BENCH_RATES and
- * BENCH_RELAY_DIR as for bench:e2e.
+ * BENCH_RELAY_DIR as for bench:e2e. BENCH_PERF_SCRIPT=FILE keeps perf script's output (thread, address, symbol,
+ * object of each frame, JavaScript functions named) in FILE, to read callers and callees further.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -79,7 +80,9 @@ async function main(): Promise<void> {
     const header = lines.slice(0, i).findLast((h) => h.startsWith("database"));
     console.log(`  ${header}\n  ${l}`);
   });
-  print(summarize(readSamples(script(relayPid)), threadNames(), relayPid));
+  const frames = script(relayPid);
+  if (process.env.BENCH_PERF_SCRIPT) writeFileSync(process.env.BENCH_PERF_SCRIPT, frames);
+  print(summarize(readSamples(frames), threadNames(), relayPid));
 }
 
 /** perf's record of the relay over `seconds` of the phase (started 1 s in), with a monotonic clock for the jitdump. */
