@@ -135,6 +135,21 @@ describe("submissions (testnet, anonymous: the client's apiKey is not one of the
     expect((await onChain(final.hash!)).status).toBe(rpc.Api.GetTransactionStatus.SUCCESS);
   });
 
+  test("skipWait for a transaction a project is sponsoring: its outcome, not an id of another's record", async () => {
+    const project = await r.project();
+    const user = await r.funded();
+    const [first, second] = [await r.payment(user), await r.payment(user, { seqOffset: 1n })];
+    const body = (tx: typeof first) => ({ transaction: tx.toXDR(), network: "testnet" });
+    const k = { "x-api-key": project.testKey };
+    expect((await r.post("/v1/sponsor", body(second), { ...k, prefer: "respond-async" })).status).toBe(202); // held
+    const asked = anonymous().submitTransaction({ xdr: second.toXDR(), skipWait: true });
+    await Bun.sleep(200); // it arrives while the project's run holds it (after, it is answered the same way)
+    expect((await r.post("/v1/sponsor", body(first), k)).status).toBe(200);
+    const res = await asked;
+    expect(res.status).toBe("confirmed");
+    expect((await onChain(res.hash!)).status).toBe(rpc.Api.GetTransactionStatus.SUCCESS);
+  });
+
   test("func + auth: a SAC transfer authorised by the sender's signed entry, run from a relay channel", async () => {
     const [from, to] = [await r.funded(), await r.funded()];
     const { func, auth } = await signedTransfer(from, to, 5_000_000n);

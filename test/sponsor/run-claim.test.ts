@@ -12,16 +12,23 @@ const applied = (hash: string): Outcome => ({
   result: { hash, feePaid: "100", ledger: 7, resultXdr: "AAAAAAAAAGQAAAAAAAAAAQAAAAAAAAABAAAAAAAAAAA=" },
 });
 
-/** A store whose row of every inner hash is `rows[reads]` (the last one once they run out), counting reads. */
+/**
+ * A store whose row of every inner hash is `rows[reads]` (the last one once they run out), counting reads;
+ * a row is the anonymous relay's unless it names its project.
+ */
 function store(rows: (Partial<SubmissionRecord> | null)[]) {
   const s = { reads: 0 };
+  const row = (r: Partial<SubmissionRecord> | null) => (r ? { projectId: null, ...r } : null);
   const submissions = {
-    byInnerHash: async () => (rows[Math.min(s.reads++, rows.length - 1)] ?? null) as SubmissionRecord | null,
+    byInnerHash: async () => row(rows[Math.min(s.reads++, rows.length - 1)] ?? null) as SubmissionRecord | null,
   } as unknown as SubmissionStore;
   return { s, submissions };
 }
 
-/** An owner whose `own` answers `answers` in turn, recording what it was given; `done` and `kept` counted. */
+/**
+ * An owner (the anonymous relay's, unless `extra` names a project) whose `own` answers `answers` in turn,
+ * recording what it was given; `done` and `kept` counted.
+ */
 function owner(answers: (Outcome | typeof AGAIN | Error)[], extra: Partial<Owner> = {}) {
   const seen: { prior: unknown; again: boolean }[] = [];
   const counts = { done: 0, kept: 0 };
@@ -34,6 +41,7 @@ function owner(answers: (Outcome | typeof AGAIN | Error)[], extra: Partial<Owner
       if (a instanceof Error) throw a;
       return a;
     },
+    projectId: null,
     done: () => void counts.done++,
     kept: () => {
       counts.kept++;
@@ -87,7 +95,7 @@ describe("Runs.claim", () => {
   });
 
   test("AGAIN reads the row once more (written meanwhile) and runs with it", async () => {
-    const row = { id: "r1", outcome: null, feeCharged: null };
+    const row = { id: "r1", outcome: null, feeCharged: null, projectId: null };
     const { s, submissions } = store([null, row]);
     const o = owner([AGAIN, applied("h3")]);
     const got = await new Runs(null, submissions, 1000).claim("testnet", "inner3", o.o).outcome;
@@ -131,5 +139,49 @@ describe("Runs.claim", () => {
     expect(await run.outcome).toEqual(recorded);
     expect(o.seen).toHaveLength(0);
     expect(leases[0]).toBe("inner:mainnet:inner5");
+    expect(run.theirs?.()).toBe(false);
+  });
+});
+
+describe("Runs.claim: another project's submission answers, and says so", () => {
+  test("another project's request joins a run under way (never paid twice), and is told it is theirs", async () => {
+    const { submissions } = store([null]);
+    const runs = new Runs(null, submissions, 1000);
+    const first = owner([applied("h6")], { projectId: "p1" });
+    const a = runs.claim("mainnet", "inner6", first.o);
+    const same = runs.join("mainnet", "inner6", "p1")!;
+    const other = runs.join("mainnet", "inner6", "p2")!;
+    const late = runs.claim("mainnet", "inner6", owner([applied("never")], { projectId: "p2" }).o);
+    expect([same.joined, other.joined, late.joined]).toEqual([true, true, true]);
+    expect([a.theirs?.(), same.theirs?.(), other.theirs?.(), late.theirs?.()]).toEqual([false, false, true, true]);
+    expect(await other.outcome).toEqual(applied("h6"));
+  });
+
+  test("another project's recorded outcome answers a run, then theirs; its own project's is not", async () => {
+    const recorded = applied("h7");
+    const theirs = new Runs(null, store([{ outcome: recorded, feeCharged: 100n, projectId: "p1" }]).submissions, 1000);
+    const run = theirs.claim("mainnet", "inner7", owner([applied("never")], { projectId: "p2" }).o);
+    expect(await run.outcome).toEqual(recorded);
+    expect(run.theirs?.()).toBe(true);
+    const own = new Runs(null, store([{ outcome: recorded, feeCharged: 100n, projectId: "p1" }]).submissions, 1000);
+    const mine = own.claim("mainnet", "inner7", owner([applied("never")], { projectId: "p1" }).o);
+    expect(await mine.outcome).toEqual(recorded);
+    expect(mine.theirs?.()).toBe(false);
+  });
+
+  test("another instance's run of another project: its acceptance is not told here, its outcome answers", async () => {
+    const recorded = applied("h8");
+    const { submissions } = store([
+      { status: "submitted", hash: "outer8", outcome: null, feeCharged: null, projectId: "p1" },
+      { outcome: recorded, feeCharged: 100n, projectId: "p1" },
+    ]);
+    const shared: SharedRuns = { claim: async () => false, release: async () => {} };
+    const run = new Runs(shared, submissions, 5000).claim("mainnet", "inner8", owner([], { projectId: "p2" }).o);
+    let accepted = false;
+    void run.accepted.then(() => (accepted = true));
+    expect(await run.outcome).toEqual(recorded);
+    await Bun.sleep(0);
+    expect(accepted).toBe(false);
+    expect(run.theirs?.()).toBe(true);
   });
 });

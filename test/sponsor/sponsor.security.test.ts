@@ -74,6 +74,31 @@ describe("what an answer shows", () => {
     expect(again.body.hash).toBe(sponsored.body.hash);
   });
 
+  test("respond-async for another project's transaction: its outcome, no 202 naming its record", async () => {
+    const [a, b] = [await r.project(), await r.project()];
+    const user = await r.funded();
+    const [first, second] = [await r.payment(user), await r.payment(user, { seqOffset: 1n })];
+    const body = (tx: typeof first) => ({ transaction: xdrOf(tx), network: "testnet" });
+    const async = (k: string) => ({ ...key(k), prefer: "respond-async" });
+    // a's transaction held for its predecessor: a's 202 names a's record
+    const held = await r.post("/v1/sponsor", body(second), async(a.testKey));
+    expect(held.status).toBe(202);
+    expectOk(await r.http.get(held.headers.get("location")!, key(a.testKey)));
+    // b sends the same one while a's run holds it: b waits for its outcome (never paid twice), answered as without
+    // the preference (given time to arrive first; arriving after the predecessor it is answered the same way)
+    const joined = r.post("/v1/sponsor", body(second), async(b.testKey));
+    await Bun.sleep(200);
+    expectOk(await r.post("/v1/sponsor", body(first), key(a.testKey)));
+    const answers = [await joined, await r.post("/v1/sponsor", body(second), async(b.testKey))];
+    for (const res of answers) {
+      expectOk(res);
+      expect(res.body.innerHash).toBe(held.body.innerHash);
+      expect([res.headers.get("location"), res.headers.get("preference-applied")]).toEqual([null, null]);
+    }
+    expect(answers[1]!.body.hash).toBe(answers[0]!.body.hash);
+    expectError(await r.http.get(`/v1/transactions/${held.body.innerHash}`, key(b.testKey)), 404, "NOT_FOUND");
+  });
+
   test("a transaction one project refused, sent through another: 403 another_project, its record stays the first's, nothing sent", async () => {
     const a = await r.project({ policy: { allowedOperations: ["createAccount"] } });
     const b = await r.project();

@@ -59,10 +59,12 @@ export class ChannelsService {
       operation !== null
         ? await this.deps.sponsor.sponsorOperation(operation, network, payer)
         : await this.deps.sponsor.sponsor((req as Extract<Submit, { kind: "xdr" }>).xdr, network, payer);
-    // skipWait: answered on acceptance (whatever it ends with is recorded)
-    const first: Outcome | Accepted = req.skipWait
-      ? await Promise.race([run.outcome, run.accepted])
-      : await run.outcome;
+    // skipWait: answered on acceptance (whatever it ends with is recorded), unless another project's
+    // submission answers it: its id would name a record this caller cannot look up
+    const mine = () => run.theirs?.() !== true;
+    let first: Outcome | Accepted =
+      req.skipWait && mine() ? await Promise.race([run.outcome, run.accepted]) : await run.outcome;
+    if (!("kind" in first) && !mine()) first = await run.outcome;
     if (!("kind" in first)) {
       annotate({ projectId: payer.projectId, network, hash: first.hash, result: "submitted" });
       return { transactionId: first.innerHash, hash: first.hash, status: "submitted" };

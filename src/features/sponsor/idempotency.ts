@@ -52,7 +52,8 @@ export class Idempotency {
       return o;
     });
     // replayed: its key was claimed before and this request joined that request's run (not a restart's leftover)
-    return { pending: { accepted: pending.accepted, outcome }, replayed: existing !== null && pending.joined === true };
+    const replayed = existing !== null && pending.joined === true;
+    return { pending: { accepted: pending.accepted, outcome, theirs: pending.theirs }, replayed };
   }
 }
 

@@ -105,10 +105,10 @@ export class Intakes {
   ): Promise<Prepared | Pending> {
     const prior = await this.deps.submissions.byInnerHash(net.name, op.hash);
     const answered = finalOutcome(prior) ?? (prior ? await this.deps.settlement.resolved(net.gateway, prior) : null);
-    if (answered) return Run.ended(answered);
+    if (answered) return Run.ended(answered, prior!.projectId !== payer.projectId);
     // a run that started meanwhile in this process is joined; an earlier run's transaction may still be
     // queued: another one would spend the nonce twice (and pay for a failure)
-    const started = this.deps.runs.join(net.name, op.hash);
+    const started = this.deps.runs.join(net.name, op.hash, payer.projectId);
     if (started) return started;
     if (prior && mayStillBeQueued(prior, net.gateway.watcher.latestLedger)) {
       const queued = new RelayError(

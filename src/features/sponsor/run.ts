@@ -22,22 +22,36 @@ export interface Pending {
   outcome: Promise<Outcome>;
   /** This request joined a run another request of this process had started. */
   joined?: boolean;
+  /**
+   * Whether it is answered from another project's submission (a run or a record this caller cannot
+   * look up): known at once for a run joined, at the latest with the outcome for a record read.
+   */
+  theirs?(): boolean;
 }
 
 export class Run implements Pending {
   readonly accepted: Promise<Accepted>;
   readonly outcome: Promise<Outcome>;
+  /** Another project's submission answers it (its record, read before the outcome resolves). */
+  foreign = false;
+  readonly theirs = () => this.foreign;
   private tell: (a: Accepted) => void = () => {};
   private told = false;
 
-  constructor(body: (run: Run) => Promise<Outcome>) {
+  /** `projectId`: the project whose requests run it (null: the anonymous relay's). */
+  constructor(
+    readonly projectId: string | null,
+    body: (run: Run) => Promise<Outcome>,
+  ) {
     this.accepted = new Promise((resolve) => (this.tell = resolve));
     this.outcome = body(this);
   }
 
-  /** A request answered without a run (refused before one, or an outcome already recorded). */
-  static ended(outcome: Outcome): Pending {
-    return { accepted: new Promise(() => {}), outcome: Promise.resolve(outcome) };
+  /** A request answered without a run (refused before one, or an outcome recorded: `theirs`, another project's). */
+  static ended(outcome: Outcome, theirs = false): Pending {
+    const ended: Pending = { accepted: new Promise(() => {}), outcome: Promise.resolve(outcome) };
+    if (theirs) ended.theirs = () => true;
+    return ended;
   }
 
   /** The network accepted it: told once, to every request of the run (those joining later at once). */
@@ -72,6 +86,8 @@ export interface Owner {
   kept(): Promise<unknown>;
   /** The lease recovery took already. */
   lease?: Lease;
+  /** The project that pays for it (null: the anonymous relay). */
+  projectId: string | null;
 }
 
 /** How often a request waiting on another instance's run checks for its outcome. */
@@ -93,10 +109,15 @@ export class Runs {
     return this.byKey.get(`${network}:${innerHash}`);
   }
 
-  /** What a request joining the run of `innerHash` under way here waits for; undefined: none is. */
-  join(network: string, innerHash: string): Pending | undefined {
+  /**
+   * What a request of `projectId` joining the run of `innerHash` under way here waits for (never paid
+   * twice: another project's run is joined too, and `theirs`); undefined: none is.
+   */
+  join(network: string, innerHash: string, projectId: string | null): Pending | undefined {
     const run = this.find(network, innerHash);
-    return run && { accepted: run.accepted, outcome: run.outcome, joined: true };
+    if (!run) return undefined;
+    const theirs = run.projectId === projectId ? run.theirs : () => true;
+    return { accepted: run.accepted, outcome: run.outcome, joined: true, theirs };
   }
 
   /**
@@ -108,14 +129,14 @@ export class Runs {
    * settle: a request after the answer finds it here, then in the database.
    */
   claim(network: string, innerHash: string, o: Owner): Pending {
-    const running = this.join(network, innerHash);
+    const running = this.join(network, innerHash, o.projectId);
     if (running) {
       o.done();
       void o.lease?.release();
       return running;
     }
     const key = `${network}:${innerHash}`;
-    const run = new Run(async (r) => {
+    const run = new Run(o.projectId, async (r) => {
       try {
         const owned = () => this.owned(network, innerHash, r, o.own);
         // a lease taken already (recovery's), or one instance alone: run at once
@@ -139,9 +160,17 @@ export class Runs {
   private async owned(network: string, innerHash: string, run: Run, own: Owner["own"]): Promise<Outcome> {
     for (let again = false; ; again = true) {
       const prior = await this.submissions.byInnerHash(network, innerHash);
-      const outcome = finalOutcome(prior) ?? (await own(prior, run, again));
+      const answered = this.answeredBy(run, prior);
+      const outcome = answered ?? (await own(prior, run, again));
       if (outcome !== AGAIN) return outcome;
     }
+  }
+
+  /** The outcome a stored row has that stands (never paid twice: another project's too, then `foreign`). */
+  private answeredBy(run: Run, prior: SubmissionRecord | null): Outcome | null {
+    const answered = finalOutcome(prior);
+    if (answered && prior!.projectId !== run.projectId) run.foreign = true;
+    return answered;
   }
 
   /** How many runs of a network are under way (GET /metrics). */
@@ -167,11 +196,13 @@ export class Runs {
         }
       }
       const prior = await this.submissions.byInnerHash(network, innerHash);
-      const answered = finalOutcome(prior);
+      const answered = this.answeredBy(run, prior);
       if (answered) return answered;
+      // another project's run there: its outcome answers this one, never its acceptance (a record not this caller's)
+      if (prior && prior.projectId !== run.projectId) run.foreign = true;
       // the other instance's run was accepted by the network, or holds it for its predecessor (a pending
       // submission): an asynchronous request is answered now
-      if (prior?.status === "submitted") run.accept({ hash: prior.hash, innerHash });
+      else if (prior?.status === "submitted") run.accept({ hash: prior.hash, innerHash });
       else if (prior?.held) run.accept({ hash: innerHash, innerHash, status: "pending" });
       if (Date.now() > deadline) {
         const details = { hash: prior?.hash ?? innerHash, reason: "pending" };

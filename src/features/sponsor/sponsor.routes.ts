@@ -76,9 +76,12 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
           body.transaction !== undefined
             ? deps.sponsor.sponsor(body.transaction, network, principal.payer)
             : deps.sponsor.sponsorOperation(body.operation!, network, principal.payer);
+        // another project's submission answers it (never paid twice) as without the preference: a 202's Location
+        // would name a record this caller cannot look up
+        const theirs = (p: Pending) => p.theirs?.() === true;
         /** The outcome, or the network's acceptance when it comes first (asynchronous mode). */
         const first = (p: Pending): Promise<Outcome | Accepted> =>
-          async ? Promise.race([p.outcome, p.accepted]) : p.outcome;
+          async && !theirs(p) ? Promise.race([p.outcome, p.accepted]) : p.outcome;
         const acceptedAnswer = (a: Accepted) => {
           annotate({ projectId: principal.payer.projectId, network, hash: a.hash, result: "submitted" });
           set.status = 202;
@@ -86,8 +89,8 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
           set.headers["preference-applied"] = "respond-async";
           return { hash: a.hash, innerHash: a.innerHash, status: a.status ?? "submitted" };
         };
-        const answerOf = (outcome: Outcome, replayed = false) => {
-          const inLedger = async && !replayed ? landed(outcome) : null;
+        const answerOf = (p: Pending, outcome: Outcome, replayed = false) => {
+          const inLedger = async && !replayed && !theirs(p) ? landed(outcome) : null;
           if (inLedger) return acceptedAnswer(inLedger);
           annotate({
             projectId: principal.payer.projectId,
@@ -97,16 +100,18 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
           });
           return answer(outcome); // an error outcome is thrown again, enveloped with this request's id
         };
-        if (key === null) {
-          const r = await first(await start());
-          return "kind" in r ? answerOf(r) : acceptedAnswer(r);
-        }
+        const reply = async (p: Pending, replayed = false) => {
+          const r = await first(p);
+          if ("kind" in r) return answerOf(p, r, replayed);
+          // accepted, then found to be another instance's run of another project: its outcome
+          return theirs(p) ? answerOf(p, await p.outcome, replayed) : acceptedAnswer(r);
+        };
+        if (key === null) return reply(await start());
         checkIdempotencyKey(key);
         const hash = bodyHash({ transaction: body.transaction, operation: body.operation, network });
         const { pending, replayed } = await deps.idempotency.run(principal.payer.scope, key, hash, start);
         if (replayed) set.headers["idempotent-replayed"] = "true";
-        const r = await first(pending);
-        return "kind" in r ? answerOf(r, replayed) : acceptedAnswer(r);
+        return reply(pending, replayed);
       },
       {
         body: SponsorBody,

@@ -142,7 +142,7 @@ export class SponsorService {
    * reservation), and its run claimed; or the refusal that ended it.
    */
   private async runOf(intake: Taken, payer: Payer): Promise<Pending | { refused: Outcome }> {
-    const running = this.runs.join(intake.net.name, intake.innerHash);
+    const running = this.runs.join(intake.net.name, intake.innerHash, payer.projectId);
     if (running) return running;
     const preparing = this.intake.prepare(intake, payer);
     const prepared = preparing instanceof Promise ? await preparing : preparing;
@@ -192,7 +192,7 @@ export class SponsorService {
       this.deps.metrics?.sponsorOutcome(network, o);
       return innerHash ? withIdentity(o, innerHash) : o;
     });
-    return { accepted: run.accepted, outcome, joined: run.joined };
+    return { accepted: run.accepted, outcome, joined: run.joined, theirs: run.theirs };
   }
 
   /**
@@ -207,6 +207,7 @@ export class SponsorService {
       // joined until its outcome is written: a request after the answer finds it here, then in the database
       kept: () => reservation.writing ?? Promise.resolve(),
       lease,
+      projectId: reservation.payer.projectId,
     };
     return this.runs.claim(network.name, job.innerHash, owner);
   }
