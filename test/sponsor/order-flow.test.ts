@@ -1,10 +1,11 @@
 /**
  * Order flow: one account's many transactions at once, each with the next sequence number, are sent
  * one per ledger in sequence order, whatever order they arrive in; a gap that is never filled, and a
- * predecessor rejected before any ledger, are answered tx_bad_seq naming the number.
+ * predecessor rejected before any ledger, are answered tx_bad_seq naming the number; one whose maxTime
+ * passes while held is expired (tx_too_late).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Keypair, type Transaction } from "@stellar/stellar-sdk";
+import { Asset, Keypair, Operation, TransactionBuilder, type Transaction } from "@stellar/stellar-sdk";
 import { xdrOf } from "../support/harness.ts";
 import { startTestRelay, type TestRelay } from "../support/relay.ts";
 
@@ -85,6 +86,30 @@ describe("gaps and refusals", () => {
     // nothing of it reached a ledger
     const acc = await r.rpc.getAccount(user.publicKey());
     expect(BigInt(acc.sequenceNumber())).toBe(seqOf(ahead) - 2n);
+  });
+
+  test("its maxTime passes while held: expired (tx_too_late), in no ledger, and looked up so", async () => {
+    const user = await r.funded();
+    const acc = await r.rpc.getAccount(user.publicKey());
+    acc.incrementSequenceNumber(); // its predecessor never comes
+    const root = r.networks.get("testnet").localnet!.root.publicKey();
+    const tx = new TransactionBuilder(acc, { fee: "100", networkPassphrase: r.passphrase })
+      .addOperation(Operation.payment({ destination: root, asset: Asset.native(), amount: "1" }))
+      .setTimeout(2) // 1 to 2 s from now: before SEQUENCE_HOLD_MS (2 s) ends the hold
+      .build();
+    tx.sign(user);
+    const res = await sponsor(tx);
+    expect(res.status).toBe(422);
+    expect(res.body.error.details).toMatchObject({
+      result_codes: { transaction: "tx_too_late" },
+      status: "expired",
+      maxTime: tx.timeBounds!.maxTime,
+      waitingFor: String(seqOf(tx) - 1n),
+    });
+    expect(res.body.error.details.reason).toBeUndefined();
+    const look = await r.http.get(`/v1/transactions/${Buffer.from(tx.hash()).toString("hex")}`);
+    expect([look.status, look.body.status]).toEqual([200, "expired"]);
+    expect(BigInt((await r.rpc.getAccount(user.publicKey())).sequenceNumber())).toBe(seqOf(tx) - 2n);
   });
 
   test("the predecessor comes late: the held one goes after it; meanwhile its look-up says what it waits for", async () => {

@@ -1,6 +1,7 @@
 /**
  * What the order flow answers a transaction it will not send (sequence-gate.ts): tx_bad_seq for a gap
- * never filled or a predecessor rejected, and 429 past the limits of what may be held.
+ * never filled or a predecessor rejected, tx_too_late for one whose maxTime passed while held, and 429
+ * past the limits of what may be held.
  */
 import { waitsFor } from "../../../../actors/sponsor/account.machine.ts";
 import { RelayError } from "../../../kernel/errors.ts";
@@ -18,14 +19,36 @@ export function neverCame(tx: { account: string; seq: bigint }, chain: bigint | 
   const wanted = waitsFor(tx.seq);
   return badSeq(
     `held for sequence number ${wanted} of ${tx.account}, which never came (${Math.round(holdMs / 1000)} s ` +
-      "without progress on the account, or its maxTime passed): send the missing transaction first, or build " +
-      "this one from the account's current sequence",
+      "without progress on the account): send the missing transaction first, or build this one from the " +
+      "account's current sequence",
     {
       reason: "sequence_gap",
       account: tx.account,
       sequence: String(tx.seq),
       waitingFor: String(wanted),
       ...(chain !== null ? { accountSequence: String(chain) } : {}),
+    },
+  );
+}
+
+/**
+ * `tx` was held for its predecessor until its own maxTime passed: in no ledger, and none can include it
+ * now (expired), whatever its predecessor does later.
+ */
+export function passedWhileHeld(tx: { account: string; seq: bigint; maxTime: bigint }): RelayError {
+  const wanted = waitsFor(tx.seq);
+  const maxTime = new Date(Number(tx.maxTime) * 1000).toISOString();
+  return new RelayError(
+    "SUBMISSION_FAILED",
+    `its maxTime (${maxTime}) passed while it was held for sequence number ${wanted} of ${tx.account}: ` +
+      "no ledger included it, and none can now; build it again with a later maxTime",
+    {
+      result_codes: { transaction: "tx_too_late" },
+      status: "expired" satisfies SubmissionStatus,
+      maxTime: tx.maxTime.toString(),
+      account: tx.account,
+      sequence: String(tx.seq),
+      waitingFor: String(wanted),
     },
   );
 }

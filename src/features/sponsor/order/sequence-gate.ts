@@ -6,16 +6,16 @@
  * holds it, refuses it, reads the account's sequence number from the network when the chain must say
  * (a predecessor sent by another instance, or outside the relay: read once per ledger while one waits).
  *
- * A held transaction waits until its own maxTime at most, and at most SEQUENCE_HOLD_MS without
- * progress on its account (a gap never filled), then it is refused as tx_bad_seq naming the number it
- * waited for. Holds count per paying project (or client IP) and per account, with limits (429 past
+ * A held transaction waits until its own maxTime at most (then it is expired: tx_too_late), and at most
+ * SEQUENCE_HOLD_MS without progress on its account (a gap never filled: refused as tx_bad_seq naming
+ * the number it waited for). Holds count per paying project (or client IP) and per account, with limits (429 past
  * them; holds.ts). A transaction is written as a pending submission before it is held (`beforeHold`):
  * after a crash, recovery sends it (held-rows.ts).
  */
 import { createActor, type Actor } from "xstate";
 import { accountMachine, type AccountEvent, type HeldTx, idle } from "../../../../actors/sponsor/account.machine.ts";
 import { unavailable } from "../../../kernel/errors.ts";
-import { neverCame, predecessorRejected } from "./refusals.ts";
+import { neverCame, passedWhileHeld, predecessorRejected } from "./refusals.ts";
 import { type HeldView, Holds, type OrderLimits, type OrderedTx, type Waiter } from "./holds.ts";
 import type { Logger } from "../../../kernel/log.ts";
 import type { AccountState } from "../../../network/gateway.ts";
@@ -223,7 +223,9 @@ export class SequenceGate {
     const actor = this.accounts.get(tx.account);
     const chain = actor?.getSnapshot().context.chainSeq ?? null;
     this.send(tx.account, { type: "LEAVE", id: tx.id });
-    w.refuse(neverCame(tx, chain, this.deps.limits.holdMs));
+    // its own maxTime is what ended the hold: it is expired, whatever its predecessor does
+    const passed = tx.maxTime > 0n && Date.now() >= Number(tx.maxTime) * 1000 - 5; // a timer's ms rounding
+    w.refuse(passed ? passedWhileHeld(tx) : neverCame(tx, chain, this.deps.limits.holdMs));
   }
 
   /**
