@@ -148,7 +148,11 @@ export function createApp(deps: AppDeps) {
     .use(deps.adminToken && deps.webhooks ? webhookRoutes({ webhooks: deps.webhooks }) : new Elysia())
     .use(deps.adminToken ? adminTransactionRoutes(deps) : new Elysia())
     .use(deps.adminToken ? sessionRoutes({ sessions, trustProxy: deps.trustProxy }) : new Elysia())
-    .use(deps.adminToken && deps.stats ? statsRoutes({ stats: deps.stats }) : new Elysia())
+    .use(
+      deps.adminToken && deps.stats
+        ? statsRoutes({ stats: deps.stats, written: () => deps.sponsor.written() })
+        : new Elysia(),
+    )
     .use(
       healthRoutes({
         networks: deps.networks,

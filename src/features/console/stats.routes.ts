@@ -24,11 +24,13 @@ const AdminStats = t.Object(
   { $id: "AdminStats" },
 );
 
-export function statsRoutes(deps: { stats: AdminStatsRepo }) {
+/** `written`: resolves once the outcomes answered so far are written (a charge answered is counted). */
+export function statsRoutes(deps: { stats: AdminStatsRepo; written?: () => Promise<void> }) {
   return new Elysia({ name: "stats.routes", prefix: "/v1/admin" }).get(
     "/stats",
     async ({ query }) => {
       const minutes = query.minutes ?? 60;
+      await deps.written?.();
       const [perMinute, spent] = await Promise.all([deps.stats.perMinute(minutes), deps.stats.spentToday()]);
       return { minutes, perMinute, creditsSpentToday: spent.toString() };
     },

@@ -51,7 +51,7 @@ export class ProjectsService {
       actors: ProjectActors;
       defaults: Policy;
       log: Logger;
-      /** Several instances reserve the credits: the balance shown is the journal's, not this instance's actor's. */
+      /** Several instances reserve the credits: a top-up answers the journal's balance, not this instance's actor's. */
       sharedCredits?: boolean;
       /** Seals approval secrets (a policy's approval server). */
       approvals?: Approvals;
@@ -143,9 +143,9 @@ export class ProjectsService {
   private async view(p: ProjectRow): Promise<ProjectView> {
     await this.deps.outcomes?.written();
     const c = this.actorOf(p.id).getSnapshot().context;
-    const { balance, reserved } = this.deps.sharedCredits
-      ? await this.deps.credits.summary(p.id)
-      : { balance: c.balance, reserved: [...c.holds.values()].reduce((a, h) => (h.credits ? a + h.amount : a), 0n) };
+    // the journal's (kept by its trigger), on one instance too: a reservation whose submission was answered 504 is
+    // no longer this instance's hold, but stays reserved until its outcome is known
+    const { balance, reserved } = await this.deps.credits.summary(p.id);
     return {
       id: p.id,
       name: p.name,
