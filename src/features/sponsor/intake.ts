@@ -114,7 +114,8 @@ export class Intakes {
       const queued = new RelayError(
         "SUBMISSION_TIMEOUT",
         "an earlier submission of this operation may still be in the network's queue; retry to get its outcome",
-        { hash: prior.hash, reason: "pending" },
+        // its status as recorded (submitted: the network took it; pending: not known to)
+        { hash: prior.hash, reason: "pending", status: prior.status === "submitted" ? "submitted" : "pending" },
       );
       return Run.ended(outcomeOf(queued));
     }
