@@ -215,7 +215,8 @@ export const submissionAttempts = pgTable(
     sentAt: timestamp("sent_at", { withTimezone: true }).notNull().defaultNow(),
     answeredAt: timestamp("answered_at", { withTimezone: true }),
   },
-  (t) => [primaryKey({ columns: [t.submissionId, t.hash] })],
+  // by hash too: a look-up by a fee-bump hash an earlier attempt was answered with finds its submission
+  (t) => [primaryKey({ columns: [t.submissionId, t.hash] }), index("submission_attempts_hash").on(t.hash)],
 );
 
 /**

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { expectError, HASH, xdrOf } from "../support/harness.ts";
+import { expectError, expectOk, HASH, xdrOf } from "../support/harness.ts";
 import { startTestRelay, type TestRelay } from "../support/relay.ts";
 import { rowsOf } from "../../src/store/batch-sql.ts";
 
@@ -100,6 +100,27 @@ describe("a synchronous sponsorship", () => {
     expect(got.body.attempts[0].hash).toMatch(HASH);
     expect(got.body.attempts[0].answer).toBe("tx_bad_seq"); // the network's answer to that attempt
     expect(await statusEvents(innerOf(tx))).toEqual(["rejected"]);
+  });
+
+  test("sent again with another fee-bump: the hash an earlier attempt was answered with still finds it", async () => {
+    const tx = await r.payment(await r.funded(), { seqOffset: -1n });
+    const send = () => r.post("/v1/sponsor", { transaction: xdrOf(tx), network: "testnet" }, keyed(project.testKey));
+    const first = (await send()).body.error.details.hash as string;
+    // other transactions in between move the channels' rooms: the retry's fee-bump has another fee source
+    let again = first;
+    for (let i = 0; i < 5 && again === first; i++) {
+      for (const other of await Promise.all([1, 2, 3].map(async () => r.payment(await r.funded()))))
+        expectOk(
+          await r.post("/v1/sponsor", { transaction: xdrOf(other), network: "testnet" }, keyed(project.testKey)),
+        );
+      again = (await send()).body.error.details.hash as string;
+    }
+    expect(again).not.toBe(first);
+    for (const hash of [first, again, innerOf(tx)]) {
+      const got = await r.http.get(`/v1/transactions/${hash}`, keyed(project.testKey));
+      expectOk(got);
+      expect([got.body.innerHash, got.body.hash, got.body.status]).toEqual([innerOf(tx), again, "rejected"]);
+    }
   });
 });
 

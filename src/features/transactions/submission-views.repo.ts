@@ -54,12 +54,17 @@ export class SubmissionViews {
     private readonly networks: readonly string[],
   ) {}
 
-  /** The submission whose inner hash, or last fee-bump hash, is `hash` (one probe of each index). */
+  /**
+   * The submission whose inner hash, or a fee-bump hash it was sent with (its last, or an earlier attempt's:
+   * an answer or an event named it), is `hash` (one probe of each index).
+   */
   async byHash(hash: string): Promise<FoundSubmission | null> {
     const r = await this.db.execute(sql`select s.id, s.project_id, submission_json(s) as view,
         case when s.envelope is null then s.held->>'account' end as account, s.held->>'sequence' as sequence
       from ${submissions} s
-      where (s.network in ${this.networks} and s.inner_hash = ${hash}) or s.hash = ${hash}
+      where s.id in (select id from ${submissions} where network in ${this.networks} and inner_hash = ${hash}
+        union all select id from ${submissions} where hash = ${hash}
+        union all select submission_id from ${submissionAttempts} where hash = ${hash})
       order by s.created_at desc limit 1`);
     type Row = {
       id: string;

@@ -1,0 +1,1 @@
+CREATE INDEX "submission_attempts_hash" ON "submission_attempts" USING btree ("hash");
