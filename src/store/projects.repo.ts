@@ -17,6 +17,9 @@ export interface ProjectRow {
   policy: PolicyOverrides;
   /** The addresses it accepts x402 payments to. */
   x402PayTo: string[];
+  /** Its credit journal's sum and outstanding reservations (kept by the journal's trigger). */
+  creditBalance: bigint;
+  creditReserved: bigint;
   createdAt: Date;
   updatedAt: Date;
 }

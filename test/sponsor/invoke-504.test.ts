@@ -57,6 +57,11 @@ test("a func+auth resend while the first may be queued: 504 with its recorded st
   expect(again.body.error.details).toMatchObject({ reason: "pending", status: "submitted", innerHash });
   const look = await r.http.get(`/v1/transactions/${innerHash}`, { "x-api-key": p.liveKey });
   expect(look.body.status).toBe(again.body.error.details.status);
+  // through another project: 504 too, naming nothing of the first project's record (its fee-bump, its status)
+  const other = await r.project({ credits, policy: { requestsPerSecond: 1000, burst: 1000 } });
+  const theirs = await r.post("/v1/sponsor", { operation, network: "mainnet" }, { "x-api-key": other.liveKey });
+  expect(theirs.status).toBe(504);
+  expect(theirs.body.error.details).toMatchObject({ hash: innerHash, reason: "pending", status: "pending" });
   net.closeLedger();
   let landed = await send();
   await until("its outcome", async () => (landed = await send()).status === 200, 10_000, 100);

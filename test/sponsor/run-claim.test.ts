@@ -184,4 +184,16 @@ describe("Runs.claim: another project's submission answers, and says so", () => 
     expect(accepted).toBe(false);
     expect(run.theirs?.()).toBe(true);
   });
+
+  test("another instance's run outlasts the wait: 504 with its own record's fee-bump and status, not another's", async () => {
+    const row = { status: "submitted", hash: "outer9", outcome: null, feeCharged: null, projectId: "p1" };
+    const shared: SharedRuns = { claim: async () => false, release: async () => {} };
+    const details = async (projectId: string) => {
+      const runs = new Runs(shared, store([row]).submissions, 150);
+      const o = await runs.claim("mainnet", "inner9", owner([], { projectId }).o).outcome;
+      return o.kind === "failure" ? o.error.details : null;
+    };
+    expect(await details("p1")).toMatchObject({ hash: "outer9", reason: "pending", status: "submitted" });
+    expect(await details("p2")).toMatchObject({ hash: "inner9", reason: "pending", status: "pending" });
+  });
 });

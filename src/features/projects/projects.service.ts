@@ -140,18 +140,15 @@ export class ProjectsService {
     return a;
   }
 
-  private async view(p: ProjectRow): Promise<ProjectView> {
-    await this.deps.outcomes?.written();
+  /** From a row read once the outcomes answered are written: its credits the journal's (a 504's reservation too). */
+  private view(p: ProjectRow): ProjectView {
     const c = this.actorOf(p.id).getSnapshot().context;
-    // the journal's (kept by its trigger), on one instance too: a reservation whose submission was answered 504 is
-    // no longer this instance's hold, but stays reserved until its outcome is known
-    const { balance, reserved } = await this.deps.credits.summary(p.id);
     return {
       id: p.id,
       name: p.name,
       status: p.status,
-      creditBalance: balance.toString(),
-      creditReserved: reserved.toString(),
+      creditBalance: p.creditBalance.toString(),
+      creditReserved: p.creditReserved.toString(),
       policy: policyView(c.policy),
       x402: { payTo: p.x402PayTo },
       createdAt: p.createdAt.toISOString(),
@@ -171,15 +168,18 @@ export class ProjectsService {
       spent: 0n,
     });
     await this.tell({ topic: "project", projectId: row.id });
-    return withSecret(await this.view(row), secret);
+    return withSecret(this.view(row), secret);
   }
 
   async list(): Promise<ProjectView[]> {
+    await this.deps.outcomes?.written();
     const rows = (await this.deps.projects.list()).filter((p) => this.deps.actors.project(p.id));
-    return await Promise.all(rows.map((p) => this.view(p)));
+    return rows.map((p) => this.view(p));
   }
 
+  /** Read once the outcomes answered so far are written: it shows their credits. */
   private async row(id: string): Promise<ProjectRow> {
+    await this.deps.outcomes?.written();
     const row = await this.deps.projects.get(id);
     if (!row) throw notFound("project");
     return row;
@@ -214,7 +214,7 @@ export class ProjectsService {
     });
     if (row.status !== "active") this.deps.streams?.cutOff({ projectId: id, reason: "suspended" });
     await this.tell({ topic: "project", projectId: id });
-    return withSecret(await this.view(row), changed?.secret ?? null);
+    return withSecret(this.view(row), changed?.secret ?? null);
   }
 
   // ---- keys ---------------------------------------------------------------------------------------

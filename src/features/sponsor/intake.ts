@@ -111,11 +111,13 @@ export class Intakes {
     const started = this.deps.runs.join(net.name, op.hash, payer.projectId);
     if (started) return started;
     if (prior && mayStillBeQueued(prior, net.gateway.watcher.latestLedger)) {
+      // its fee-bump and status as recorded (submitted: the network took it), when the record is the caller's
+      const own = prior.projectId === payer.projectId;
+      const status = own && prior.status === "submitted" ? "submitted" : "pending";
       const queued = new RelayError(
         "SUBMISSION_TIMEOUT",
         "an earlier submission of this operation may still be in the network's queue; retry to get its outcome",
-        // its status as recorded (submitted: the network took it; pending: not known to)
-        { hash: prior.hash, reason: "pending", status: prior.status === "submitted" ? "submitted" : "pending" },
+        { hash: own ? prior.hash : op.hash, reason: "pending", status },
       );
       return Run.ended(outcomeOf(queued));
     }

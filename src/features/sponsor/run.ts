@@ -205,7 +205,10 @@ export class Runs {
       else if (prior?.status === "submitted") run.accept({ hash: prior.hash, innerHash });
       else if (prior?.held) run.accept({ hash: innerHash, innerHash, status: "pending" });
       if (Date.now() > deadline) {
-        const details = { hash: prior?.hash ?? innerHash, reason: "pending" };
+        // its own record's fee-bump and status; another project's are not this caller's to be told
+        const own = prior && !run.foreign ? prior : null;
+        const status = own?.status === "submitted" ? "submitted" : "pending";
+        const details = { hash: own?.hash ?? innerHash, reason: "pending", status };
         return outcomeOf(
           new RelayError("SUBMISSION_TIMEOUT", "another instance is still submitting this transaction", details),
         );
