@@ -17,6 +17,7 @@ import { BASE_FEE } from "../../stellar/protocol.ts";
 import type { Outcome } from "../../store/types.ts";
 import type { Payer } from "../projects/principal.ts";
 import type { SponsorService } from "../sponsor/sponsor.service.ts";
+import { earliest } from "../sponsor/run.ts";
 import type { TransactionsService } from "../transactions/transactions.service.ts";
 import { describeEvents } from "../tx/simulate.service.ts";
 import type { Networks } from "../networks/networks.ts";
@@ -60,11 +61,8 @@ export class ChannelsService {
         ? await this.deps.sponsor.sponsorOperation(operation, network, payer)
         : await this.deps.sponsor.sponsor((req as Extract<Submit, { kind: "xdr" }>).xdr, network, payer);
     // skipWait: answered on acceptance (whatever it ends with is recorded), unless another project's
-    // submission answers it: its id would name a record this caller cannot look up
-    const mine = () => run.theirs?.() !== true;
-    let first: Outcome | Accepted =
-      req.skipWait && mine() ? await Promise.race([run.outcome, run.accepted]) : await run.outcome;
-    if (!("kind" in first) && !mine()) first = await run.outcome;
+    // submission answers it (`earliest`): its id would name a record this caller cannot look up
+    const first: Outcome | Accepted = req.skipWait ? await earliest(run) : await run.outcome;
     if (!("kind" in first)) {
       annotate({ projectId: payer.projectId, network, hash: first.hash, result: "submitted" });
       return { transactionId: first.innerHash, hash: first.hash, status: "submitted" };

@@ -29,6 +29,19 @@ export interface Pending {
   theirs?(): boolean;
 }
 
+/** Whether another project's submission answers it. */
+export const theirs = (p: Pending): boolean => p.theirs?.() === true;
+
+/**
+ * What an asynchronous request answers first: the network's acceptance when it comes before the outcome, unless
+ * another project's submission answers it (known at once, or found once accepted): then the outcome.
+ */
+export async function earliest(p: Pending): Promise<Outcome | Accepted> {
+  if (theirs(p)) return await p.outcome;
+  const first = await Promise.race([p.outcome, p.accepted]);
+  return "kind" in first || !theirs(p) ? first : await p.outcome;
+}
+
 export class Run implements Pending {
   readonly accepted: Promise<Accepted>;
   readonly outcome: Promise<Outcome>;

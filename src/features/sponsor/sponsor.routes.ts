@@ -6,7 +6,7 @@ import { apiKeySecurity, idempotencyKeyParameter } from "../../http/openapi-refs
 import { callerContext, callerNetwork } from "../projects/caller.ts";
 import { bodyHash, checkIdempotencyKey, type Idempotency } from "./idempotency.ts";
 import type { SponsorService } from "./sponsor.service.ts";
-import type { Accepted, Pending } from "./run.ts";
+import { type Accepted, earliest, type Pending, theirs } from "./run.ts";
 import type { Networks } from "../networks/networks.ts";
 import { RelayError, validationError } from "../../kernel/errors.ts";
 import { requestContext } from "../../http/errors.plugin.ts";
@@ -77,11 +77,7 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
             ? deps.sponsor.sponsor(body.transaction, network, principal.payer)
             : deps.sponsor.sponsorOperation(body.operation!, network, principal.payer);
         // another project's submission answers it (never paid twice) as without the preference: a 202's Location
-        // would name a record this caller cannot look up
-        const theirs = (p: Pending) => p.theirs?.() === true;
-        /** The outcome, or the network's acceptance when it comes first (asynchronous mode). */
-        const first = (p: Pending): Promise<Outcome | Accepted> =>
-          async && !theirs(p) ? Promise.race([p.outcome, p.accepted]) : p.outcome;
+        // would name a record this caller cannot look up (`earliest`, `theirs`)
         const acceptedAnswer = (a: Accepted) => {
           annotate({ projectId: principal.payer.projectId, network, hash: a.hash, result: "submitted" });
           set.status = 202;
@@ -101,10 +97,8 @@ export function sponsorRoutes(deps: { sponsor: SponsorService; idempotency: Idem
           return answer(outcome); // an error outcome is thrown again, enveloped with this request's id
         };
         const reply = async (p: Pending, replayed = false) => {
-          const r = await first(p);
-          if ("kind" in r) return answerOf(p, r, replayed);
-          // accepted, then found to be another instance's run of another project: its outcome
-          return theirs(p) ? answerOf(p, await p.outcome, replayed) : acceptedAnswer(r);
+          const r = async ? await earliest(p) : await p.outcome;
+          return "kind" in r ? answerOf(p, r, replayed) : acceptedAnswer(r);
         };
         if (key === null) return reply(await start());
         checkIdempotencyKey(key);
